@@ -1,0 +1,19 @@
+/** SHA-256 (FIPS 180-4) as the evidence format uses it: bytes in, bytes or lowercase hex out. */
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { toHex, utf8 } from './encoding.ts';
+
+export function sha256(data: Uint8Array | string): Uint8Array {
+  return nobleSha256(typeof data === 'string' ? utf8(data) : data);
+}
+
+export function sha256Hex(data: Uint8Array | string): string {
+  return toHex(sha256(data));
+}
+
+/** HMAC-SHA256 (RFC 2104), used by webhook and callback signatures. */
+export function hmacSha256(key: Uint8Array | string, message: Uint8Array | string): Uint8Array {
+  const k = typeof key === 'string' ? utf8(key) : key;
+  const m = typeof message === 'string' ? utf8(message) : message;
+  return hmac(nobleSha256, k, m);
+}
