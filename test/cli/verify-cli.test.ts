@@ -1,0 +1,99 @@
+/** The offline verifier as an auditor runs it: a real process, real files, exit codes 0/1/2. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BUNDLE_FILE_NAMES, buildBundle } from '../../shared/bundle.ts';
+import { REPO_ROOT } from '../helpers/vectors.ts';
+import { jwksFor, makeSealedPacket, testKey } from '../helpers/seal-fixtures.ts';
+
+const work = mkdtempSync(path.join(tmpdir(), 'svc-verify-cli-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function run(...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'companion/cli/verify.ts'), ...args], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+const production = testKey();
+const sandbox = testKey({ sandbox: true });
+const jwksFile = path.join(work, 'service-keys.json');
+writeFileSync(jwksFile, JSON.stringify(jwksFor([{ key: production, status: 'active' }])));
+
+function writeBundleDir(name: string, key = production): string {
+  const { request, fields } = makeSealedPacket(key);
+  const bundle = buildBundle(fields, request.seal, key.publicKey);
+  const dir = path.join(work, name);
+  mkdirSync(dir, { recursive: true });
+  for (const f of BUNDLE_FILE_NAMES) writeFileSync(path.join(dir, f), bundle[f]);
+  return dir;
+}
+
+describe('svc-verify', () => {
+  it('verifies a production bundle against the published keys: exit 0, one line per check', () => {
+    const dir = writeBundleDir('prod');
+    const r = run(dir, '--keys', jwksFile);
+    expect(r.code).toBe(0);
+    for (const check of ['canonical_form', 'packet_hash', 'attestation_hash', 'signature', 'key_identity', 'key_status']) {
+      expect(r.out).toMatch(new RegExp(`PASS\\s+${check}`));
+    }
+    expect(r.out).toContain('RESULT: VERIFIED (production key, active)');
+  });
+
+  it('without --keys trusts only the sandbox key: production evidence fails key identity, exit 1', () => {
+    const r = run(writeBundleDir('prod2'));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/FAIL\s+key_identity/);
+  });
+
+  it('reports sandbox evidence as sandbox, never production', () => {
+    const r = run(writeBundleDir('sandbox', sandbox));
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('SANDBOX');
+    expect(r.out).not.toContain('production key');
+  });
+
+  it('verifies a packet JSON (gate-response shape) and prints JSON with --json', () => {
+    const { request } = makeSealedPacket(production);
+    const gateResponse = {
+      decision: request.decision,
+      payload_hash: request.payload_hash,
+      review_route: request.review_route,
+      evidence_packet: { action_key: request.action_key, href: request.href, status: request.status, packet_hash: request.packet_hash, seal: request.seal },
+    };
+    const file = path.join(work, 'gate-response.json');
+    writeFileSync(file, JSON.stringify(gateResponse));
+    const r = run(file, '--keys', jwksFile, '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ verified: true, key_status: 'active', action_key: request.action_key });
+
+    const tampered = path.join(work, 'tampered.json');
+    writeFileSync(tampered, JSON.stringify({ ...request, decision: 'allow' }));
+    const t = run(tampered, '--keys', jwksFile, '--json');
+    expect(t.code).toBe(1);
+    expect(JSON.parse(t.out).checks.find((c: { name: string }) => c.name === 'packet_hash').ok).toBe(false);
+  });
+
+  it('verifies every bundle of a batch package independently', () => {
+    const root = path.join(work, 'batch');
+    mkdirSync(root);
+    writeBundleDir('batch/a');
+    writeBundleDir('batch/b');
+    const r = run(root, '--keys', jwksFile);
+    expect(r.code).toBe(0);
+    expect(r.out.match(/RESULT: VERIFIED/g)).toHaveLength(2);
+  });
+
+  it('answers usage errors with exit 2', () => {
+    expect(run().code).toBe(2);
+    expect(run('--bogus', 'x').code).toBe(2);
+    expect(run(path.join(work, 'nope')).code).toBe(2);
+    const badKeys = path.join(work, 'bad-keys.json');
+    writeFileSync(badKeys, '{"keys":[{"kty":"RSA"}]}');
+    expect(run(writeBundleDir('prod3'), '--keys', badKeys).code).toBe(2);
+  });
+});
