@@ -114,7 +114,7 @@ class JcsWriter {
       const key = keys[i]!;
       this.path[level] = key;
       if (i > 0) this.out += ',';
-      if (object[key] === undefined) continue; this.writeString(key);
+      this.writeString(key);
       this.out += ':';
       this.write(object[key]);
     }

@@ -5,7 +5,10 @@
 import { SvcError } from './errors.ts';
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: true keeps a leading U+FEFF in the text. The default (WHATWG Encoding §7.2)
+// strips it, so bytes with a BOM would decode to the same text as bytes without one and
+// pass a canonical-form check they fail (RFC 8259 §8.1: JSON text carries no BOM).
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
