@@ -4,7 +4,7 @@
  * Browser-safe: Uint8Array and @noble/hashes only.
  *
  * Sizes and indices are numbers, accepted when they are safe non-negative integers; anything
- * else is MERKLE_INVALID_ARGUMENT. Size arithmetic avoids 32-bit bitwise operators so that
+ * else is MERKLE_INVALID_ARGUMENT. Size arithmetic uses 32-bit operators only below 2^31, so
  * hostile sizes up to 2^53 - 1 are judged exactly, not after wrapping.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -116,15 +116,16 @@ export function treeHead(leafHashes: readonly Uint8Array[]): Uint8Array {
 
 /** RFC 9162 §2.1.1: the largest power of two smaller than n, for n > 1. */
 function splitPoint(n: number): number {
-  // Math.clz32 sees 32 bits; larger (hostile) sizes fall back to doubling.
-  if (n <= 2 ** 32) return 2 ** (31 - Math.clz32(n - 1));
-  let k = 2 ** 32;
+  // Shifts are exact below 2^31 (every stored tree); larger, hostile sizes take the slow path.
+  if (n <= 2 ** 31) return 1 << (31 - Math.clz32(n - 1));
+  let k = 2 ** 30;
   while (k * 2 < n) k *= 2;
   return k;
 }
 
 function isPowerOfTwo(n: number): boolean {
-  return n > 0 && 2 ** Math.round(Math.log2(n)) === n;
+  if (n <= 2 ** 31) return n > 0 && (n & (n - 1)) === 0;
+  return 2 ** Math.round(Math.log2(n)) === n;
 }
 
 /**
@@ -180,16 +181,23 @@ export function consistencyProofRanges(oldSize: number, newSize: number): LeafRa
 // ---------------------------------------------------------------------------------------
 // Append-only tree with stored levels
 
+/** How many tree sizes keep their ragged-edge hashes (about log2(size) each). */
+const EDGE_CACHE_TREE_SIZES = 16;
+
 /**
  * An append-only RFC 9162 tree answering heads and proofs for its current size and every
  * earlier one. `levels[h]` packs the hashes of the complete subtrees of 2^h leaves, left to
  * right (node j covers leaves [j·2^h, (j+1)·2^h)); in an append-only log these never change,
  * so each is hashed once (about 2n nodes in all). The ragged right edge of a tree that is not
- * a power of two is combined from them on demand, O(log n) hashes.
+ * a power of two is combined from them on demand, O(log n) hashes, and remembered. Stored
+ * trees stay far below 2^31 leaves (32 bytes each), so 32-bit operations are exact here.
  */
 export class MerkleTree {
   #levels: Uint8Array[] = [];
   #size = 0;
+  // Ragged-edge hashes by tree size, then start. Leaves never change, so they stay valid;
+  // proofs against one tree head (an epoch's size, the current size) then cost no hashing.
+  #edges = new Map<number, Map<number, Uint8Array>>();
 
   /** Builds the stored levels in one pass: about one hash per leaf. */
   static fromLeafHashes(leafHashes: readonly Uint8Array[]): MerkleTree {
@@ -256,12 +264,27 @@ export class MerkleTree {
   #subtreeHash(start: number, end: number): Uint8Array {
     const n = end - start;
     if (isPowerOfTwo(n)) {
-      const level = this.#levels[Math.round(Math.log2(n))]!;
       const offset = H * (start / n);
-      return level.slice(offset, offset + H);
+      return this.#levels[31 - Math.clz32(n)]!.slice(offset, offset + H);
     }
-    const k = splitPoint(n);
-    return hashChildren(this.#subtreeHash(start, start + k), this.#subtreeHash(start + k, end));
+    let hash = this.#edges.get(end)?.get(start);
+    if (hash === undefined) {
+      // RFC 9162 §2.1.1: MTH(D[n]) = HASH(0x01 ‖ MTH(D[0:k]) ‖ MTH(D[k:n])).
+      const k = splitPoint(n);
+      hash = hashChildren(this.#subtreeHash(start, start + k), this.#subtreeHash(start + k, end));
+      this.#edgesEndingAt(end).set(start, hash);
+    }
+    return hash.slice();
+  }
+
+  #edgesEndingAt(end: number): Map<number, Uint8Array> {
+    let edges = this.#edges.get(end);
+    if (edges === undefined) {
+      if (this.#edges.size >= EDGE_CACHE_TREE_SIZES) this.#edges.delete(this.#edges.keys().next().value!);
+      edges = new Map();
+      this.#edges.set(end, edges);
+    }
+    return edges;
   }
 
   /** The 32-byte slot for node `index` of `level`, growing that level's buffer if needed. */
