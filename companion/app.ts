@@ -1,0 +1,91 @@
+/**
+ * The companion's HTTP application. `createApp` wires the common core (request ids, body
+ * limit, problem+json for every error, 405s) around each capability's router; it does no
+ * I/O, so importing or building it is free and tests call `app.request(...)` directly.
+ *
+ * Adding a capability: write `companion/<capability>/routes.ts` exporting
+ * `<capability>Routes(deps: RouteDeps)` that returns `createRouter()` with its routes
+ * declared by `defineRoute`, then add it to CAPABILITIES below.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { accountRoutes } from './account/routes.ts';
+import { createApiKeyAuth } from './core/auth.ts';
+import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
+import { errorFields } from './core/log.ts';
+import { allowedMethodsFor } from './core/method-not-allowed.ts';
+import { mountOpenApi } from './core/openapi.ts';
+import type { AppEnv } from './core/router.ts';
+import { validationHook } from './core/router.ts';
+import type { AppDeps, RouteDeps } from './deps.ts';
+import { evidenceRoutes } from './evidence/routes.ts';
+import { gateRoutes } from './gate/routes.ts';
+import { meteringRoutes } from './metering/routes.ts';
+import { packRoutes } from './packs/routes.ts';
+import { recordRoutes } from './records/routes.ts';
+import { wellKnownRoutes } from './well-known/routes.ts';
+
+type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
+
+/** Every capability's router, mounted at the root in this order. */
+export const CAPABILITIES: readonly CapabilityRoutes[] = [
+  wellKnownRoutes,
+  accountRoutes,
+  packRoutes,
+  gateRoutes,
+  recordRoutes,
+  evidenceRoutes,
+  meteringRoutes,
+];
+
+export type App = OpenAPIHono<AppEnv>;
+
+export function createApp(deps: AppDeps): App {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const routeDeps: RouteDeps = { ...deps, auth: { apiKey: createApiKeyAuth(deps.store.tenants) } };
+
+  app.use('*', async function requestId(c, next) {
+    const id = deps.ids.next('req');
+    c.set('requestId', id);
+    await next();
+    c.res.headers.set('x-request-id', id);
+  });
+
+  const max = deps.config.maxBodyBytes;
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: max,
+      onError: () => {
+        throw new ProblemError({ status: 413, code: 'payload_too_large', detail: `request body exceeds the limit of ${max} bytes` });
+      },
+    }),
+  );
+
+  for (const routes of CAPABILITIES) app.route('/', routes(routeDeps));
+  mountOpenApi(app);
+
+  const allowedMethods = allowedMethodsFor(() => app.routes);
+  app.notFound((c) => {
+    const allow = allowedMethods(c.req.path);
+    const problem =
+      allow.length > 0
+        ? new ProblemError({
+            status: 405,
+            code: 'method_not_allowed',
+            detail: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow.join(', ')}`,
+            headers: { allow: allow.join(', ') }, // RFC 9110 §15.5.6: a 405 MUST list them
+          })
+        : ProblemError.notFound(`no route for ${c.req.method} ${c.req.path}`);
+    return problemResponse(problem, { path: c.req.path, requestId: c.get('requestId') });
+  });
+
+  app.onError((err, c) => {
+    const { problem, internal } = toProblem(err);
+    const requestId = c.get('requestId') as string | undefined;
+    if (internal) deps.log.error('request failed', { request_id: requestId, method: c.req.method, path: c.req.path, ...errorFields(err) });
+    return problemResponse(problem, { path: c.req.path, ...(requestId ? { requestId } : {}) });
+  });
+
+  return app;
+}

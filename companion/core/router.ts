@@ -1,0 +1,148 @@
+/**
+ * Declaring routes: one zod schema per request part both validates the request and
+ * generates the OpenAPI 3.1 document (interface-spec Versioning: it is the schema authority),
+ * so the two cannot drift. `defineRoute` also ties a route's documented `security` to the
+ * middleware that enforces it, and documents the problem+json answers every route can give.
+ *
+ *   const route = defineRoute({
+ *     method: 'get', path: '/tenant/api-keys', tags: ['account'], auth: deps.auth.apiKey,
+ *     summary: '…', request: { query: z.object({ … }).strict() },
+ *     responses: { 200: jsonContent(ApiKeyList, 'The tenant's keys') },
+ *   });
+ *   router.openapi(route, (c) => c.json(list(c.var.auth.tenantId), 200));
+ */
+import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import type { RouteConfig } from '@hono/zod-openapi';
+import type { Env, MiddlewareHandler } from 'hono';
+import { PROBLEM_CONTENT_TYPE, ProblemError } from './errors.ts';
+import type { ValidationLocation } from './errors.ts';
+
+/** Per-request values every route can read. */
+export interface AppVariables {
+  /** `req_<ULID>`, echoed as X-Request-Id and as `request_id` in problem bodies. */
+  requestId: string;
+}
+
+export type AppEnv = { Variables: AppVariables };
+
+/** An OpenAPI security requirement object: scheme name → scopes. */
+export type SecurityRequirement = Record<string, string[]>;
+
+/**
+ * What a protected route needs: the requirement it documents and the middleware that enforces
+ * it. Built once per app (see core/auth.ts); `E` is what the middleware adds to `c.var`.
+ */
+export interface AuthRequirement<E extends Env = Env> {
+  readonly security: SecurityRequirement[];
+  readonly middleware: MiddlewareHandler<E>;
+}
+
+/** zod v4 schemas with OpenAPI metadata (`.openapi('Name')` registers a component). */
+export { z };
+
+const TARGET_LOCATION: Record<string, ValidationLocation> = {
+  json: 'body',
+  form: 'body',
+  query: 'query',
+  param: 'path',
+  header: 'header',
+  cookie: 'cookie',
+};
+
+/**
+ * The one validation hook (Hono's default answers `{success:false}`): every failed request
+ * part becomes a 422 problem+json listing each failing field (interface-spec Errors, 422).
+ */
+export function validationHook(result: { target: string; success: boolean; error?: unknown }): void {
+  if (!result.success) {
+    throw ProblemError.fromZod(result.error as z.ZodError, TARGET_LOCATION[result.target] ?? 'body');
+  }
+}
+
+/** A router for one capability; mount it with `app.route('/', router)`. */
+export function createRouter<E extends Env = AppEnv>(): OpenAPIHono<E> {
+  return new OpenAPIHono<E>({ defaultHook: validationHook });
+}
+
+export const ProblemSchema = z
+  .looseObject({
+    type: z.string().openapi({ example: 'about:blank' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string().optional(),
+    code: z.string().openapi({ description: 'Stable machine-readable error code' }),
+    request_id: z.string().optional(),
+    errors: z
+      .array(
+        z.object({
+          in: z.enum(['body', 'query', 'path', 'header', 'cookie']),
+          path: z.string().openapi({ description: 'RFC 6901 JSON Pointer inside that part' }),
+          message: z.string(),
+          code: z.string().optional(),
+        }),
+      )
+      .optional(),
+  })
+  .openapi('ProblemDetails', { description: 'RFC 9457 Problem Details' });
+
+function problemContent(description: string) {
+  return { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema } } } as const;
+}
+
+/** `{ description, content: { 'application/json': { schema } } }` for a response or body. */
+export function jsonContent<S extends z.ZodType>(schema: S, description: string) {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+/** A required JSON request body. */
+export function jsonBody<S extends z.ZodType>(schema: S, description?: string) {
+  return { required: true, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
+}
+
+type RouteBase = Omit<RouteConfig, 'method' | 'path' | 'request' | 'responses' | 'security' | 'middleware'>;
+
+type ProblemResponses = { default: ReturnType<typeof problemContent> };
+
+type AuthMiddlewareOf<A> = A extends AuthRequirement<infer E> ? MiddlewareHandler<E> : undefined;
+
+/**
+ * createRoute plus: `security` from `auth` and its middleware first (so what the document
+ * says is what is enforced), and the problem+json answers every route can give.
+ * `auth` is 'public' (no credential; interface-spec Authentication 4) or an AuthRequirement
+ * such as `deps.auth.apiKey`.
+ */
+export function defineRoute<
+  M extends RouteConfig['method'],
+  P extends string,
+  Req extends NonNullable<RouteConfig['request']> | undefined,
+  Res extends RouteConfig['responses'],
+  A extends 'public' | AuthRequirement<any>,
+>(
+  spec: RouteBase & { method: M; path: P; request?: Req; responses: Res; auth: A },
+): RouteBase & {
+  method: M;
+  path: P;
+  request: Req;
+  responses: Res & ProblemResponses;
+  security: SecurityRequirement[];
+  middleware: AuthMiddlewareOf<A>;
+  getRoutingPath(): string;
+} {
+  const { auth, responses, ...rest } = spec;
+  const isPublic = auth === 'public';
+  const request = rest.request;
+  const hasInput = Boolean(request?.body || request?.query || request?.params || request?.headers || request?.cookies);
+  const problems: Record<string, ReturnType<typeof problemContent>> = {
+    ...(isPublic ? {} : { 401: problemContent('Missing or invalid credential'), 403: problemContent('Missing capability') }),
+    ...(hasInput ? { 422: problemContent('Malformed body or invalid fields; every failing field is listed') } : {}),
+    default: problemContent('Any other failure'),
+  };
+  const route = createRoute({
+    ...rest,
+    security: isPublic ? [] : auth.security,
+    ...(isPublic ? {} : { middleware: auth.middleware }),
+    responses: { ...problems, ...responses },
+  });
+  return route as unknown as ReturnType<typeof defineRoute<M, P, Req, Res, A>>;
+}

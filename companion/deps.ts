@@ -1,0 +1,73 @@
+/**
+ * What the app is built from. `openDeps` does the startup I/O (data directory, database and
+ * migrations, signing keys) so that `createApp` (app.ts) does none; main.ts and the test
+ * helper both build their dependencies here, so tests run the real wiring.
+ */
+import type { AuthEnv } from './core/auth.ts';
+import type { Clock } from './core/clock.ts';
+import { systemClock } from './core/clock.ts';
+import type { Config } from './core/config.ts';
+import type { IdFactory } from './core/ids.ts';
+import { createIdFactory } from './core/ids.ts';
+import { Keyring } from './core/keyring.ts';
+import { Lifecycle } from './core/lifecycle.ts';
+import type { Logger } from './core/log.ts';
+import { createJsonLogger } from './core/log.ts';
+import type { AuthRequirement } from './core/router.ts';
+import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
+import { Sealer } from './evidence/sealer.ts';
+import type { SqliteStore, Store } from './store.ts';
+import { openSqliteStore } from './store.ts';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  ids: IdFactory;
+  log: Logger;
+  /** Register background work's start/stop here (core/lifecycle.ts). */
+  lifecycle: Lifecycle;
+  /** The one sealing pipeline (evidence/sealer.ts), group-committing seals. */
+  sealer: Sealer;
+}
+
+/** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
+export interface RouteDeps extends AppDeps {
+  auth: {
+    /** interface-spec Authentication 1: X-Service-Key or Authorization: Bearer; sets c.var.auth. */
+    apiKey: AuthRequirement<AuthEnv>;
+  };
+}
+
+export interface OpenDepsOptions {
+  clock?: Clock;
+  log?: Logger;
+  ids?: IdFactory;
+}
+
+export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps & { store: SqliteStore } {
+  const clock = options.clock ?? systemClock;
+  const store = openSqliteStore({ dataDir: config.dataDir });
+  try {
+    const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
+    const ids = options.ids ?? createIdFactory(clock);
+    const lifecycle = new Lifecycle();
+    const sealer = new Sealer({ evidence: store.evidence, transaction: store.transaction, keyring, clock, ids });
+    // Seals already queued commit before the database closes.
+    lifecycle.onStop(() => sealer.drain());
+    return { config, store, keyring, clock, ids, log: options.log ?? createJsonLogger(), lifecycle, sealer };
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}
+
+/** Stops background work (so queues flush into the still-open database), then closes it. */
+export async function closeDeps(deps: AppDeps): Promise<void> {
+  try {
+    await deps.lifecycle.stop();
+  } finally {
+    deps.store.close();
+  }
+}

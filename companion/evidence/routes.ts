@@ -1,0 +1,127 @@
+/**
+ * Reading and verifying evidence (interface-spec Endpoints "Gate, record, review, verify" and
+ * "Evidence packets"): a sealed record, its evidence packet, online verification with
+ * itemized checks, and the published verification recipe.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
+import { API_KEY_SECURITY, authenticateApiKey, presentedKey } from '../core/auth.ts';
+import type { AuthContext } from '../core/auth.ts';
+import { rfc3339 } from '../core/clock.ts';
+import { ProblemError } from '../core/errors.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import type { AuthRequirement } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { recordBody, viewRecord } from './record-view.ts';
+import { EvidencePacket, SealedRecord, VerifyRequest, VerifyResponse } from './schemas.ts';
+import { verifyKit } from './verify-kit.ts';
+
+const ActionKeyParam = z.object({
+  action_key: z.string().min(1).max(200).openapi({ param: { name: 'action_key', in: 'path' }, example: 'law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
+});
+
+const Kit = z.record(z.string(), z.unknown()).openapi('VerifyKit');
+
+type OptionalAuthEnv = { Variables: { auth: AuthContext | undefined } };
+
+/**
+ * interface-spec Authentication 5: verification is open to anyone, and a key is optional; only
+ * a verification authenticated with a tenant key can raise verify.failed. A key that is sent
+ * must be valid (401 otherwise), so a typo never silently downgrades to anonymous.
+ */
+function optionalApiKey(deps: RouteDeps): AuthRequirement<OptionalAuthEnv> {
+  const middleware: MiddlewareHandler<OptionalAuthEnv> = async function optionalApiKey(c, next) {
+    const key = presentedKey(c.req.raw.headers);
+    c.set('auth', key === undefined ? undefined : authenticateApiKey(deps.store.tenants, key));
+    await next();
+  };
+  return { security: [{}, ...API_KEY_SECURITY], middleware };
+}
+
+function notFound(actionKey: string): ProblemError {
+  // Another tenant's record answers exactly like a missing one (interface-spec Authentication 6).
+  return new ProblemError({ status: 404, code: 'not_found', detail: `no sealed record ${actionKey} for this tenant` });
+}
+
+export function evidenceRoutes(deps: RouteDeps) {
+  const router = createRouter();
+  const trusted = trustedKeySet(deps.keyring.jwks());
+
+  const getRecord = defineRoute({
+    method: 'get',
+    path: '/v1/records/{action_key}',
+    tags: ['evidence'],
+    auth: deps.auth.apiKey,
+    summary: 'Fetch a sealed record with its evidence packet and a ready verify request',
+    request: { params: ActionKeyParam },
+    responses: { 200: jsonContent(SealedRecord, 'The sealed record'), 404: jsonContent(z.object({}), 'Unknown record') },
+  });
+  router.openapi(getRecord, (c) => {
+    const { action_key } = c.req.valid('param');
+    const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
+    if (!row) throw notFound(action_key);
+    return c.json(recordBody(row) as z.infer<typeof SealedRecord>, 200);
+  });
+
+  const getPacket = defineRoute({
+    method: 'get',
+    path: '/{vertical}/evidence-packets/{action_key}',
+    tags: ['evidence'],
+    auth: deps.auth.apiKey,
+    summary: 'Evidence packet of a record (the durable href of every packet)',
+    request: {
+      params: ActionKeyParam.extend({
+        vertical: z.string().min(1).max(40).openapi({ param: { name: 'vertical', in: 'path' }, example: 'law' }),
+      }),
+    },
+    responses: { 200: jsonContent(EvidencePacket, 'The evidence packet'), 404: jsonContent(z.object({}), 'Unknown record') },
+  });
+  router.openapi(getPacket, (c) => {
+    const { vertical, action_key } = c.req.valid('param');
+    const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
+    if (!row || row.vertical !== vertical) throw notFound(action_key);
+    return c.json(viewRecord(row).packet as z.infer<typeof EvidencePacket>, 200);
+  });
+
+  const verify = defineRoute({
+    method: 'post',
+    path: '/v1/verify',
+    tags: ['evidence'],
+    auth: optionalApiKey(deps),
+    summary: 'Recompute every check of an evidence packet (signature, hashes, key identity and status)',
+    request: { body: jsonBody(VerifyRequest) },
+    responses: { 200: jsonContent(VerifyResponse, 'Itemized result; verified is true only when every check passed') },
+  });
+  router.openapi(verify, async (c) => {
+    const body = c.req.valid('json');
+    const result = await verifyEvidence(body, trusted);
+    const failed = failedChecks(result);
+    const auth = c.var.auth;
+    if (auth && !result.verified) {
+      // interface-spec Events: verify.failed, only for verification authenticated with a tenant key.
+      const at = rfc3339(deps.clock.now());
+      deps.store.evidence.insertEvent({
+        id: deps.ids.next('evt'),
+        tenantId: auth.tenantId,
+        type: 'verify.failed',
+        dedupeKey: null,
+        payload: JSON.stringify({ action_key: body.action_key, href: body.href, vertical: body.action_key.split(':')[0] ?? '', failed_checks: failed }),
+        createdAt: at,
+      });
+    }
+    return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
+  });
+
+  const kit = defineRoute({
+    method: 'get',
+    path: '/v1/verify/kit',
+    tags: ['evidence'],
+    auth: 'public',
+    summary: 'Offline verification recipe: fields, hashes, checks; no key material',
+    responses: { 200: jsonContent(Kit, 'The recipe') },
+  });
+  router.openapi(kit, (c) => c.json(verifyKit(), 200));
+
+  return router;
+}

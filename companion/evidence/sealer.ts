@@ -1,0 +1,302 @@
+/**
+ * The one sealing pipeline every seal goes through (gate decisions, records, and reviews):
+ * payload_hash → packet_hash → attestation v2 with the server-clock recorded_at → Ed25519
+ * signature → append to the tenant log → metering → event rows, all in one transaction
+ * (DESIGN.md §3, §4; interface-spec States and transitions).
+ *
+ * Durability with speed comes from group commit: requests that arrive while the event loop is
+ * busy are sealed together in one transaction, so many answers share one fsync under
+ * synchronous=FULL. Nothing is answered before its transaction commits, so an answered seal
+ * survives a power cut. Each request runs in its own savepoint: one refused request (402, 422)
+ * never takes its neighbours down with it.
+ */
+import { packetHash } from '../../shared/attestation.ts';
+import { canonicalize } from '../../shared/canonical-json.ts';
+import { sha256Hex } from '../../shared/hash.ts';
+import { evidencePacket, sealAttestation, verifyRequestFor } from '../../shared/seal.ts';
+import { ATTESTATION_FORMAT } from '../../shared/types.ts';
+import type { AttestationV2, EvidencePacket, PacketFields, SealKind, VerifyRequest } from '../../shared/types.ts';
+import type { AuthContext } from '../core/auth.ts';
+import type { Clock } from '../core/clock.ts';
+import { rfc3339 } from '../core/clock.ts';
+import { ProblemError } from '../core/errors.ts';
+import type { IdFactory } from '../core/ids.ts';
+import type { Keyring } from '../core/keyring.ts';
+import { SANDBOX_ACTION_ALLOWANCE } from '../metering/credits.ts';
+import type { EvidenceStore } from './store.ts';
+
+export interface SealRequest {
+  auth: AuthContext;
+  /** First segment of action_key and href (interface-spec Gate response). */
+  vertical: string;
+  actionType: string;
+  pack: string;
+  kind: SealKind;
+  decision: string | null;
+  status: string;
+  reviewRoute: string | null;
+  payloadHash: string;
+  manifestDigest: string | null;
+  policyDigest: string | null;
+  /** Extra committed facts (rule ids, engine version, linked keys); raw-safe. */
+  context?: Record<string, unknown>;
+  /** Raw-safe extras stored and returned with the record (next_step, catalog_refs, …). */
+  details: Record<string, unknown>;
+  /** Whether this seal counts as a sealed action against the sandbox allowance, and its credits. */
+  metering: { counted: boolean; credits: number };
+  /** interface-spec Gate request: same key → the original response, metered once. */
+  idempotency?: { scope: string; key: string; requestHash: string };
+  /** Builds the response body from the sealed record; stored for idempotent replays. */
+  respond(record: SealedRecord): unknown;
+}
+
+export interface SealedRecord {
+  tenantId: string;
+  tenantSeq: number;
+  actionKey: string;
+  vertical: string;
+  pack: string;
+  kind: SealKind;
+  fields: PacketFields;
+  packet: EvidencePacket;
+  verifyRequest: VerifyRequest;
+  attestation: AttestationV2;
+  recordedAt: string;
+  credits: number;
+  details: Record<string, unknown>;
+}
+
+export interface SealOutcome {
+  status: number;
+  body: unknown;
+  /** True when the body is the stored answer to an earlier request with the same idempotency key. */
+  replayed: boolean;
+}
+
+export interface SealerDeps {
+  evidence: EvidenceStore;
+  transaction<T>(fn: () => T): T;
+  keyring: Keyring;
+  clock: Clock;
+  ids: IdFactory;
+  /** Most requests sealed in one transaction; the rest wait for the next flush. */
+  maxBatch?: number;
+}
+
+interface Pending {
+  request: SealRequest;
+  resolve(outcome: SealOutcome): void;
+  reject(err: unknown): void;
+}
+
+export function evidenceHref(vertical: string, actionKey: string): string {
+  return `/${vertical}/evidence-packets/${actionKey}`;
+}
+
+export class Sealer {
+  readonly #deps: SealerDeps;
+  readonly #maxBatch: number;
+  #queue: Pending[] = [];
+  #scheduled = false;
+  #idle: (() => void)[] = [];
+
+  constructor(deps: SealerDeps) {
+    this.#deps = deps;
+    this.#maxBatch = deps.maxBatch ?? 256;
+  }
+
+  /** Seals one request; resolves once its transaction has committed. */
+  seal(request: SealRequest): Promise<SealOutcome> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ request, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Resolves when every queued seal has been committed (graceful shutdown). */
+  drain(): Promise<void> {
+    if (this.#queue.length === 0 && !this.#scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // setImmediate runs after the current I/O phase: every request parsed in this turn of the
+    // event loop joins the same transaction.
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#queue.splice(0, this.#maxBatch);
+    const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
+    try {
+      this.#deps.transaction(() => {
+        for (const item of batch) {
+          try {
+            // A nested transaction is a savepoint: a refused request rolls back alone.
+            outcomes.push({ ok: true, value: this.#deps.transaction(() => this.#sealOne(item.request)) });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+          }
+        }
+      });
+    } catch (error) {
+      // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
+      for (const item of batch) item.reject(error);
+      this.#afterFlush();
+      return;
+    }
+    batch.forEach((item, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) item.resolve(o.value);
+      else item.reject(o.error);
+    });
+    this.#afterFlush();
+  }
+
+  #afterFlush(): void {
+    if (this.#queue.length > 0) this.#schedule();
+    else for (const done of this.#idle.splice(0)) done();
+  }
+
+  #sealOne(req: SealRequest): SealOutcome {
+    const { evidence, keyring, clock, ids } = this.#deps;
+    const tenantId = req.auth.tenantId;
+    const now = clock.now();
+    const at = rfc3339(now);
+
+    if (req.idempotency) {
+      const keyHash = sha256Hex(req.idempotency.key);
+      const earlier = evidence.findIdempotent(tenantId, req.idempotency.scope, keyHash);
+      if (earlier) {
+        if (earlier.requestHash !== req.idempotency.requestHash) {
+          throw new ProblemError({
+            status: 422,
+            code: 'idempotency_key_reused',
+            title: 'Idempotency key reused',
+            detail: 'This idempotency_key was already used for a different request body; use a new key for a new request.',
+            errors: [{ in: 'body', path: '/idempotency_key', message: 'already used for a different request body' }],
+          });
+        }
+        return { status: earlier.status, body: JSON.parse(earlier.response), replayed: true };
+      }
+    }
+
+    if (req.metering.counted && req.auth.tenantKind === 'sandbox') {
+      const used = evidence.usage(tenantId).actionsUsed;
+      if (used >= SANDBOX_ACTION_ALLOWANCE) {
+        throw new ProblemError({
+          status: 402,
+          code: 'sandbox_allowance_exhausted',
+          title: 'Sandbox allowance used up',
+          detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
+          extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, upgrade: { method: 'POST', href: '/account/billing/upgrade-checkout' } },
+        });
+      }
+    }
+
+    const signer = keyring.signerFor(req.auth.tenantKind);
+    const head = evidence.logHead(tenantId);
+    const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
+    const fields: PacketFields = {
+      action_key: actionKey,
+      href: evidenceHref(req.vertical, actionKey),
+      status: req.status,
+      decision: req.decision,
+      payload_hash: req.payloadHash,
+      review_route: req.reviewRoute,
+    };
+    const attestation: AttestationV2 = {
+      format: ATTESTATION_FORMAT,
+      action_key: actionKey,
+      tenant_id: tenantId,
+      pack: req.pack,
+      kind: req.kind,
+      decision: req.decision,
+      status: req.status,
+      payload_hash: req.payloadHash,
+      packet_hash: packetHash(fields),
+      review_route: req.reviewRoute,
+      recorded_at: at,
+      key_id: signer.keyId,
+      dev_key: signer.devKey,
+      tenant_seq: head ? head.tenantSeq + 1 : 0,
+      prev_attestation_hash: head ? head.attestationHash : null,
+      manifest_digest: req.manifestDigest,
+      policy_digest: req.policyDigest,
+      ...(req.context ? { context: req.context } : {}),
+    };
+    const { seal, attestationBytes } = sealAttestation(attestation, signer);
+    const packet = evidencePacket(fields, attestation.packet_hash, seal);
+    const record: SealedRecord = {
+      tenantId,
+      tenantSeq: attestation.tenant_seq,
+      actionKey,
+      vertical: req.vertical,
+      pack: req.pack,
+      kind: req.kind,
+      fields,
+      packet,
+      verifyRequest: verifyRequestFor(packet, fields),
+      attestation,
+      recordedAt: at,
+      credits: req.metering.credits,
+      details: req.details,
+    };
+
+    evidence.insertRecord({
+      tenantId,
+      tenantSeq: attestation.tenant_seq,
+      actionKey,
+      vertical: req.vertical,
+      pack: req.pack,
+      kind: req.kind,
+      decision: req.decision,
+      status: req.status,
+      reviewRoute: req.reviewRoute,
+      payloadHash: req.payloadHash,
+      packetHash: attestation.packet_hash,
+      attestation: new TextDecoder().decode(attestationBytes),
+      attestationHash: seal.attestation_hash,
+      signature: seal.signature,
+      keyId: seal.key_id,
+      devKey: seal.dev_key,
+      recordedAt: at,
+      credits: req.metering.credits,
+      details: canonicalize(req.details),
+    });
+    if (req.metering.counted || req.metering.credits > 0) {
+      evidence.addUsage(tenantId, req.metering.counted ? 1 : 0, req.metering.credits, at);
+    }
+    // interface-spec Events: record.sealed, enqueued at most once per sealed record.
+    evidence.insertEvent({
+      id: ids.next('evt'),
+      tenantId,
+      type: 'record.sealed',
+      dedupeKey: `record.sealed:${actionKey}`,
+      payload: JSON.stringify({
+        action_key: actionKey,
+        decision: req.decision ?? req.status,
+        attestation_root: seal.attestation_hash,
+        stamp_id: `${tenantId}/${attestation.tenant_seq}`,
+        href: fields.href,
+      }),
+      createdAt: at,
+    });
+
+    const body = req.respond(record);
+    const status = 201;
+    if (req.idempotency) {
+      evidence.saveIdempotent(
+        tenantId,
+        req.idempotency.scope,
+        sha256Hex(req.idempotency.key),
+        { requestHash: req.idempotency.requestHash, actionKey, status, response: JSON.stringify(body) },
+        at,
+      );
+    }
+    return { status, body, replayed: false };
+  }
+}

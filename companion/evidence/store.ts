@@ -1,0 +1,70 @@
+/**
+ * What the evidence capability needs from storage, independent of the engine (the SQLite
+ * implementation is ./sqlite-store.ts). Every read takes the tenant id from the credential
+ * (interface-spec Authentication 6): another tenant's record is simply not found.
+ */
+
+export interface SealedRecordRow {
+  tenantId: string;
+  tenantSeq: number;
+  actionKey: string;
+  vertical: string;
+  pack: string;
+  kind: string;
+  decision: string | null;
+  status: string;
+  reviewRoute: string | null;
+  payloadHash: string;
+  packetHash: string;
+  /** The signed JCS text of the attestation, byte for byte. */
+  attestation: string;
+  attestationHash: string;
+  signature: string;
+  keyId: string;
+  devKey: boolean;
+  recordedAt: string;
+  credits: number;
+  /** Raw-safe extras returned with the record (next_step, catalog_refs, …), as JSON text. */
+  details: string;
+}
+
+export interface LogHead {
+  tenantSeq: number;
+  attestationHash: string;
+}
+
+export interface UsageRow {
+  actionsUsed: number;
+  creditsUsed: number;
+}
+
+export interface IdempotentResponse {
+  requestHash: string;
+  actionKey: string;
+  status: number;
+  response: string;
+}
+
+export interface EventRow {
+  id: string;
+  tenantId: string;
+  type: string;
+  /** Unique per underlying event, or null where repeats are legitimate (verify.failed). */
+  dedupeKey: string | null;
+  payload: string;
+  createdAt: string;
+}
+
+export interface EvidenceStore {
+  /** The newest entry of the tenant's log, or undefined for an empty log. */
+  logHead(tenantId: string): LogHead | undefined;
+  insertRecord(row: SealedRecordRow): void;
+  findRecord(tenantId: string, actionKey: string): SealedRecordRow | undefined;
+  usage(tenantId: string): UsageRow;
+  addUsage(tenantId: string, actions: number, credits: number, at: string): void;
+  findIdempotent(tenantId: string, scope: string, keyHash: string): IdempotentResponse | undefined;
+  saveIdempotent(tenantId: string, scope: string, keyHash: string, value: IdempotentResponse, at: string): void;
+  /** Inserts an event; returns false when its dedupe key was already used. */
+  insertEvent(row: EventRow): boolean;
+  eventsFor(tenantId: string, type?: string): EventRow[];
+}

@@ -1,0 +1,61 @@
+/**
+ * One gate request, from validated body to sealed decision (interface-spec "Gate response",
+ * States and transitions; DESIGN.md §3).
+ *
+ * Raw-safe by construction: the body goes only into payloadHash and the byte count for metering.
+ * Nothing read from proposed_action, redacted_text, source_key or the context values reaches
+ * `details` or `context`; those carry the decision's ids and the pack's fixed texts only.
+ */
+import { payloadHash } from '../../shared/attestation.ts';
+import { canonicalBytes } from '../../shared/canonical-json.ts';
+import type { AuthContext } from '../core/auth.ts';
+import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
+import { estimateCredits } from '../metering/credits.ts';
+import type { GatePack } from '../packs/registry.ts';
+import { decide } from './decide.ts';
+import type { PolicyOverlay } from './decide.ts';
+
+/** One scope for /v1/gate and its /{vertical}/proposed-action aliases: a retry may use either. */
+export const GATE_IDEMPOTENCY_SCOPE = 'POST /v1/gate';
+
+/** A validated gate body (gate/schema.ts); the context sits under law_context or context. */
+export type GateBody = { action_type?: string | undefined; idempotency_key?: string | undefined } & Record<string, unknown>;
+
+export function sealGate(sealer: Sealer, auth: AuthContext, pack: GatePack, body: GateBody, overlay: PolicyOverlay): Promise<SealOutcome> {
+  const m = pack.manifest;
+  const hash = payloadHash(body);
+  const { idempotency_key: idempotencyKey, ...payload } = body;
+  // interface-spec Limits "Credit basis": tokens estimated from the size of the payload, the
+  // same JCS bytes payload_hash commits to (metering/credits.ts states the rule).
+  const credits = estimateCredits(canonicalBytes(payload).length, m.rate).credits;
+  const d = decide(pack, { action_type: body.action_type, context: body[m.context_field] as Record<string, unknown> }, overlay);
+
+  return sealer.seal({
+    auth,
+    vertical: m.vertical,
+    actionType: d.actionType,
+    pack: m.name,
+    kind: 'gate',
+    decision: d.decision,
+    status: 'sealed',
+    reviewRoute: d.reviewRoute,
+    payloadHash: hash,
+    manifestDigest: d.manifestDigest,
+    policyDigest: d.policyDigest,
+    context: d.context,
+    details: { action_type: d.actionType, next_step: d.nextStep, catalog_refs: d.catalogRefs },
+    metering: { counted: true, credits },
+    ...(idempotencyKey !== undefined ? { idempotency: { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
+    // interface-spec "Gate response": exactly these fields.
+    respond: (record) => ({
+      decision: d.decision,
+      action_key: record.actionKey,
+      evidence_packet: record.packet,
+      payload_hash: hash,
+      review_route: d.reviewRoute,
+      verify_request: record.verifyRequest,
+      next_step: d.nextStep,
+      catalog_refs: d.catalogRefs,
+    }),
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * The companion's storage behind one small interface (DESIGN.md §1: routes → capability logic
+ * → store). Each capability defines its own store interface beside its logic
+ * (account/store.ts, …) and a SQLite implementation of it; this file composes them. A second
+ * engine supplies another `Store` with the same members; nothing above this file changes.
+ *
+ * The interfaces are synchronous, like better-sqlite3 (the embedded default, DESIGN.md §2):
+ * group commit batches many requests' rows into one synchronous transaction.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TenantStore } from './account/store.ts';
+import { createSqliteTenantStore } from './account/sqlite-store.ts';
+import type { EvidenceStore } from './evidence/store.ts';
+import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
+import { DATABASE_FILE, openDatabase } from './core/db.ts';
+import type { Db } from './core/db.ts';
+import { readMigrations, runMigrations } from './core/migrations.ts';
+
+export interface Store {
+  readonly engine: string;
+  /** Tenants and API keys (account capability); also the API key lookup for auth. */
+  readonly tenants: TenantStore;
+  /** Sealed records, the tenant logs, usage counters, idempotency keys and the event outbox. */
+  readonly evidence: EvidenceStore;
+  /** Runs `fn` in one transaction: all of its writes commit together or none do. */
+  transaction<T>(fn: () => T): T;
+  close(): void;
+}
+
+/** The SQLite store, with the connection exposed for engine-specific work (tests, backups). */
+export interface SqliteStore extends Store {
+  readonly engine: 'sqlite';
+  readonly db: Db;
+  readonly file: string;
+}
+
+export interface OpenSqliteStoreOptions {
+  dataDir: string;
+  migrationsDir?: string;
+}
+
+/** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
+export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
+  fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(options.dataDir, DATABASE_FILE);
+  const db = openDatabase(file);
+  try {
+    runMigrations(db, readMigrations(options.migrationsDir));
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return createSqliteStore(db, file);
+}
+
+export function createSqliteStore(db: Db, file: string): SqliteStore {
+  return {
+    engine: 'sqlite',
+    db,
+    file,
+    tenants: createSqliteTenantStore(db),
+    evidence: createSqliteEvidenceStore(db),
+    transaction: (fn) => db.transaction(fn)(),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/** Signup, key listing and API key authentication (interface-spec Authentication 1 and 6). */
+import fs from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestContext } from './helpers.ts';
+import type { TestContext } from './helpers.ts';
+
+let ctx: TestContext;
+beforeEach(async () => {
+  ctx = await createTestContext();
+});
+afterEach(async () => {
+  await ctx.close();
+});
+
+const KEY_PATTERN = /^svc_test_[0-9A-Za-z]{43}$/;
+
+describe('POST /signup/checkout', () => {
+  it('creates a sandbox tenant and shows its key once', async () => {
+    const res = await ctx.request('/signup/checkout', { json: { email: 'ada@example.com' } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.body).toMatchObject({ tenant_kind: 'sandbox', key_prefix: 'svc_test_', sandbox_allowance: 100 });
+    expect(res.body.tenant_id).toMatch(/^ten_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(res.body.api_key).toMatch(KEY_PATTERN);
+    expect(res.body.key_last_four).toBe(res.body.api_key.slice(-4));
+  });
+
+  it('allows one sandbox per email: a repeat (after normalising) answers 409 with an upgrade pointer', async () => {
+    await ctx.signup('ada@example.com');
+    const res = await ctx.request('/signup/checkout', { json: { email: '  ADA@Example.COM ' } });
+    expect(res.status).toBe(409);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.body.code).toBe('sandbox_exists');
+    expect(res.body.upgrade).toEqual({ href: '/account/billing/upgrade-checkout', method: 'POST' });
+    expect(res.text).not.toMatch(/svc_test_/);
+  });
+
+  it('rejects an invalid email with 422', async () => {
+    const res = await ctx.request('/signup/checkout', { json: { email: 'not-an-email' } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([expect.objectContaining({ in: 'body', path: '/email' })]);
+  });
+
+  it('never stores the key or the email: the raw values appear nowhere in the SQLite files', async () => {
+    const email = 'grace.hopper@example.com';
+    const { apiKey } = await ctx.signup(email);
+    const files = fs.readdirSync(ctx.dataDir).filter((f) => f.startsWith('companion.db'));
+    expect(files).toContain('companion.db');
+    for (const f of files) {
+      const bytes = fs.readFileSync(`${ctx.dataDir}/${f}`);
+      expect(bytes.includes(Buffer.from(apiKey)), f).toBe(false);
+      expect(bytes.includes(Buffer.from(apiKey.slice('svc_test_'.length))), f).toBe(false);
+      expect(bytes.includes(Buffer.from(email)), f).toBe(false);
+    }
+    const row = ctx.store.db.prepare('SELECT * FROM api_keys').get() as Record<string, unknown>;
+    expect(Object.keys(row).sort()).toEqual(['created_at', 'id', 'key_sha256', 'last_four', 'prefix', 'revoked_at', 'status', 'tenant_id']);
+  });
+});
+
+describe('GET /tenant/api-keys', () => {
+  it('lists the tenant keys with prefix and last four only, via either header', async () => {
+    const { apiKey, tenantId } = await ctx.signup();
+    const viaServiceKey = await ctx.request('/tenant/api-keys', { key: apiKey });
+    const viaBearer = await ctx.request('/tenant/api-keys', { headers: { authorization: `Bearer ${apiKey}` } });
+    const viaLowercaseScheme = await ctx.request('/tenant/api-keys', { headers: { authorization: `bearer ${apiKey}` } });
+    for (const res of [viaServiceKey, viaBearer, viaLowercaseScheme]) {
+      expect(res.status).toBe(200);
+      expect(res.body.tenant_id).toBe(tenantId);
+      expect(res.body.keys).toHaveLength(1);
+      expect(res.body.keys[0]).toEqual({
+        id: expect.stringMatching(/^key_/),
+        prefix: 'svc_test_',
+        last_four: apiKey.slice(-4),
+        status: 'active',
+        created_at: '2025-01-01T00:00:00.000Z',
+        revoked_at: null,
+      });
+      expect(res.text).not.toContain(apiKey);
+      expect(res.text).not.toMatch(/hash|sha256|[0-9a-f]{64}/i);
+    }
+  });
+
+  it('shows each tenant only its own keys: the tenant comes from the credential', async () => {
+    const a = await ctx.signup();
+    const b = await ctx.signup();
+    const res = await ctx.request(`/tenant/api-keys`, { key: a.apiKey, headers: { 'x-tenant-id': b.tenantId } });
+    expect(res.body.tenant_id).toBe(a.tenantId);
+    expect(res.body.keys.map((k: { last_four: string }) => k.last_four)).toEqual([a.apiKey.slice(-4)]);
+  });
+});
+
+describe('API key authentication', () => {
+  it('answers 401 with a Bearer challenge when no credential is sent', async () => {
+    const res = await ctx.request('/tenant/api-keys');
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('unauthorized');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="svc"');
+  });
+
+  it('answers the same 401 for malformed, unknown and revoked keys', async () => {
+    const { apiKey } = await ctx.signup();
+    const unknown = `svc_test_${'A'.repeat(43)}`;
+    ctx.store.db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = '2025-01-02T00:00:00.000Z'").run();
+    const bodies: string[] = [];
+    for (const key of ['nonsense', unknown, apiKey, `${apiKey}x`]) {
+      const res = await ctx.request('/tenant/api-keys', { key });
+      expect(res.status, key).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="svc", error="invalid_token"');
+      const { request_id: _ignored, ...rest } = res.body;
+      bodies.push(JSON.stringify(rest));
+    }
+    expect(new Set(bodies).size).toBe(1);
+  });
+
+  it('refuses two different credentials in one request', async () => {
+    const a = await ctx.signup();
+    const b = await ctx.signup();
+    const res = await ctx.request('/tenant/api-keys', { key: a.apiKey, headers: { authorization: `Bearer ${b.apiKey}` } });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('unauthorized');
+  });
+
+  it('refuses a sandbox key once its tenant is production (keys never cross tenant kinds)', async () => {
+    const { apiKey, tenantId } = await ctx.signup();
+    ctx.store.db.prepare("UPDATE tenants SET kind = 'production' WHERE id = ?").run(tenantId);
+    const res = await ctx.request('/tenant/api-keys', { key: apiKey });
+    expect(res.status).toBe(401);
+  });
+
+  it('checks authentication before validating input', async () => {
+    const res = await ctx.request('/tenant/api-keys?unknown=1');
+    expect(res.status).toBe(401);
+  });
+});

@@ -1,0 +1,122 @@
+/** The SQLite store: durability pragmas and numbered, transactional, re-runnable migrations. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../companion/core/db.ts';
+import type { Db } from '../../companion/core/db.ts';
+import { MIGRATIONS_DIR, MigrationError, readMigrations, runMigrations } from '../../companion/core/migrations.ts';
+import { openSqliteStore } from '../../companion/store.ts';
+import { makeTempDir } from './helpers.ts';
+
+const dirs: string[] = [];
+const dbs: Db[] = [];
+function tempDir(): string {
+  const d = makeTempDir('svc-store-');
+  dirs.push(d);
+  return d;
+}
+function open(file: string): Db {
+  const db = openDatabase(file);
+  dbs.push(db);
+  return db;
+}
+afterEach(() => {
+  for (const db of dbs.splice(0)) if (db.open) db.close();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** Everything a migration could change: schema objects, the migration log, user_version. */
+function snapshot(db: Db) {
+  return {
+    schema: db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").all(),
+    migrations: db.prepare('SELECT * FROM schema_migrations ORDER BY version').all(),
+    userVersion: db.pragma('user_version', { simple: true }),
+  };
+}
+
+/** The file name a migration `ahead` places after the last real one would take. */
+function nextName(ahead: number, name: string): string {
+  return `${String(readMigrations().length + ahead).padStart(4, '0')}_${name}.sql`;
+}
+
+function copyMigrations(to: string, extra: Record<string, string> = {}): string {
+  const dir = path.join(to, 'migrations');
+  fs.mkdirSync(dir);
+  for (const f of fs.readdirSync(MIGRATIONS_DIR)) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+  for (const [name, sql] of Object.entries(extra)) fs.writeFileSync(path.join(dir, name), sql);
+  return dir;
+}
+
+describe('openDatabase', () => {
+  it('uses WAL with synchronous=FULL, foreign keys on and a busy timeout', () => {
+    const db = open(path.join(tempDir(), 'x.db'));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
+  });
+});
+
+describe('migrations', () => {
+  it('are numbered from 0001 without gaps', () => {
+    const migrations = readMigrations();
+    expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
+    expect(migrations[0]?.name).toBe('tenants');
+  });
+
+  it('create the schema on first start and change nothing when run again', () => {
+    const db = open(path.join(tempDir(), 'x.db'));
+    const first = runMigrations(db);
+    expect(first).toEqual(readMigrations().map((m) => m.version));
+    const after = snapshot(db);
+    expect(runMigrations(db)).toEqual([]);
+    expect(snapshot(db)).toEqual(after);
+    expect(after.userVersion).toBe(first.at(-1));
+  });
+
+  it('keep data and change nothing across a reopen of the store', () => {
+    const dataDir = tempDir();
+    const store = openSqliteStore({ dataDir });
+    store.db.prepare("INSERT INTO tenants VALUES ('ten_1', 'sandbox', 'x', 0, 't', 't')").run();
+    const before = snapshot(store.db);
+    store.close();
+    const again = openSqliteStore({ dataDir });
+    expect(snapshot(again.db)).toEqual(before);
+    expect(again.db.prepare('SELECT count(*) AS n FROM tenants').get()).toEqual({ n: 1 });
+    again.close();
+  });
+
+  it('apply a failing migration not at all: its transaction rolls back', () => {
+    const dir = tempDir();
+    const migrationsDir = copyMigrations(dir, { [nextName(1, 'broken')]: 'CREATE TABLE half_done (id INTEGER);\nTHIS IS NOT SQL;' });
+    const db = open(path.join(dir, 'x.db'));
+    expect(() => runMigrations(db, readMigrations(migrationsDir))).toThrow();
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half_done'").get()).toBeUndefined();
+    const applied = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
+    expect(applied).toEqual(readMigrations().map((m) => ({ version: m.version })));
+  });
+
+  it('refuse a gap in the numbering and a badly named file', () => {
+    const dir = tempDir();
+    expect(() => readMigrations(copyMigrations(dir, { [nextName(2, 'skipped')]: 'SELECT 1;' }))).toThrow(MigrationError);
+    const dir2 = tempDir();
+    expect(() => readMigrations(copyMigrations(dir2, { '2_bad-name.sql': 'SELECT 1;' }))).toThrow(/NNNN_name\.sql/);
+  });
+
+  it('refuse to start when an applied migration was edited afterwards', () => {
+    const dir = tempDir();
+    const migrationsDir = copyMigrations(dir);
+    const db = open(path.join(dir, 'x.db'));
+    runMigrations(db, readMigrations(migrationsDir));
+    fs.appendFileSync(path.join(migrationsDir, '0001_tenants.sql'), '\n-- edited\n');
+    expect(() => runMigrations(db, readMigrations(migrationsDir))).toThrow(/changed after it was applied/);
+  });
+
+  it('refuse a database made by a newer build', () => {
+    const dir = tempDir();
+    const migrationsDir = copyMigrations(dir, { [nextName(1, 'future')]: 'CREATE TABLE future (id INTEGER);' });
+    const db = open(path.join(dir, 'x.db'));
+    runMigrations(db, readMigrations(migrationsDir));
+    expect(() => runMigrations(db)).toThrow(/newer version/);
+  });
+});
