@@ -15,6 +15,7 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
+import { installNativeSha256 } from './core/native-hash.ts';
 import { Sealer } from './evidence/sealer.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
@@ -48,6 +49,7 @@ export interface OpenDepsOptions {
 
 export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps & { store: SqliteStore } {
   const clock = options.clock ?? systemClock;
+  installNativeSha256();
   const store = openSqliteStore({ dataDir: config.dataDir });
   try {
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });

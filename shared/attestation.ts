@@ -40,8 +40,14 @@ export function packetHash(p: PacketFields): string {
  * without idempotency_key (DESIGN.md §3): a retry with another key re-proves the same payload.
  */
 export function payloadHash(body: Record<string, unknown>): string {
+  return payloadCommitment(body).hash;
+}
+
+/** payload_hash together with the JCS bytes it is taken over (metering counts those bytes). */
+export function payloadCommitment(body: Record<string, unknown>): { hash: string; bytes: Uint8Array } {
   const { idempotency_key: _ignored, ...payload } = body;
-  return sha256Hex(canonicalBytes(payload));
+  const bytes = canonicalBytes(payload);
+  return { hash: sha256Hex(bytes), bytes };
 }
 
 export function attestationBytes(attestation: AttestationV2): Uint8Array {

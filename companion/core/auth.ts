@@ -100,7 +100,9 @@ export function presentedKey(headers: { get(name: string): string | null | undef
 /**
  * Resolves a presented key to its tenant. Lookup is by the key's SHA-256 (an index probe);
  * the stored hash is then compared in constant time so the final check never short-circuits.
- * Whether a key exists, was revoked or never was answers the same 401.
+ * The probe's timing can only depend on the digest, which a caller cannot steer toward a
+ * stored one without knowing the key. Whether a key exists, was revoked or never was
+ * answers the same 401.
  */
 export function authenticateApiKey(lookup: ApiKeyLookup, key: string): AuthContext {
   // The format is public, so rejecting malformed keys before any lookup leaks nothing.

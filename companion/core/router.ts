@@ -7,7 +7,7 @@
  *   const route = defineRoute({
  *     method: 'get', path: '/tenant/api-keys', tags: ['account'], auth: deps.auth.apiKey,
  *     summary: '…', request: { query: z.object({ … }).strict() },
- *     responses: { 200: jsonContent(ApiKeyList, 'The tenant's keys') },
+ *     responses: { 200: jsonContent(ApiKeyList, "The tenant's keys") },
  *   });
  *   router.openapi(route, (c) => c.json(list(c.var.auth.tenantId), 200));
  */

@@ -6,8 +6,7 @@
  * Nothing read from proposed_action, redacted_text, source_key or the context values reaches
  * `details` or `context`; those carry the decision's ids and the pack's fixed texts only.
  */
-import { payloadHash } from '../../shared/attestation.ts';
-import { canonicalBytes } from '../../shared/canonical-json.ts';
+import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
 import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
@@ -23,11 +22,11 @@ export type GateBody = { action_type?: string | undefined; idempotency_key?: str
 
 export function sealGate(sealer: Sealer, auth: AuthContext, pack: GatePack, body: GateBody, overlay: PolicyOverlay): Promise<SealOutcome> {
   const m = pack.manifest;
-  const hash = payloadHash(body);
-  const { idempotency_key: idempotencyKey, ...payload } = body;
+  const { hash, bytes } = payloadCommitment(body);
+  const idempotencyKey = body.idempotency_key;
   // interface-spec Limits "Credit basis": tokens estimated from the size of the payload, the
   // same JCS bytes payload_hash commits to (metering/credits.ts states the rule).
-  const credits = estimateCredits(canonicalBytes(payload).length, m.rate).credits;
+  const credits = estimateCredits(bytes.length, m.rate).credits;
   const d = decide(pack, { action_type: body.action_type, context: body[m.context_field] as Record<string, unknown> }, overlay);
 
   return sealer.seal({

@@ -1,0 +1,185 @@
+/**
+ * Durable sealed gate decisions per second (issue: companion core), in-process and over HTTP on
+ * loopback at 10 and 50 connections, each as a ratio to floors measured in this run:
+ *   floor A: canonicalize + SHA-256 + node:crypto Ed25519 sign in a tight loop (no storage);
+ *   floor B: floor A + one SQLite insert per seal, each its own durable (synchronous=FULL)
+ *            transaction: the naive durable path that group commit must beat.
+ * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
+ */
+import { spawn } from 'node:child_process';
+import { createPrivateKey, createHash, randomBytes, sign as nodeSign } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { canonicalBytes } from '../shared/canonical-json.ts';
+import { createApp } from '../companion/app.ts';
+import { generateApiKey } from '../companion/core/auth.ts';
+import { loadConfig } from '../companion/core/config.ts';
+import { createMemoryLogger } from '../companion/core/log.ts';
+import { closeDeps, openDeps } from '../companion/deps.ts';
+import { compare, line, measure, percentile, section } from './harness.ts';
+import type { Rate } from './harness.ts';
+
+const GATE_BODY = {
+  pack: 'law',
+  proposed_action: 'Draft a reply to opposing counsel about the discovery schedule in matter 42.',
+  law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
+};
+
+/** A production tenant (no sandbox cap) and its svc_live_ key, written through the stores. */
+function seedProductionTenant(dataDir: string): string {
+  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const now = new Date().toISOString();
+  const tenantId = deps.ids.next('ten');
+  const key = generateApiKey('production');
+  deps.store.transaction(() => {
+    deps.store.db
+      .prepare('INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)')
+      .run(tenantId, 'production', 'Benchmark tenant', now, now);
+    deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
+  });
+  deps.store.close();
+  return key.key;
+}
+
+function floors(): { crypto: Rate; cryptoInsert: Rate } {
+  const seed = randomBytes(32);
+  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  let i = 0;
+  const sealOnce = () => {
+    const doc = { ...GATE_BODY, seq: i++, recorded_at: new Date().toISOString() };
+    const bytes = canonicalBytes(doc);
+    const h1 = createHash('sha256').update(bytes).digest('hex');
+    const h2 = createHash('sha256').update(h1).digest('hex');
+    const h3 = createHash('sha256').update(h2).digest('hex');
+    return { h3, sig: nodeSign(null, bytes, privateKey) };
+  };
+  const crypto = measure('floor A: canonicalize + 3 SHA-256 + sign', sealOnce);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-floor-'));
+  const db = new Database(path.join(dir, 'floor.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, h TEXT NOT NULL, sig BLOB NOT NULL)');
+  const insert = db.prepare('INSERT INTO t (h, sig) VALUES (?, ?)');
+  const cryptoInsert = measure('floor B: floor A + 1 durable insert per seal', () => {
+    const s = sealOnce();
+    insert.run(s.h3, s.sig);
+  }, { roundMs: 300, rounds: 3 });
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { crypto, cryptoInsert };
+}
+
+interface LoadResult {
+  name: string;
+  rate: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** Keeps `concurrency` requests in flight for `durationMs`; bounded by maxRequests. */
+async function load(name: string, concurrency: number, durationMs: number, send: () => Promise<number>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let sent = 0;
+  const maxRequests = 200_000;
+  const start = performance.now();
+  const end = start + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end && sent < maxRequests) {
+        sent++;
+        const t0 = performance.now();
+        const status = await send();
+        latencies.push(performance.now() - t0);
+        if (status !== 201) errors++;
+      }
+    }),
+  );
+  const elapsed = performance.now() - start;
+  return { name, rate: (latencies.length * 1000) / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
+function printLoad(r: LoadResult, floor: { crypto: Rate; cryptoInsert: Rate }): void {
+  line(
+    r.name,
+    `${Math.round(r.rate).toLocaleString('en-US')} sealed/s (${(r.rate / floor.crypto.opsPerSec).toFixed(2)}x floor A, ${(r.rate / floor.cryptoInsert.opsPerSec).toFixed(2)}x floor B), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms${r.errors ? `, ${r.errors} non-201 answers` : ''}`,
+  );
+}
+
+async function inProcess(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
+  const apiKey = seedProductionTenant(dataDir);
+  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const app = createApp(deps);
+  const body = JSON.stringify(GATE_BODY);
+  const send = async () => {
+    const res = await app.request('/v1/gate', { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-key': apiKey } });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  await load('warm-up', 10, 500, send);
+  for (const c of [10, 50]) printLoad(await load(`in-process, ${c} in flight`, c, 3000, send), floor);
+  await closeDeps(deps);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
+  const apiKey = seedProductionTenant(dataDir);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'companion/main.ts'], {
+    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error('companion did not start within 30 s')), 30_000);
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`companion exited with ${code}`)));
+    });
+    const { port } = new URL(url);
+    const body = Buffer.from(JSON.stringify(GATE_BODY));
+    for (const c of [10, 50]) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: c });
+      const send = () =>
+        new Promise<number>((resolve) => {
+          const req = http.request(
+            { host: '127.0.0.1', port, path: '/v1/gate', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-key': apiKey } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', () => resolve(0));
+          req.end(body);
+        });
+      await load('warm-up', c, 500, send);
+      printLoad(await load(`HTTP on loopback, ${c} connections`, c, 4000, send), floor);
+      agent.destroy();
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function benchCompanionGate(): Promise<void> {
+  section('Durable sealed gate decisions (POST /v1/gate, law pack, production tenant)');
+  const floor = floors();
+  compare(floor.crypto, floor.cryptoInsert);
+  await inProcess(floor);
+  await overHttp(floor);
+}

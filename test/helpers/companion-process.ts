@@ -1,0 +1,72 @@
+/**
+ * The companion as a real process, as `npm start` runs it: `node --import tsx companion/main.ts`
+ * on 127.0.0.1 with PORT=0 and a temporary SVC_DATA_DIR. Every process and folder made here is
+ * removed by cleanupCompanions() (call it in afterEach).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { expect } from 'vitest';
+import { makeTempDir } from '../companion/helpers.ts';
+import { REPO_ROOT } from './vectors.ts';
+
+export interface Companion {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  /** Resolves when stderr has a line matching `pattern`. */
+  waitForLog(pattern: RegExp): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+
+export function cleanupCompanions(): void {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+}
+
+export function tempDataDir(): string {
+  const d = makeTempDir('svc-http-');
+  dirs.push(d);
+  return d;
+}
+
+export function launch(dataDir: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'companion/main.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  const waiters: { pattern: RegExp; resolve: () => void; source: () => string }[] = [];
+  const check = () => {
+    for (const w of [...waiters]) if (w.pattern.test(w.source())) waiters.splice(waiters.indexOf(w), 1) && w.resolve();
+  };
+  child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), check()));
+  child.stderr!.on('data', (d: Buffer) => ((err += d.toString()), check()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const waitFor = (pattern: RegExp, source: () => string) =>
+    new Promise<void>((resolve) => {
+      waiters.push({ pattern, resolve, source });
+      check();
+    });
+  return { child, exited, stdout: () => out, stderr: () => err, waitFor };
+}
+
+export async function start(dataDir: string): Promise<Companion> {
+  const p = launch(dataDir);
+  const listening = /action-gate companion listening on (http:\/\/127\.0\.0\.1:\d+) \(data: (.+)\)\n/;
+  const ready = p.waitFor(listening, p.stdout).then(() => 'ready' as const);
+  const outcome = await Promise.race([ready, p.exited]);
+  if (outcome !== 'ready') throw new Error(`companion exited early (${JSON.stringify(outcome)}): ${p.stderr()}`);
+  const [, url, dir] = listening.exec(p.stdout())!;
+  expect(dir).toBe(dataDir);
+  return { child: p.child, url: url!, stderr: p.stderr, exited: p.exited, waitForLog: (re) => p.waitFor(re, p.stderr) };
+}
+
