@@ -46,6 +46,11 @@ export interface SealRequest {
   metering: { counted: boolean; credits: number };
   /** interface-spec Gate request: same key → the original response, metered once. */
   idempotency?: { scope: string; key: string; requestHash: string };
+  /**
+   * Extra writes that must commit atomically with the seal (a pending review item, a policy
+   * version). Runs inside the seal's transaction; throwing refuses this request alone.
+   */
+  onSealed?(record: SealedRecord): void;
   /** Builds the response body from the sealed record; stored for idempotent replays. */
   respond(record: SealedRecord): unknown;
 }
@@ -197,6 +202,9 @@ export class Sealer {
       }
     }
 
+    // interface-spec "What the service does" 9: credits are for sealed production actions; a
+    // sandbox action counts against its allowance only.
+    const credits = req.auth.tenantKind === 'production' ? req.metering.credits : 0;
     const signer = keyring.signerFor(req.auth.tenantKind);
     const head = evidence.logHead(tenantId);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
@@ -242,7 +250,7 @@ export class Sealer {
       verifyRequest: verifyRequestFor(packet, fields),
       attestation,
       recordedAt: at,
-      credits: req.metering.credits,
+      credits,
       details: req.details,
     };
 
@@ -264,11 +272,11 @@ export class Sealer {
       keyId: seal.key_id,
       devKey: seal.dev_key,
       recordedAt: at,
-      credits: req.metering.credits,
+      credits,
       details: canonicalize(req.details),
     });
-    if (req.metering.counted || req.metering.credits > 0) {
-      evidence.addUsage(tenantId, req.metering.counted ? 1 : 0, req.metering.credits, at);
+    if (req.metering.counted || credits > 0) {
+      evidence.addUsage(tenantId, req.metering.counted ? 1 : 0, credits, at);
     }
     // interface-spec Events: record.sealed, enqueued at most once per sealed record.
     evidence.insertEvent({
@@ -286,6 +294,7 @@ export class Sealer {
       createdAt: at,
     });
 
+    req.onSealed?.(record);
     const body = req.respond(record);
     const status = 201;
     if (req.idempotency) {

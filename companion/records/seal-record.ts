@@ -7,7 +7,7 @@
  * (interface-spec "Tenant"). The caller keeps the payload to re-prove payload_hash; every
  * response says so in payload_retention (interface-spec "What the service does" 7).
  */
-import { payloadHash } from '../../shared/attestation.ts';
+import { payloadCommitment } from '../../shared/attestation.ts';
 import { canonicalBytes } from '../../shared/canonical-json.ts';
 import { sha256Hex } from '../../shared/hash.ts';
 import type { TenantStore } from '../account/store.ts';
@@ -53,9 +53,10 @@ export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: Record
   const event = m.event_types.find((e) => e.id === body.event_type)!;
   assertNotFuture(body.occurred_at, deps.clock.now());
 
-  const hash = payloadHash(body);
-  const { idempotency_key: idempotencyKey, ...payload } = body;
-  const credits = estimateCredits(canonicalBytes(payload).length, m.rate).credits;
+  // One canonicalization gives both payload_hash and the byte count metering estimates from.
+  const { hash, bytes } = payloadCommitment(body);
+  const idempotencyKey = body.idempotency_key;
+  const credits = estimateCredits(bytes.length, m.rate).credits;
   const metadataSha256 = body.metadata !== undefined ? sha256Hex(canonicalBytes(body.metadata)) : undefined;
   const retained = body.metadata !== undefined && (deps.tenants.getTenant(auth.tenantId)?.retainStatutoryMetadata ?? false);
   const retention = payloadRetention(retained);

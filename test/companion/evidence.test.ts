@@ -71,7 +71,8 @@ describe('sealer', () => {
       expect(failedChecks(r)).toEqual([]);
       expect(r.key_status).toBe('sandbox');
     }
-    expect(ctx.store.evidence.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 75 });
+    // Sandbox: 25 actions against the allowance, no credits (credits are for production actions).
+    expect(ctx.store.evidence.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
     expect(ctx.store.evidence.eventsFor(auth.tenantId, 'record.sealed')).toHaveLength(25);
   });
 
@@ -200,7 +201,11 @@ describe('evidence endpoints', () => {
   it('GET /tenant/usage counts actions and credits and warns from 80% of the cap', async () => {
     const { key, auth } = await sealOne();
     const u1 = await ctx.request('/tenant/usage', { key });
-    expect(u1.body).toMatchObject({ actions_used: 1, cap: 100, remaining: 99, credits_used: 3, cost_cents: 3, warning: null });
+    expect(u1.body).toMatchObject({ actions_used: 1, cap: 100, remaining: 99, credits_used: 0, cost_cents: 0, warning: null });
+    const prod = ctx.productionTenant();
+    await ctx.deps.sealer.seal(request({ tenantId: prod.tenantId, tenantKind: 'production', keyId: 'k' }));
+    const p = await ctx.request('/tenant/usage', { key: prod.apiKey });
+    expect(p.body).toMatchObject({ tenant_kind: 'production', actions_used: 1, cap: null, remaining: null, credits_used: 3, cost_cents: 3, warning: null });
     ctx.store.evidence.addUsage(auth.tenantId, 79, 0, '2025-01-01T00:00:00.000Z');
     const u2 = await ctx.request('/tenant/usage', { key });
     expect(u2.body).toMatchObject({ actions_used: 80, remaining: 20 });

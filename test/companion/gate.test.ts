@@ -212,9 +212,11 @@ describe('raw safety', () => {
 
 describe('idempotency and metering', () => {
   it('seals 20 concurrent identical requests once: identical bodies, one record, metered once', async () => {
+    // A production tenant, so "metered once" covers credits as well as the action count.
+    const { apiKey: key, tenantId } = ctx.productionTenant();
     const body = gateBody('medicine', { idempotency_key: 'retry-7f3a' });
     const before = countSealed(ctx);
-    const results = await Promise.all(Array.from({ length: 20 }, () => gate(body)));
+    const results = await Promise.all(Array.from({ length: 20 }, () => gate(body, key)));
     for (const r of results) expect(r.status).toBe(201);
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
     expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
@@ -247,16 +249,21 @@ describe('idempotency and metering', () => {
     const blocks = (b: Record<string, unknown>) => Math.ceil(Math.ceil(canonicalBytes(b).length / 4) / 1000);
     expect(blocks(small)).toBe(1);
     expect(blocks(large)).toBe(10);
-    await gate(small);
-    await gate(large);
-    const rows = ctx.store.db.prepare('SELECT pack, credits FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq').all(tenantId);
+    // interface-spec "What the service does" 9: credits are for sealed production actions.
+    const prod = ctx.productionTenant();
+    await gate(small, prod.apiKey);
+    await gate(large, prod.apiKey);
+    const rows = ctx.store.db.prepare('SELECT pack, credits FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq').all(prod.tenantId);
     expect(rows).toEqual([
       { pack: 'education', credits: getGatePack('education').manifest.rate * 1 },
       { pack: 'defense', credits: getGatePack('defense').manifest.rate * 10 },
     ]);
-    expect(usageOf(ctx, tenantId)).toEqual({
+    expect(usageOf(ctx, prod.tenantId)).toEqual({
       actions_used: 2,
       credits_used: getGatePack('education').manifest.rate + getGatePack('defense').manifest.rate * 10,
     });
+    // A sandbox action counts against the allowance and costs no credits.
+    await gate(small);
+    expect(usageOf(ctx, tenantId)).toEqual({ actions_used: 1, credits_used: 0 });
   });
 });

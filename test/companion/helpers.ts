@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../companion/app.ts';
 import type { App } from '../../companion/app.ts';
+import { generateApiKey } from '../../companion/core/auth.ts';
 import { ManualClock } from '../../companion/core/clock.ts';
 import { loadConfig } from '../../companion/core/config.ts';
 import type { Config } from '../../companion/core/config.ts';
@@ -53,6 +54,11 @@ export interface TestContext {
   request<T = any>(pathAndQuery: string, options?: RequestOptions): Promise<TestResponse<T>>;
   /** A fresh sandbox tenant; a unique email unless one is given. */
   signup(email?: string): Promise<SignupResult>;
+  /**
+   * A production tenant with a svc_live_ key, written through the real stores (the paid
+   * upgrade flow is not built yet; this seeds what it will produce).
+   */
+  productionTenant(): { apiKey: string; tenantId: string };
   /** Stops lifecycle hooks, closes the database and removes the data directory. */
   close(): Promise<void>;
 }
@@ -100,6 +106,19 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     return { apiKey: res.body.api_key, tenantId: res.body.tenant_id, email, body: res.body };
   }
 
+  function productionTenant(): { apiKey: string; tenantId: string } {
+    const now = deps.clock.now().toISOString();
+    const tenantId = deps.ids.next('ten');
+    const key = generateApiKey('production');
+    deps.store.transaction(() => {
+      deps.store.db
+        .prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Production tenant', 0, ?, ?)")
+        .run(tenantId, now, now);
+      deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
+    });
+    return { apiKey: key.key, tenantId };
+  }
+
   return {
     dataDir,
     config,
@@ -110,6 +129,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     log,
     request,
     signup,
+    productionTenant,
     async close() {
       await closeDeps(deps);
       if (ownsDir) fs.rmSync(dataDir, { recursive: true, force: true });
