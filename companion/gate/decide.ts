@@ -48,6 +48,18 @@ export interface GateInput {
   context: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * The decision's view of a validated gate body, built in one place so the gate and the policy
+ * preview decide on exactly the same input.
+ */
+export function gateInput(pack: GatePack, body: Readonly<Record<string, unknown>>): GateInput {
+  const actionType = body.action_type;
+  return {
+    action_type: typeof actionType === 'string' ? actionType : undefined,
+    context: (body[pack.manifest.context_field] ?? {}) as Readonly<Record<string, unknown>>,
+  };
+}
+
 /** One reason the decision is what it is; ids are committed in the seal and listed as catalog refs. */
 export interface Finding {
   rule: string;

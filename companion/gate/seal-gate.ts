@@ -11,7 +11,7 @@ import type { AuthContext } from '../core/auth.ts';
 import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
 import type { GatePack } from '../packs/registry.ts';
-import { decide } from './decide.ts';
+import { decide, gateInput } from './decide.ts';
 import type { PolicyOverlay } from './decide.ts';
 
 /** One scope for /v1/gate and its /{vertical}/proposed-action aliases: a retry may use either. */
@@ -27,7 +27,7 @@ export function sealGate(sealer: Sealer, auth: AuthContext, pack: GatePack, body
   // interface-spec Limits "Credit basis": tokens estimated from the size of the payload, the
   // same JCS bytes payload_hash commits to (metering/credits.ts states the rule).
   const credits = estimateCredits(bytes.length, m.rate).credits;
-  const d = decide(pack, { action_type: body.action_type, context: body[m.context_field] as Record<string, unknown> }, overlay);
+  const d = decide(pack, gateInput(pack, body), overlay);
 
   return sealer.seal({
     auth,
