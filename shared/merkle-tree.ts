@@ -16,11 +16,9 @@ import {
   inclusionProofRanges,
   invalidArgument,
   isPowerOfTwo,
-  leafHash,
   packHashes,
   splitPoint,
 } from './_merkle.ts';
-import type { LeafRange } from './_merkle.ts';
 /** How many tree sizes keep their ragged-edge hashes (about log2(size) each). */
 const EDGE_CACHE_TREE_SIZES = 16;
 
