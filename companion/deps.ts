@@ -15,6 +15,7 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
+import { Checkpointer } from './core/checkpointer.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import { Sealer } from './evidence/sealer.ts';
 import type { SqliteStore, Store } from './store.ts';
@@ -54,11 +55,16 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
   try {
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
     const ids = options.ids ?? createIdFactory(clock);
+    const log = options.log ?? createJsonLogger();
     const lifecycle = new Lifecycle();
+    const checkpointer = new Checkpointer(store.db, { log });
+    lifecycle.onStart(() => checkpointer.start());
+    lifecycle.onStop(() => checkpointer.stop());
     const sealer = new Sealer({ evidence: store.evidence, transaction: store.transaction, keyring, clock, ids });
-    // Seals already queued commit before the database closes.
+    // Stop hooks run last-registered first: queued seals commit, then the checkpoint worker
+    // closes its connection, then the database closes.
     lifecycle.onStop(() => sealer.drain());
-    return { config, store, keyring, clock, ids, log: options.log ?? createJsonLogger(), lifecycle, sealer };
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer };
   } catch (err) {
     store.close();
     throw err;

@@ -1,0 +1,99 @@
+/**
+ * WAL checkpoints off the request path (../shared/notes/performance.md: "WAL checkpoints stall
+ * the single writer and set the p99"). SQLite's automatic checkpoint runs inside the commit
+ * that crosses the threshold, on the event loop, so one unlucky request waits for the copy
+ * and the database fsync. Here a worker thread with its own connection runs PASSIVE
+ * checkpoints on a short interval: PASSIVE never blocks the writer (SQLite WAL §"Checkpoint"),
+ * and the writer's own autocheckpoint threshold is raised to a backstop that only matters if
+ * the worker stalls.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { Db } from './db.ts';
+import type { Logger } from './log.ts';
+
+/** Pages (4 KiB each) the WAL may grow to before the writer checkpoints by itself. */
+export const BACKSTOP_AUTOCHECKPOINT_PAGES = 8192;
+
+export interface CheckpointStats {
+  runs: number;
+  /** Frames in the WAL and frames checkpointed at the last run (PRAGMA wal_checkpoint). */
+  lastLogFrames: number;
+  lastCheckpointedFrames: number;
+}
+
+// An eval'd CommonJS worker: it needs no TypeScript loader, so it runs the same under tsx,
+// vitest and plain node.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file);
+db.pragma('busy_timeout = 100');
+let stopped = false;
+const run = () => {
+  if (stopped) return;
+  try {
+    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ log: r.log, checkpointed: r.checkpointed });
+  } catch (e) {
+    parentPort.postMessage({ error: String(e && e.message || e) });
+  }
+};
+const timer = setInterval(run, workerData.intervalMs);
+parentPort.on('message', (m) => {
+  if (m !== 'stop') return;
+  stopped = true;
+  clearInterval(timer);
+  db.close();
+  parentPort.postMessage({ stopped: true });
+});
+`;
+
+export class Checkpointer {
+  readonly #file: string;
+  readonly #intervalMs: number;
+  readonly #log: Logger;
+  #worker: Worker | undefined;
+  #stats: CheckpointStats = { runs: 0, lastLogFrames: 0, lastCheckpointedFrames: 0 };
+
+  constructor(db: Db, options: { intervalMs?: number; log: Logger }) {
+    this.#file = db.name;
+    this.#intervalMs = options.intervalMs ?? 500;
+    this.#log = options.log;
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+  }
+
+  stats(): CheckpointStats {
+    return { ...this.#stats };
+  }
+
+  start(): void {
+    if (this.#worker) return;
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.#file, driver, intervalMs: this.#intervalMs } });
+    worker.on('message', (m: { log?: number; checkpointed?: number; error?: string }) => {
+      if (m.error) this.#log.warn('wal checkpoint failed', { error: m.error });
+      else if (m.log !== undefined) this.#stats = { runs: this.#stats.runs + 1, lastLogFrames: m.log, lastCheckpointedFrames: m.checkpointed ?? 0 };
+    });
+    worker.on('error', (err) => this.#log.error('checkpoint worker failed', { error: err.message }));
+    // A background helper must never keep the process alive on its own.
+    worker.unref();
+    this.#worker = worker;
+  }
+
+  /** Stops the worker and closes its connection, so the writer closes last and removes the WAL. */
+  async stop(): Promise<void> {
+    const worker = this.#worker;
+    if (!worker) return;
+    this.#worker = undefined;
+    // Keep the process alive until the worker has closed its connection (it is unref'd).
+    worker.ref();
+    await new Promise<void>((resolve) => {
+      const done = () => resolve();
+      worker.on('message', (m: { stopped?: boolean }) => m.stopped && done());
+      worker.once('exit', done);
+      worker.postMessage('stop');
+    });
+    await worker.terminate();
+  }
+}
