@@ -206,7 +206,8 @@ export function assertHash(value: unknown, what: string): asserts value is Uint8
 
 export function assertCount(value: unknown, what: string): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw invalidArgument(`expected ${what} as a safe non-negative integer, got ${String(value)}`);
+    // typeName, not String(): a hostile object's toString must not run or throw here.
+    throw invalidArgument(`expected ${what} as a safe non-negative integer, got ${typeof value === 'number' ? String(value) : typeName(value)}`);
   }
 }
 

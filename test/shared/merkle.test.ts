@@ -516,6 +516,13 @@ describe('hostile input', () => {
     );
   });
 
+  it("does not run or trip over a hostile object's toString when naming a bad size", () => {
+    // Found by the property above: String({ toString: {} }) throws a TypeError.
+    const hostile = { toString: {} };
+    expect(verifyInclusion(new Uint8Array(32), 0, hostile as never, [], new Uint8Array(32))).toBe(false);
+    expect(verifyConsistency(hostile as never, 2, new Uint8Array(32), new Uint8Array(32), [])).toBe(false);
+  });
+
   it('judges sizes above 2^32 exactly, without 32-bit wrap-around', () => {
     const n = 2 ** 53 - 1; // 53 one-bits: the last leaf has 52 complete subtrees to its left
     expect(inclusionProofRanges(n - 1, n)).toEqual(
