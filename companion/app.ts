@@ -22,7 +22,9 @@ import { evidenceRoutes } from './evidence/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
 import { packRoutes } from './packs/routes.ts';
+import { policyRoutes } from './policy/routes.ts';
 import { recordRoutes } from './records/routes.ts';
+import { reviewRoutes } from './reviews/routes.ts';
 import { wellKnownRoutes } from './well-known/routes.ts';
 
 type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
@@ -35,6 +37,8 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   gateRoutes,
   recordRoutes,
   evidenceRoutes,
+  policyRoutes,
+  reviewRoutes,
   meteringRoutes,
 ];
 

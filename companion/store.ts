@@ -13,6 +13,10 @@ import type { TenantStore } from './account/store.ts';
 import { createSqliteTenantStore } from './account/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
+import type { PolicyStore } from './policy/store.ts';
+import { createSqlitePolicyStore } from './policy/sqlite-store.ts';
+import type { ReviewStore } from './reviews/store.ts';
+import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
 import { DATABASE_FILE, openDatabase } from './core/db.ts';
 import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
@@ -23,6 +27,10 @@ export interface Store {
   readonly tenants: TenantStore;
   /** Sealed records, the tenant logs, usage counters, idempotency keys and the event outbox. */
   readonly evidence: EvidenceStore;
+  /** Tenant policy versions per gate pack, append-only (policy capability). */
+  readonly policy: PolicyStore;
+  /** Paused actions awaiting review and their review receipts (reviews capability). */
+  readonly reviews: ReviewStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -61,6 +69,8 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     file,
     tenants: createSqliteTenantStore(db),
     evidence: createSqliteEvidenceStore(db),
+    policy: createSqlitePolicyStore(db),
+    reviews: createSqliteReviewStore(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

@@ -22,6 +22,8 @@ export interface Config {
   maxBodyBytes: number;
   /** How long shutdown waits for in-flight requests before closing their connections. */
   shutdownGraceMs: number;
+  /** Review window: a paused action unanswered this long expires and fails closed (reviews/state.ts). */
+  reviewTimeoutSeconds: number;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -31,6 +33,7 @@ export const CONFIG_DEFAULTS = {
   epochSeconds: 3600,
   maxBodyBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
+  reviewTimeoutSeconds: 72 * 3600,
 } as const;
 
 export class ConfigError extends Error {
@@ -66,6 +69,7 @@ export function loadConfig(
     outboxExternalSend: flag(merged, 'SVC_OUTBOX_EXTERNAL_SEND', problems),
     maxBodyBytes: integer(merged, 'SVC_MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1024, 64 * 1024 * 1024, problems),
     shutdownGraceMs: integer(merged, 'SVC_SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0, 600_000, problems),
+    reviewTimeoutSeconds: integer(merged, 'SVC_REVIEW_TIMEOUT_SECONDS', CONFIG_DEFAULTS.reviewTimeoutSeconds, 60, 365 * 86_400, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

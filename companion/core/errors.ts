@@ -30,6 +30,8 @@ export type ProblemCode =
   | 'idempotency_key_reused'
   | 'raw_content_rejected'
   | 'batch_must_be_array'
+  | 'policy_version_conflict'
+  | 'review_not_pending'
   | 'internal_error'
   | 'service_unavailable';
 

@@ -13,6 +13,8 @@ import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
 import type { AuthRequirement } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
+import { recordReview } from '../reviews/record-review.ts';
+import { RecordReview } from '../reviews/schema.ts';
 import { recordBody, viewRecord } from './record-view.ts';
 import { EvidencePacket, SealedRecord, VerifyRequest, VerifyResponse } from './schemas.ts';
 import { verifyKit } from './verify-kit.ts';
@@ -55,13 +57,18 @@ export function evidenceRoutes(deps: RouteDeps) {
     auth: deps.auth.apiKey,
     summary: 'Fetch a sealed record with its evidence packet and a ready verify request',
     request: { params: ActionKeyParam },
-    responses: { 200: jsonContent(SealedRecord, 'The sealed record'), 404: jsonContent(z.object({}), 'Unknown record') },
+    responses: {
+      // A gate action that needed review also carries its live review state (reviews capability).
+      200: jsonContent(SealedRecord.extend({ review: RecordReview.optional() }), 'The sealed record'),
+      404: jsonContent(z.object({}), 'Unknown record'),
+    },
   });
   router.openapi(getRecord, (c) => {
     const { action_key } = c.req.valid('param');
     const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
     if (!row) throw notFound(action_key);
-    return c.json(recordBody(row) as z.infer<typeof SealedRecord>, 200);
+    const review = recordReview(deps.store.reviews, row, rfc3339(deps.clock.now()));
+    return c.json({ ...recordBody(row), ...(review ? { review } : {}) } as z.infer<typeof SealedRecord>, 200);
   });
 
   const getPacket = defineRoute({

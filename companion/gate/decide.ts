@@ -5,8 +5,8 @@
  * carries and the facts the seal commits.
  *
  * Pure and deterministic: no I/O, no clock, no randomness. The same pack, request and overlay
- * always give the same decision, so a seal's manifest_digest and policy_digest are enough to
- * re-derive why it was made.
+ * always give the same decision, so a seal's manifest_digest and policy_digest (and for law the
+ * committed engine_version and rules_digest) are enough to re-derive why it was made.
  *
  * Precedence is blocked > needs_review > allow. A pack's default for an action type is the one
  * finding a tenant may waive (by allowlisting the action type: "the usual outcome for a fresh
@@ -15,6 +15,7 @@
  */
 import type { Decision, GateManifest } from '../packs/manifest.ts';
 import type { GatePack } from '../packs/registry.ts';
+import { lawCoreEngine } from './law-engine/index.ts';
 
 /**
  * The tenant-policy seam (interface-spec "What the service does" 3). The tenant policy
@@ -42,10 +43,22 @@ export const EMPTY_OVERLAY: PolicyOverlay = Object.freeze({
   review_routes: Object.freeze({}),
 });
 
-/** What the decision reads from a validated gate request; never the proposed text. */
+/** What the decision reads from a validated gate request. */
 export interface GateInput {
   action_type?: string | undefined;
   context: Readonly<Record<string, unknown>>;
+  /**
+   * The request's texts, for an engine that classifies them (the law engine). In memory only:
+   * engines return rule ids, class ids and their rules' fixed reasons, so nothing of the text
+   * reaches findings, next_step, catalog_refs or the committed context (interface-spec
+   * "What the service does" 7).
+   */
+  text?: GateText | undefined;
+}
+
+export interface GateText {
+  proposed_action?: string | undefined;
+  redacted_text?: string | undefined;
 }
 
 /**
@@ -54,9 +67,11 @@ export interface GateInput {
  */
 export function gateInput(pack: GatePack, body: Readonly<Record<string, unknown>>): GateInput {
   const actionType = body.action_type;
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return {
     action_type: typeof actionType === 'string' ? actionType : undefined,
     context: (body[pack.manifest.context_field] ?? {}) as Readonly<Record<string, unknown>>,
+    text: { proposed_action: str(body.proposed_action), redacted_text: str(body.redacted_text) },
   };
 }
 
@@ -65,6 +80,8 @@ export interface Finding {
   rule: string;
   source: 'pack' | 'policy';
   effect: Decision;
+  /** The law engine's grading-mirror dimension of the rule (law-engine/rules.ts). */
+  dimension?: string;
   /** Set on a pack default the tenant's allow list waived; it no longer counts. */
   waived?: true;
 }
@@ -84,19 +101,45 @@ export interface GateDecision {
     pack_version: string;
     action_type: string;
     findings: Finding[];
-  };
+  } & Partial<EngineFacts>;
+}
+
+/** A pack rule that fired: its id and effect are committed; its reason and route shape the answer. */
+export interface RuleHit {
+  rule: string;
+  effect: 'needs_review' | 'blocked';
+  /** Employee-safe, fixed by the rule (never built from the request); appended to next_step. */
+  reason: string;
+  dimension?: string;
+  /** Where a needs_review this rule decides is routed, unless the tenant's policy routes the action type. */
+  review_route?: string | undefined;
+}
+
+/** What an engine adds to the committed context so a verifier can re-derive its hits. */
+export interface EngineFacts {
+  engine_version: string;
+  rules_digest: string;
+  action_classes: string[];
+  dimensions: Record<string, Decision>;
+}
+
+export interface EngineResult {
+  hits: RuleHit[];
+  facts?: EngineFacts;
 }
 
 /** Evaluates a pack's own rules. */
-export type PackEngine = (manifest: GateManifest, actionType: string, input: GateInput) => Finding[];
+export type PackEngine = (manifest: GateManifest, actionType: string, input: GateInput) => EngineResult;
 
 /**
- * Engines by manifest `engine.id`. law-core is the seam for the core law engine
- * (interface-spec "What the service does" 2); today it evaluates the law manifest's rules like
- * any other pack, and a deeper engine registers here without changing the routes or the seal.
+ * Engines by manifest `engine.id`. law-core is the core law engine (interface-spec "What the
+ * service does" 2, law-engine/); it runs after any rules the law manifest itself lists.
  */
 const ENGINES: Readonly<Record<string, PackEngine>> = {
-  'law-core': manifestRules,
+  'law-core': (m, actionType, input) => {
+    const law = lawCoreEngine(m, actionType, input);
+    return { ...law, hits: [...manifestRules(m, actionType, input).hits, ...law.hits] };
+  },
   'manifest-rules': manifestRules,
 };
 
@@ -119,14 +162,19 @@ export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay 
     base.waived = true;
     findings.push({ rule: `policy.allow.${actionType}`, source: 'policy', effect: 'allow' });
   }
-  findings.push(...engine(m, actionType, input));
+  const result = engine(m, actionType, input);
+  for (const h of result.hits) findings.push({ rule: h.rule, source: 'pack', effect: h.effect, ...(h.dimension ? { dimension: h.dimension } : {}) });
   if (overlay.review_action_types.includes(actionType)) findings.push({ rule: `policy.review.${actionType}`, source: 'policy', effect: 'needs_review' });
   if (overlay.deny_action_types.includes(actionType)) findings.push({ rule: `policy.deny.${actionType}`, source: 'policy', effect: 'blocked' });
 
   let decision: Decision = 'allow';
   for (const f of findings) if (!f.waived && RANK[f.effect] > RANK[decision]) decision = f.effect;
 
-  const reviewRoute = decision === 'needs_review' ? (overlay.review_routes[actionType] ?? spec.review_route ?? m.review_route) : null;
+  // The rules that decided: their reasons go into next_step, the first one's route (if any) into review_route.
+  const deciding = result.hits.filter((h) => h.effect === decision);
+  const ruleRoute = deciding.find((h) => h.review_route !== undefined)?.review_route;
+  const reviewRoute =
+    decision === 'needs_review' ? (overlay.review_routes[actionType] ?? ruleRoute ?? spec.review_route ?? m.review_route) : null;
   const catalogRefs = unique([
     ...m.catalog_refs,
     `action-type:${m.name}:${actionType}`,
@@ -139,26 +187,43 @@ export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay 
     decision,
     actionType,
     reviewRoute,
-    nextStep: m.next_step[decision],
+    nextStep: nextStep(m.next_step[decision], deciding),
     catalogRefs,
     manifestDigest: pack.digest,
     policyDigest: overlay.digest,
-    context: { engine: `${m.engine.id}@${m.engine.version}`, pack_version: m.version, action_type: actionType, findings },
+    context: { engine: `${m.engine.id}@${m.engine.version}`, pack_version: m.version, action_type: actionType, findings, ...result.facts },
   };
 }
 
-/** A rule matches when its action types (if any) include this one and every context condition holds. */
-function manifestRules(manifest: GateManifest, actionType: string, input: GateInput): Finding[] {
-  const out: Finding[] = [];
-  for (const rule of manifest.rules) {
-    if (rule.when.action_types && !rule.when.action_types.includes(actionType)) continue;
-    const holds = Object.entries(rule.when.context).every(([k, allowed]) => {
+/**
+ * The pack's instruction for the decision, then why, from the deciding rules' fixed reasons
+ * (interface-spec Gate response: an employee-safe instruction; issue 4: a short reason naming
+ * the dimension). No rule, no reason: a pack default or a tenant policy speaks for itself.
+ */
+function nextStep(instruction: string, deciding: readonly RuleHit[]): string {
+  const why = unique(deciding.map((h) => (h.dimension ? `Why (${h.dimension.replaceAll('_', ' ')}): ${h.reason}` : `Why: ${h.reason}`)));
+  return [instruction, ...why].join(' ');
+}
+
+/**
+ * A manifest rule fires when its action types (if any) include this one, every `when` context
+ * condition holds, and not every `unless` condition holds. A condition on an absent key never
+ * holds.
+ */
+function manifestRules(manifest: GateManifest, actionType: string, input: GateInput): EngineResult {
+  const holds = (conditions: Readonly<Record<string, readonly (string | boolean)[]>>) =>
+    Object.entries(conditions).every(([k, allowed]) => {
       const v = input.context[k];
       return (typeof v === 'string' || typeof v === 'boolean') && allowed.includes(v);
     });
-    if (holds) out.push({ rule: rule.id, source: 'pack', effect: rule.effect });
+  const hits: RuleHit[] = [];
+  for (const rule of manifest.rules) {
+    if (rule.when.action_types && !rule.when.action_types.includes(actionType)) continue;
+    if (!holds(rule.when.context)) continue;
+    if (rule.unless && holds(rule.unless.context)) continue;
+    hits.push({ rule: rule.id, effect: rule.effect, reason: rule.reason, ...(rule.review_route ? { review_route: rule.review_route } : {}) });
   }
-  return out;
+  return { hits };
 }
 
 function unique(values: string[]): string[] {

@@ -10,7 +10,7 @@ import type { RouteDeps } from '../deps.ts';
 import type { SealOutcome } from '../evidence/sealer.ts';
 import { gatePacks, getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';
-import { EMPTY_OVERLAY } from './decide.ts';
+import { currentOverlay } from '../policy/overlay.ts';
 import type { PolicyOverlay } from './decide.ts';
 import { GateRequest, GateResponse, verticalRequestSchema } from './schema.ts';
 import { sealGate } from './seal-gate.ts';
@@ -30,12 +30,12 @@ const DESCRIPTION =
   'A replay of an earlier idempotency_key answers with the original body and the header Idempotent-Replayed: true.';
 
 /**
- * The tenant-policy seam (interface-spec "What the service does" 3): the tenant policy
- * capability will answer the tenant's overlay for a pack here; until then every tenant has
- * none, so a fresh tenant gets each pack's defaults.
+ * The tenant's current policy overlay for the pack (interface-spec "What the service does" 3),
+ * from memory (policy/overlay.ts); a tenant without a policy gets the pack's defaults. Its
+ * digest is committed as the seal's policy_digest.
  */
-function overlayFor(_deps: RouteDeps, _tenantId: string, _pack: GatePack): PolicyOverlay {
-  return EMPTY_OVERLAY;
+function overlayFor(deps: RouteDeps, tenantId: string, pack: GatePack): PolicyOverlay {
+  return currentOverlay(deps.store.policy, tenantId, pack.manifest.name);
 }
 
 /** 201 with the sealed body; a replay carries Idempotent-Replayed (draft-ietf-httpapi-idempotency-key-header). */
@@ -60,7 +60,7 @@ export function gateRoutes(deps: RouteDeps) {
   router.openapi(gate, async (c) => {
     const body = c.req.valid('json') as GateBody & { pack: string };
     const pack = getGatePack(body.pack)!; // the schema admits gate pack names only
-    return answer(c, await sealGate(deps.sealer, c.var.auth, pack, body, overlayFor(deps, c.var.auth.tenantId, pack)));
+    return answer(c, await sealGate(deps, c.var.auth, pack, body, overlayFor(deps, c.var.auth.tenantId, pack)));
   });
 
   for (const pack of gatePacks()) {
@@ -77,7 +77,7 @@ export function gateRoutes(deps: RouteDeps) {
     });
     router.openapi(route, async (c) => {
       const body = c.req.valid('json') as GateBody;
-      return answer(c, await sealGate(deps.sealer, c.var.auth, pack, body, overlayFor(deps, c.var.auth.tenantId, pack)));
+      return answer(c, await sealGate(deps, c.var.auth, pack, body, overlayFor(deps, c.var.auth.tenantId, pack)));
     });
   }
 

@@ -8,9 +8,11 @@
  */
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
-import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
+import type { Sealer, SealOutcome, SealedRecord } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
 import type { GatePack } from '../packs/registry.ts';
+import { openReviewItem } from '../reviews/state.ts';
+import type { ReviewStore } from '../reviews/store.ts';
 import { decide, gateInput } from './decide.ts';
 import type { PolicyOverlay } from './decide.ts';
 
@@ -20,7 +22,14 @@ export const GATE_IDEMPOTENCY_SCOPE = 'POST /v1/gate';
 /** A validated gate body (gate/schema.ts); the context sits under law_context or context. */
 export type GateBody = { action_type?: string | undefined; idempotency_key?: string | undefined } & Record<string, unknown>;
 
-export function sealGate(sealer: Sealer, auth: AuthContext, pack: GatePack, body: GateBody, overlay: PolicyOverlay): Promise<SealOutcome> {
+/** What sealing a gate decision needs: the pipeline, and where a paused action's review item goes. */
+export interface GateSealDeps {
+  sealer: Sealer;
+  store: { reviews: ReviewStore };
+  config: { reviewTimeoutSeconds: number };
+}
+
+export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, body: GateBody, overlay: PolicyOverlay): Promise<SealOutcome> {
   const m = pack.manifest;
   const { hash, bytes } = payloadCommitment(body);
   const idempotencyKey = body.idempotency_key;
@@ -29,7 +38,7 @@ export function sealGate(sealer: Sealer, auth: AuthContext, pack: GatePack, body
   const credits = estimateCredits(bytes.length, m.rate).credits;
   const d = decide(pack, gateInput(pack, body), overlay);
 
-  return sealer.seal({
+  return deps.sealer.seal({
     auth,
     vertical: m.vertical,
     actionType: d.actionType,
@@ -45,6 +54,15 @@ export function sealGate(sealer: Sealer, auth: AuthContext, pack: GatePack, body
     details: { action_type: d.actionType, next_step: d.nextStep, catalog_refs: d.catalogRefs },
     metering: { counted: true, credits },
     ...(idempotencyKey !== undefined ? { idempotency: { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
+    // interface-spec States and transitions: a needs_review action pauses. Its review item
+    // (companion/reviews/) commits in the seal's own transaction, so no paused action is ever
+    // missing from the board and no item exists without its sealed decision.
+    ...(d.decision === 'needs_review'
+      ? {
+          onSealed: (record: SealedRecord) =>
+            openReviewItem(deps.store.reviews, record, { actionType: d.actionType, reviewRoute: d.reviewRoute, nextStep: d.nextStep }, deps.config.reviewTimeoutSeconds),
+        }
+      : {}),
     // interface-spec "Gate response": exactly these fields.
     respond: (record) => ({
       decision: d.decision,

@@ -50,11 +50,16 @@ const RuleSchema = z
     id: z.string(),
     /** Rules only ever raise the decision (blocked > needs_review > allow); the tenant cannot waive them. */
     effect: z.enum(['needs_review', 'blocked']),
-    /** All conditions must hold. Omitted action_types means every action type. */
+    /** All conditions must hold. Omitted action_types means every action type. A condition on an absent key never holds. */
     when: z.strictObject({
       action_types: z.array(z.string()).optional(),
       context: z.record(z.string(), z.array(z.union([z.string(), z.boolean()])).min(1)),
     }),
+    /** The rule does not fire when every one of these holds (e.g. an export license is on file). */
+    unless: z.strictObject({ context: z.record(z.string(), z.array(z.union([z.string(), z.boolean()])).min(1)) }).optional(),
+    /** Where a needs_review this rule decides is routed; the tenant's route for the action type still wins. */
+    review_route: ReviewRoute.optional(),
+    /** Employee-safe and fixed: appended to next_step when the rule decides. */
     reason: z.string(),
     citations: z.array(z.string()),
   })
@@ -71,7 +76,12 @@ export const GateManifestSchema = z
     title: z.string(),
     summary: z.string(),
     /** Which engine evaluates the rules (gate/decide.ts); law is backed by the core engine (interface-spec 2). */
-    engine: z.strictObject({ id: z.string(), version: z.string() }),
+    engine: z.strictObject({
+      id: z.string(),
+      version: z.string(),
+      /** For an engine with its own ruleset (law-core): its digest, so manifest_digest commits the rules too. */
+      rules_digest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    }),
     /** Credits per estimated 1,000-token block (interface-spec Limits, "Credit basis"). */
     rate: z.number().int().positive(),
     endpoints: z.array(z.string()),
@@ -198,11 +208,32 @@ function checkGate(m: GateManifest): GateManifest {
   if (ids.size !== m.action_types.length) fail('duplicate action type id');
   if (m.action_type_required === (m.default_action_type !== null)) fail('exactly one of action_type_required and default_action_type');
   if (m.default_action_type !== null && !ids.has(m.default_action_type)) fail(`unknown default_action_type ${m.default_action_type}`);
+  const ruleIds = new Set<string>();
   for (const rule of m.rules) {
+    if (ruleIds.has(rule.id)) fail(`duplicate rule id ${rule.id}`);
+    ruleIds.add(rule.id);
     for (const t of rule.when.action_types ?? []) if (!ids.has(t)) fail(`rule ${rule.id} names unknown action type ${t}`);
-    for (const k of Object.keys(rule.when.context)) if (!(k in m.context_keys)) fail(`rule ${rule.id} names unknown context key ${k}`);
+    for (const [k, values] of [...Object.entries(rule.when.context), ...Object.entries(rule.unless?.context ?? {})]) {
+      const spec = m.context_keys[k];
+      if (spec === undefined) fail(`rule ${rule.id} names unknown context key ${k}`);
+      // A condition no valid request can meet is a typo that silently disables the rule.
+      for (const v of values) if (!admits(spec!, v)) fail(`rule ${rule.id}: ${k} can never be ${JSON.stringify(v)}`);
+    }
+    if (rule.effect === 'blocked' && rule.review_route !== undefined) fail(`rule ${rule.id} blocks, so it routes nowhere`);
   }
   return m;
+}
+
+/** Whether a request could carry this value under the key's spec (enum and boolean keys; others are free ids). */
+function admits(spec: KeySpec, v: string | boolean): boolean {
+  switch (spec.value.type) {
+    case 'enum':
+      return typeof v === 'string' && spec.value.values.includes(v);
+    case 'boolean':
+      return typeof v === 'boolean';
+    default:
+      return typeof v === 'string';
+  }
 }
 
 function checkRecord(m: RecordManifest): RecordManifest {

@@ -2,9 +2,11 @@
  * GET /v1/packs (interface-spec Endpoints: "Lists each pack and its exact required request
  * fields"). Public, like the rest of what a verifier needs to judge a seal: each manifest is
  * published verbatim beside its digest, so SHA-256 over the JCS bytes of an entry without
- * manifest_digest reproduces the manifest_digest committed in every seal it shaped.
+ * manifest_digest reproduces the manifest_digest committed in every seal it shaped. Likewise the
+ * law engine's ruleset under engines, beside the rules_digest its seals commit.
  */
 import { etag } from 'hono/etag';
+import { LAW_RULES_DIGEST, LAW_RULESET } from '../gate/law-engine/ruleset.ts';
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { BYTES_PER_TOKEN, CENTS_PER_CREDIT, MAX_CREDITS_PER_ACTION, TOKENS_PER_BLOCK } from '../metering/credits.ts';
@@ -29,6 +31,10 @@ const PackList = z
       credits: z.string(),
     }),
     claim_boundary: z.string(),
+    engines: z.record(
+      z.string(),
+      z.object({ version: z.string(), rules_digest: Digest, rules_digest_rule: z.string(), ruleset: z.record(z.string(), z.unknown()) }),
+    ),
   })
   .openapi('PackList');
 
@@ -48,6 +54,16 @@ function packList(): z.infer<typeof PackList> {
       credits: `credits = min(${MAX_CREDITS_PER_ACTION}, rate × max(1, ceil(estimated_tokens / ${TOKENS_PER_BLOCK})))`,
     },
     claim_boundary: CLAIM_BOUNDARY,
+    // The law pack's engine (manifest engine.id law-core; interface-spec "What the service does" 2):
+    // its classes, their patterns and limits, and its rules, beside the digest its seals commit.
+    engines: {
+      [LAW_RULESET.engine.id]: {
+        version: LAW_RULESET.engine.version,
+        rules_digest: LAW_RULES_DIGEST,
+        rules_digest_rule: 'rules_digest = lowercase hex SHA-256 of the RFC 8785 (JCS) bytes of ruleset',
+        ruleset: LAW_RULESET as unknown as Record<string, unknown>,
+      },
+    },
   };
 }
 

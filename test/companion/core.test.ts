@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       outboxExternalSend: false,
       maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
       shutdownGraceMs: CONFIG_DEFAULTS.shutdownGraceMs,
+      reviewTimeoutSeconds: 72 * 3600,
     });
   });
 

@@ -23,7 +23,8 @@ describe('decide', () => {
         expect(d.actionType).toBe(a.id);
         expect(d.manifestDigest).toBe(pack.digest);
         expect(d.policyDigest).toBeNull();
-        expect(d.nextStep).toBe(m.next_step[d.decision]);
+        // A rule that fires appends its reason (law: court-filing always needs the attorney's sign-off).
+        expect(d.nextStep.startsWith(m.next_step[d.decision])).toBe(true);
         expect(d.reviewRoute).toBe(d.decision === 'needs_review' ? (a.review_route ?? m.review_route) : null);
         expect(d.catalogRefs).toEqual(expect.arrayContaining([`pack:${m.name}`, `action-type:${m.name}:${a.id}`, `rule:${m.name}.default.${a.id}`]));
         expect(d.context).toMatchObject({ engine: `${m.engine.id}@${m.engine.version}`, pack_version: m.version, action_type: a.id });

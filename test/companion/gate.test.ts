@@ -58,7 +58,7 @@ describe('POST /v1/gate: the sealed decision', () => {
       tenant_id: tenantId,
       dev_key: true,
     });
-    expect(att.context).toMatchObject({ engine: 'law-core@0.1.0', action_type: 'proposed-action' });
+    expect(att.context).toMatchObject({ engine: 'law-core@1.0.0', engine_version: '1.0.0', action_type: 'proposed-action' });
     expect(r.catalog_refs).toEqual(expect.arrayContaining(['pack:law', 'engine:law-core', 'rule:law.default.proposed-action', 'route:browser:legal-review']));
   });
 
@@ -78,7 +78,8 @@ describe('POST /v1/gate: the sealed decision', () => {
         expect(res.status, `${m.name} ${a.id}: ${res.text}`).toBe(201);
         expect(res.body.decision, `${m.name} ${a.id}`).toBe(a.default_decision);
         expect(res.body.review_route).toBe(a.default_decision === 'needs_review' ? (a.review_route ?? m.review_route) : null);
-        expect(res.body.next_step).toBe(m.next_step[a.default_decision]);
+        // Rules that fire append their reasons (law: a court filing always needs the attorney's sign-off).
+        expect(res.body.next_step.startsWith(m.next_step[a.default_decision])).toBe(true);
         expect(res.body.action_key.startsWith(`${m.name}:${a.id}:`)).toBe(true);
       }
     }

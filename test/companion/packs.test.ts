@@ -55,6 +55,7 @@ describe('GET /v1/packs', () => {
     expect(entry('law').optional_fields).toEqual([
       'action_type',
       'law_context.client_consent',
+      'law_context.tool_data_handling',
       'surface',
       'source_key',
       'redacted_text',

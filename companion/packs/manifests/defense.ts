@@ -6,10 +6,12 @@ import { defineGatePack } from '../manifest.ts';
 import { booleanValue, enumValue, idValue, key } from '../values.ts';
 
 const CONTROLLED = ['cui', 'cui-specified', 'itar', 'ear'];
+const EXPORT_CONTROLLED = ['itar', 'ear'];
+const EXPORT_CONTROL = 'workflow:export-control';
 
 export const DEFENSE_PACK = defineGatePack({
   name: 'defense',
-  version: '1.0.0',
+  version: '1.1.0',
   title: 'Defense: controlled and export-controlled information',
   summary: 'Gates AI-tool actions that touch CUI, FCI or ITAR/EAR technical data before anything leaves its boundary.',
   engine: { id: 'manifest-rules', version: '1.0.0' },
@@ -28,6 +30,16 @@ export const DEFENSE_PACK = defineGatePack({
       enumValue(['on-premises', 'govcloud-fedramp-high', 'fedramp-moderate-cloud', 'commercial-cloud', 'external-ai-service']),
     ),
     recipient_foreign_person: key(false, 'Whether a foreign person receives the output (deemed export)', booleanValue()),
+    export_authorization: key(
+      false,
+      'What authorizes a release of export-controlled data: a license or agreement (DSP-5, TAA, BIS license), an exemption or exception, none, or not known',
+      enumValue(['license-or-agreement', 'exemption', 'none', 'unknown']),
+    ),
+    procurement_information: key(
+      false,
+      'Most sensitive procurement information involved (FAR 3.104; 41 U.S.C. 2102)',
+      enumValue(['none', 'own-proprietary', 'competitor-proprietary', 'source-selection']),
+    ),
     contract_id: key(false, 'Contract or program identifier', idValue(64)),
   },
   action_type_required: true,
@@ -91,11 +103,28 @@ export const DEFENSE_PACK = defineGatePack({
       citations: ['DFARS 252.204-7012(b)(2)(ii)(D)', '32 CFR 2002.14(h)'],
     },
     {
-      id: 'defense.export.foreign-person-recipient',
+      id: 'defense.export.foreign-person-unlicensed',
       effect: 'blocked',
-      when: { context: { data_marking: ['itar', 'ear'], recipient_foreign_person: [true] } },
-      reason: 'Releasing export-controlled data to a foreign person is a deemed export that needs a license.',
+      when: { context: { data_marking: EXPORT_CONTROLLED, recipient_foreign_person: [true] } },
+      unless: { context: { export_authorization: ['license-or-agreement', 'exemption'] } },
+      reason: 'Releasing export-controlled data to a foreign person is a deemed export that needs a license first.',
       citations: ['22 CFR 120.56', '15 CFR 734.13(b)'],
+    },
+    {
+      id: 'defense.export.foreign-person-licensed',
+      effect: 'needs_review',
+      when: { context: { data_marking: EXPORT_CONTROLLED, recipient_foreign_person: [true], export_authorization: ['license-or-agreement', 'exemption'] } },
+      review_route: EXPORT_CONTROL,
+      reason: 'A licensed release to a foreign person is checked against the license’s scope and provisos first.',
+      citations: ['22 CFR 123.22', '22 CFR 124.1', '15 CFR 750.7'],
+    },
+    {
+      id: 'defense.export.us-persons-only-boundary',
+      effect: 'needs_review',
+      when: { context: { data_marking: EXPORT_CONTROLLED, tool_boundary: ['fedramp-moderate-cloud'] } },
+      review_route: EXPORT_CONTROL,
+      reason: 'Export-controlled data in a commercial FedRAMP Moderate cloud is checked for U.S.-person-only access or end-to-end encryption first.',
+      citations: ['22 CFR 120.54(a)(5)', '15 CFR 734.18(a)(5)'],
     },
     {
       id: 'defense.fci.external-service-review',
@@ -103,6 +132,20 @@ export const DEFENSE_PACK = defineGatePack({
       when: { context: { data_marking: ['fci'], tool_boundary: ['external-ai-service'] } },
       reason: 'Federal contract information in an external AI service is reviewed against basic safeguarding.',
       citations: ['FAR 52.204-21'],
+    },
+    {
+      id: 'defense.procurement.integrity-information',
+      effect: 'blocked',
+      when: { context: { procurement_information: ['competitor-proprietary', 'source-selection'] } },
+      reason: 'A competitor’s bid or proposal information and source selection information are not used in an AI workflow.',
+      citations: ['41 U.S.C. 2102', 'FAR 3.104-3'],
+    },
+    {
+      id: 'defense.incident.authorized-submitter',
+      effect: 'needs_review',
+      when: { action_types: ['incident-report-draft'], context: {} },
+      reason: 'A cyber incident report to DoD is submitted by the company’s authorized official, whatever the tenant allows.',
+      citations: ['DFARS 252.204-7012(c)(1)', 'DFARS 252.204-7012(c)(3) (medium assurance certificate)'],
     },
   ],
   review_route: 'workflow:security-office',

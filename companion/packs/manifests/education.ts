@@ -3,11 +3,11 @@
  * education documents (IDEA) near AI tools. A manifest-backed gate (interface-spec 2).
  */
 import { defineGatePack } from '../manifest.ts';
-import { enumValue, idValue, key } from '../values.ts';
+import { booleanValue, enumValue, idValue, key } from '../values.ts';
 
 export const EDUCATION_PACK = defineGatePack({
   name: 'education',
-  version: '1.0.0',
+  version: '1.1.0',
   title: 'Education: student records and AI tools',
   summary: 'Gates AI-tool actions on student records, grades, family communication and IEP documents.',
   engine: { id: 'manifest-rules', version: '1.0.0' },
@@ -27,6 +27,13 @@ export const EDUCATION_PACK = defineGatePack({
       enumValue(['signed', 'none', 'unknown']),
     ),
     student_age_band: key(false, 'Age band of the students affected', enumValue(['under-13', '13-17', '18-plus'])),
+    recipient: key(
+      false,
+      'Who receives a disclosure or message',
+      enumValue(['school-official', 'parent-or-guardian', 'eligible-student', 'third-party', 'public']),
+    ),
+    directory_opt_out: key(false, 'Whether the student opted out of directory information disclosure (34 CFR 99.37(a))', booleanValue()),
+    grade_stakes: key(false, 'What the grade counts for', enumValue(['formative', 'summative', 'final'])),
   },
   action_type_required: true,
   default_action_type: null,
@@ -89,11 +96,55 @@ export const EDUCATION_PACK = defineGatePack({
       citations: ['34 CFR 99.31(a)(1)(i)(B)'],
     },
     {
+      id: 'education.ferpa.directory-opt-out',
+      effect: 'blocked',
+      when: { action_types: ['student-record-disclosure'], context: { student_data_class: ['directory'], directory_opt_out: [true] } },
+      reason: 'Directory information of a student who opted out is not disclosed.',
+      citations: ['34 CFR 99.37(a)(2)'],
+    },
+    {
+      id: 'education.ferpa.public-disclosure',
+      effect: 'blocked',
+      when: { context: { student_data_class: ['education-record'], recipient: ['public'] } },
+      reason: 'Personally identifiable information from education records is not made public.',
+      citations: ['34 CFR 99.30', '34 CFR 99.33'],
+    },
+    {
+      id: 'education.ferpa.third-party-disclosure',
+      effect: 'needs_review',
+      when: { action_types: ['student-record-disclosure'], context: { student_data_class: ['education-record'], recipient: ['third-party'] } },
+      review_route: 'workflow:records-office',
+      reason: 'A disclosure to a third party needs written consent or a named FERPA exception, and is recorded.',
+      citations: ['34 CFR 99.30', '34 CFR 99.31', '34 CFR 99.32'],
+    },
+    {
+      id: 'education.ferpa.eligible-student-parent',
+      effect: 'needs_review',
+      when: { context: { student_data_class: ['education-record'], recipient: ['parent-or-guardian'], institution_level: ['higher-ed'] } },
+      review_route: 'workflow:records-office',
+      reason: 'At a postsecondary institution FERPA rights belong to the student; a parent receives records only under an exception.',
+      citations: ['34 CFR 99.5(a)', '34 CFR 99.31(a)(8)', '34 CFR 99.36'],
+    },
+    {
       id: 'education.coppa.under-13-without-agreement',
       effect: 'needs_review',
       when: { context: { student_age_band: ['under-13'], tool_data_agreement: ['none', 'unknown'] } },
       reason: 'A tool collecting data from children under 13 needs school authorization on record.',
       citations: ['16 CFR 312.5'],
+    },
+    {
+      id: 'education.idea.iep-team-decides',
+      effect: 'needs_review',
+      when: { action_types: ['iep-document-draft'], context: {} },
+      reason: 'An IEP’s content is decided by the IEP team, so every AI-drafted section is reviewed, whatever the tenant allows.',
+      citations: ['34 CFR 300.321', '34 CFR 300.324'],
+    },
+    {
+      id: 'education.grading.final-grade',
+      effect: 'needs_review',
+      when: { action_types: ['grade-feedback-draft'], context: { grade_stakes: ['final'] } },
+      reason: 'A final grade is assigned by the instructor of record, not by an AI tool.',
+      citations: ['34 CFR 99.3 (education records)'],
     },
   ],
   review_route: 'browser:education-review',

@@ -1,18 +1,23 @@
 /**
- * The law gate pack, backed by the core law engine (interface-spec "What the service does" 2).
- * Anchors are ABA Model Rules of Professional Conduct and ABA Formal Opinion 512 (2024) on
- * generative AI tools. The engine's rule set deepens in a later issue; this manifest is what a
- * fresh tenant gets, and every seal commits its digest.
+ * The law gate pack, backed by the core law engine (interface-spec "What the service does" 2;
+ * companion/gate/law-engine/). Anchors are the ABA Model Rules of Professional Conduct and ABA
+ * Formal Opinion 512 (2024) on generative AI tools.
+ *
+ * The law rules live in the engine's ruleset, evaluated along the five grading-mirror
+ * dimensions over law_context and the classes of the proposed action. This manifest names the
+ * engine's version and rules digest, so its own digest, committed in every law seal, pins the
+ * rules as well; GET /v1/packs publishes the ruleset itself.
  */
+import { CLASSIFICATION_BOUNDARY, LAW_ENGINE_ID, LAW_ENGINE_VERSION, LAW_RULES_DIGEST } from '../../gate/law-engine/ruleset.ts';
 import { defineGatePack } from '../manifest.ts';
 import { enumValue, idValue, key, regionValue } from '../values.ts';
 
 export const LAW_PACK = defineGatePack({
   name: 'law',
-  version: '1.0.0',
+  version: '1.1.0',
   title: 'Law: proposed actions of legal AI tools',
   summary: 'Gates filings, client communications and disclosures proposed by AI tools used in legal work.',
-  engine: { id: 'law-core', version: '0.1.0' },
+  engine: { id: LAW_ENGINE_ID, version: LAW_ENGINE_VERSION, rules_digest: LAW_RULES_DIGEST },
   rate: 12,
   context_field: 'law_context',
   context_keys: {
@@ -39,6 +44,11 @@ export const LAW_PACK = defineGatePack({
       false,
       'Whether informed client consent to this use of the AI tool is documented (ABA Formal Op. 512)',
       enumValue(['documented', 'not-documented', 'not-applicable']),
+    ),
+    tool_data_handling: key(
+      false,
+      'What the AI tool does with its inputs: kept in the firm, held by a vendor that does not train on them, used to train the vendor’s models, or not known (ABA Formal Op. 512 on self-learning tools)',
+      enumValue(['firm-controlled', 'vendor-no-training', 'vendor-trains-on-inputs', 'unknown']),
     ),
   },
   action_type_required: false,
@@ -85,6 +95,14 @@ export const LAW_PACK = defineGatePack({
       citations: ['ABA Model Rule 1.1', 'ABA Model Rule 5.3'],
     },
     {
+      id: 'discovery-production',
+      title: 'Discovery production',
+      description: 'Producing documents to another party in discovery, after an AI-assisted responsiveness or privilege review.',
+      default_decision: 'needs_review',
+      review_route: 'browser:supervising-attorney',
+      citations: ['Fed. R. Civ. P. 26(b)(5)', 'Fed. R. Civ. P. 34', 'Fed. R. Evid. 502(b)'],
+    },
+    {
       id: 'privileged-material-external-share',
       title: 'Share privileged material with an external tool',
       description: 'Sending privileged or confidential client material to an AI tool outside the firm’s control.',
@@ -93,36 +111,8 @@ export const LAW_PACK = defineGatePack({
       citations: ['ABA Model Rule 1.6(c)', 'ABA Formal Op. 512 (2024)'],
     },
   ],
-  rules: [
-    {
-      id: 'law.candor.filing-attorney-signoff',
-      effect: 'needs_review',
-      when: { action_types: ['court-filing'], context: {} },
-      reason: 'A filing needs an attorney’s sign-off even when the tenant allows the action type.',
-      citations: ['ABA Model Rule 3.3', 'Fed. R. Civ. P. 11(a)'],
-    },
-    {
-      id: 'law.matter.critical-band-review',
-      effect: 'needs_review',
-      when: { context: { matter_band: ['critical'] } },
-      reason: 'Every AI-proposed action in a critical matter is reviewed.',
-      citations: ['ABA Model Rule 5.1'],
-    },
-    {
-      id: 'law.confidentiality.consent-not-documented',
-      effect: 'needs_review',
-      when: { context: { doctrine_anchor: ['confidentiality', 'privilege'], client_consent: ['not-documented'] } },
-      reason: 'Client information goes to an AI tool only with documented informed consent.',
-      citations: ['ABA Model Rule 1.6(a)', 'ABA Formal Op. 512 (2024)'],
-    },
-    {
-      id: 'law.upl.nonlawyer-client-advice',
-      effect: 'blocked',
-      when: { action_types: ['client-communication'], context: { doctrine_anchor: ['unauthorized-practice'] } },
-      reason: 'An AI tool does not give legal advice to a client without a lawyer.',
-      citations: ['ABA Model Rule 5.5'],
-    },
-  ],
+  // The law rules are the engine's (law-engine/rules.ts), committed through engine.rules_digest.
+  rules: [],
   review_route: 'browser:legal-review',
   next_step: {
     allow: 'You may proceed: this action is inside your firm’s approved scope for AI tools. The decision is sealed as evidence.',
@@ -132,5 +122,5 @@ export const LAW_PACK = defineGatePack({
       'Stop. Your firm’s rules for AI tools do not permit this action. Do not retry it in another tool; ask your supervising attorney how to proceed.',
   },
   catalog_refs: ['pack:law', 'engine:law-core', 'claim-boundary:evidence-and-routing'],
-  claim_boundary_note: 'It is not legal advice and does not replace a supervising attorney’s judgment.',
+  claim_boundary_note: `It is not legal advice and does not replace a supervising attorney’s judgment. ${CLASSIFICATION_BOUNDARY}`,
 });

@@ -5,9 +5,13 @@
 import { defineGatePack } from '../manifest.ts';
 import { booleanValue, enumValue, idValue, key } from '../values.ts';
 
+/** Action types that send records out of the covered entity: a patient or a payer, or an export. */
+const DISCLOSURES = ['phi-export', 'prior-authorization-draft'];
+const PRIVACY_OFFICE = 'workflow:privacy-office';
+
 export const MEDICINE_PACK = defineGatePack({
   name: 'medicine',
-  version: '1.0.0',
+  version: '1.1.0',
   title: 'Medicine: clinical AI output and protected health information',
   summary: 'Gates AI-drafted clinical content, patient messages, order suggestions and PHI movement.',
   engine: { id: 'manifest-rules', version: '1.0.0' },
@@ -27,6 +31,11 @@ export const MEDICINE_PACK = defineGatePack({
       enumValue(['baa-signed', 'no-baa', 'unknown']),
     ),
     patient_age_band: key(false, 'Age band of the patient', enumValue(['pediatric', 'adult', 'geriatric'])),
+    record_sensitivity: key(
+      false,
+      'The most sensitive kind of record involved, beyond ordinary PHI',
+      enumValue(['standard', 'sud-part2', 'psychotherapy-notes', 'hiv-status', 'genetic']),
+    ),
   },
   action_type_required: true,
   default_action_type: null,
@@ -89,11 +98,57 @@ export const MEDICINE_PACK = defineGatePack({
       citations: ['45 CFR 164.502(e)', '45 CFR 164.504(e)'],
     },
     {
+      id: 'medicine.hipaa.psychotherapy-notes-disclosure',
+      effect: 'blocked',
+      when: { action_types: DISCLOSURES, context: { record_sensitivity: ['psychotherapy-notes'] } },
+      reason: 'Psychotherapy notes leave only with the patient’s specific authorization, which an AI workflow does not hold.',
+      citations: ['45 CFR 164.508(a)(2)', '45 CFR 164.508(b)(4)'],
+    },
+    {
+      id: 'medicine.part2.sud-record-disclosure',
+      effect: 'needs_review',
+      when: { action_types: DISCLOSURES, context: { record_sensitivity: ['sud-part2'] } },
+      review_route: PRIVACY_OFFICE,
+      reason: 'Substance use disorder treatment records need the patient’s Part 2 consent on file before they leave.',
+      citations: ['42 CFR 2.31', '42 CFR 2.33'],
+    },
+    {
       id: 'medicine.part2.behavioral-health-export',
       effect: 'needs_review',
       when: { action_types: ['phi-export'], context: { care_setting: ['behavioral-health'] } },
-      reason: 'Substance use disorder records carry consent rules stricter than HIPAA.',
-      citations: ['42 CFR Part 2'],
+      review_route: PRIVACY_OFFICE,
+      reason: 'Behavioral health records may carry consent rules stricter than HIPAA; the privacy office checks before export.',
+      citations: ['42 CFR Part 2', '45 CFR 164.508(a)(2)'],
+    },
+    {
+      id: 'medicine.state-law.special-category-export',
+      effect: 'needs_review',
+      when: { action_types: ['phi-export'], context: { record_sensitivity: ['hiv-status', 'genetic'] } },
+      review_route: PRIVACY_OFFICE,
+      reason: 'HIV and genetic information often need specific written consent under state law before export.',
+      citations: ['45 CFR 160.203(b) (more stringent state law)', 'N.Y. Pub. Health Law § 2782', '410 ILCS 513 (Illinois Genetic Information Privacy Act)'],
+    },
+    {
+      id: 'medicine.research.phi-export',
+      effect: 'needs_review',
+      when: { action_types: ['phi-export'], context: { care_setting: ['research'], phi_involved: [true] } },
+      review_route: 'workflow:irb-privacy-board',
+      reason: 'PHI used for research leaves only with an authorization or an IRB or privacy board waiver on file.',
+      citations: ['45 CFR 164.508', '45 CFR 164.512(i)'],
+    },
+    {
+      id: 'medicine.cds.clinician-places-order',
+      effect: 'needs_review',
+      when: { action_types: ['order-suggestion'], context: {} },
+      reason: 'An AI order suggestion is placed only by a clinician who reviewed its basis, whatever the tenant allows.',
+      citations: ['21 U.S.C. 360j(o)(1)(E)', 'FDA Clinical Decision Support Software guidance (2022)'],
+    },
+    {
+      id: 'medicine.minor.patient-message',
+      effect: 'needs_review',
+      when: { action_types: ['patient-message'], context: { patient_age_band: ['pediatric'] } },
+      reason: 'A message about a minor goes to the right person under state minor-consent and proxy-access rules; a clinician checks first.',
+      citations: ['45 CFR 164.502(g)(3)'],
     },
   ],
   review_route: 'browser:clinical-review',

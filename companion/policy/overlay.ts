@@ -1,0 +1,58 @@
+/**
+ * The tenant's current policy overlay for a pack, as the gate applies it (interface-spec
+ * "What the service does": "applies the pack and the tenant's policy overlay").
+ *
+ * The gate is the hot path, so overlays are cached in memory and the gate does no extra query
+ * per request. The cache belongs to one store (a WeakMap keyed by it, so separate databases,
+ * as in tests, never share entries). It is correct because one process owns the database
+ * (DESIGN.md §2: an embedded SQLite file) and every write of a policy version goes through
+ * policy/versions.ts, which drops the entry inside the transaction that appends the version:
+ * the statements run synchronously, so the next read after the commit reloads it. A tenant
+ * without a policy is cached too (as EMPTY_OVERLAY), since that is the common case. The cache
+ * is bounded; the least recently used entry goes first.
+ */
+import { EMPTY_OVERLAY } from '../gate/decide.ts';
+import type { PolicyOverlay } from '../gate/decide.ts';
+import { overlayOf } from './document.ts';
+import type { PolicyDocument } from './document.ts';
+import type { PolicyStore, PolicyVersionRow } from './store.ts';
+
+/** Tenants × gate packs held at once; a miss costs one primary-key lookup. */
+export const OVERLAY_CACHE_MAX = 10_000;
+
+const caches = new WeakMap<PolicyStore, Map<string, PolicyOverlay>>();
+
+function cacheOf(store: PolicyStore): Map<string, PolicyOverlay> {
+  let cache = caches.get(store);
+  if (!cache) {
+    cache = new Map();
+    caches.set(store, cache);
+  }
+  return cache;
+}
+
+const keyOf = (tenantId: string, policyPack: string) => `${tenantId} ${policyPack}`;
+
+/** The overlay a stored version stands for; EMPTY_OVERLAY when there is none. */
+export function overlayOfVersion(row: PolicyVersionRow | undefined): PolicyOverlay {
+  return row ? overlayOf(JSON.parse(row.document) as PolicyDocument, row.digest) : EMPTY_OVERLAY;
+}
+
+export function currentOverlay(store: PolicyStore, tenantId: string, policyPack: string): PolicyOverlay {
+  const cache = cacheOf(store);
+  const key = keyOf(tenantId, policyPack);
+  let overlay = cache.get(key);
+  if (overlay) {
+    cache.delete(key); // re-inserted below: a Map iterates in insertion order, oldest first
+  } else {
+    overlay = overlayOfVersion(store.current(tenantId, policyPack));
+    if (cache.size >= OVERLAY_CACHE_MAX) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(key, overlay);
+  return overlay;
+}
+
+/** Drops the cached overlay; called in the transaction that appends a version. */
+export function forgetOverlay(store: PolicyStore, tenantId: string, policyPack: string): void {
+  caches.get(store)?.delete(keyOf(tenantId, policyPack));
+}

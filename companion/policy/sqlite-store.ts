@@ -1,0 +1,53 @@
+/** SQLite implementation of PolicyStore (migration 0003_policy.sql); statements are prepared once. */
+import type { Db } from '../core/db.ts';
+import type { PolicyStore, PolicyVersionRow } from './store.ts';
+
+interface VersionDbRow {
+  tenant_id: string;
+  policy_pack: string;
+  version: number;
+  digest: string;
+  previous_digest: string | null;
+  document: string;
+  actor: string;
+  created_at: string;
+  action_key: string;
+}
+
+const toRow = (r: VersionDbRow): PolicyVersionRow => ({
+  tenantId: r.tenant_id,
+  policyPack: r.policy_pack,
+  version: r.version,
+  digest: r.digest,
+  previousDigest: r.previous_digest,
+  document: r.document,
+  actor: r.actor,
+  createdAt: r.created_at,
+  actionKey: r.action_key,
+});
+
+export function createSqlitePolicyStore(db: Db): PolicyStore {
+  // The primary key (tenant_id, policy_pack, version) serves all three: one index seek each.
+  const current = db.prepare<[string, string], VersionDbRow>(
+    'SELECT * FROM policy_versions WHERE tenant_id = ? AND policy_pack = ? ORDER BY version DESC LIMIT 1',
+  );
+  const insert = db.prepare(`INSERT INTO policy_versions
+    (tenant_id, policy_pack, version, digest, previous_digest, document, actor, created_at, action_key)
+    VALUES (@tenantId, @policyPack, @version, @digest, @previousDigest, @document, @actor, @createdAt, @actionKey)`);
+  const list = db.prepare<[string, string, number, number], VersionDbRow>(
+    'SELECT * FROM policy_versions WHERE tenant_id = ? AND policy_pack = ? AND version < ? ORDER BY version DESC LIMIT ?',
+  );
+
+  return {
+    current(tenantId, policyPack) {
+      const r = current.get(tenantId, policyPack);
+      return r && toRow(r);
+    },
+    insertVersion(row) {
+      insert.run(row);
+    },
+    listVersions(tenantId, policyPack, { limit, beforeVersion }) {
+      return list.all(tenantId, policyPack, beforeVersion ?? Number.MAX_SAFE_INTEGER, limit).map(toRow);
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The `review` object of GET /v1/records/{action_key} for a gate action that needed review
+ * (companion/REVIEW-CONTRACT.tmp.md): what the employee's client polls while paused.
+ * Read-only: the status shown is the lazy one (./state.ts), so an action past its window
+ * reads expired before any expiry receipt exists.
+ */
+import type { SealedRecordRow } from '../evidence/store.ts';
+import { effectiveStatus, nextStepFor } from './state.ts';
+import type { ReviewStore } from './store.ts';
+
+export interface RecordReviewView {
+  status: string;
+  reviewer: string | null;
+  decided_at: string | null;
+  receipt_action_key: string | null;
+  expires_at: string | null;
+  review_route: string | null;
+  escalation_count: number;
+  next_step: string;
+  receipts: { action_key: string; decision: string; reviewer: string | null; recorded_at: string }[];
+}
+
+export function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: string): RecordReviewView | undefined {
+  if (row.kind !== 'gate' || row.decision !== 'needs_review') return undefined;
+  const item = reviews.findItem(row.tenantId, row.actionKey);
+  if (!item) return undefined;
+  const status = effectiveStatus(item, now);
+  const lazilyExpired = status === 'expired' && item.status !== 'expired';
+  return {
+    status,
+    reviewer: status === 'expired' ? null : item.reviewer,
+    decided_at: lazilyExpired ? item.expiresAt : item.decidedAt,
+    receipt_action_key: lazilyExpired ? null : item.receiptActionKey,
+    expires_at: item.expiresAt,
+    review_route: item.reviewRoute,
+    escalation_count: item.escalationCount,
+    next_step: nextStepFor(item, status),
+    receipts: reviews.receiptsFor(row.tenantId, row.actionKey).map((r) => ({
+      action_key: r.receiptActionKey,
+      decision: r.decision,
+      reviewer: r.reviewer,
+      recorded_at: r.recordedAt,
+    })),
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * POST /v1/reviews and GET /active-manifest (interface-spec Endpoints "Gate, record, review,
+ * verify" and "Routing and integrations"; companion/REVIEW-CONTRACT.tmp.md), plus the law
+ * grading mirror routes (./mirror-routes.ts) and the expiry sweep's registration.
+ *
+ * Order of answers for a review: 422 (body) → 404 (no such record for this tenant, never 403:
+ * interface-spec Authentication 6) → 409 review_not_pending (never paused) → 422 (pack) →
+ * seal, where the item's state is checked again inside the transaction (409 if decided or
+ * expired meanwhile; an expired item gets its expiry receipt sealed first).
+ */
+import type { Context } from 'hono';
+import { rfc3339 } from '../core/clock.ts';
+import { PROBLEM_CONTENT_TYPE, ProblemError } from '../core/errors.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { evidenceHref } from '../evidence/sealer.ts';
+import type { SealOutcome } from '../evidence/sealer.ts';
+import { expireReview, registerExpirySweep, sweepIntervalMs } from './expiry.ts';
+import type { ExpiryDeps } from './expiry.ts';
+import { mirrorRoutes } from './mirror-routes.ts';
+import { neverPaused, notOpen } from './refusals.ts';
+import { assertMirrorTuple, assertPackMatches } from './review-checks.ts';
+import { ActiveManifest, ActiveManifestQuery, ReviewRequest, ReviewResponse } from './schema.ts';
+import { sealReview } from './seal-review.ts';
+import type { ReviewItem } from './store.ts';
+import { effectiveStatus } from './state.ts';
+
+export const BOARD_DEFAULT_LIMIT = 50;
+
+const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema } } }) as const;
+
+export function reviewRoutes(deps: RouteDeps) {
+  const router = createRouter();
+  const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
+  registerExpirySweep(deps.lifecycle, expiryDeps, sweepIntervalMs(deps.config.reviewTimeoutSeconds));
+
+  const review = defineRoute({
+    method: 'post',
+    path: '/v1/reviews',
+    tags: ['reviews'],
+    auth: deps.auth.apiKey,
+    summary: 'Record a reviewer’s decision on a paused (needs_review) action as a sealed review receipt',
+    description:
+      'Seals a review receipt (kind review) linked to the reviewed action: its attestation commits the reviewed action_key and attestation hash. ' +
+      'escalated keeps the action paused; approved and rejected are final. A law review may post the mirror tuple (GET /law/grading-mirror); ' +
+      'the response then carries mirror_seal, verifiable at POST /law/grading-mirror/verify. The reason is never stored, only committed through payload_hash. ' +
+      'A replay of an earlier idempotency_key answers with the original body and the header Idempotent-Replayed: true.',
+    request: { body: jsonBody(ReviewRequest) },
+    responses: {
+      201: jsonContent(ReviewResponse, 'The review receipt, sealed and linked to the reviewed action'),
+      404: problem("No such action for this tenant (another tenant's action answers the same)"),
+      409: problem(
+        'review_not_pending: the action is not paused (an allow or blocked decision, not a gate action), was already approved or rejected, ' +
+          'or its review window ended (expired, fail closed); review_status says which',
+      ),
+    },
+  });
+  router.openapi(review, async (c) => {
+    const body = c.req.valid('json');
+    const auth = c.var.auth;
+    assertMirrorTuple(body);
+    const item = deps.store.reviews.findItem(auth.tenantId, body.action_key);
+    if (!item) {
+      const row = deps.store.evidence.findRecord(auth.tenantId, body.action_key);
+      if (!row) throw ProblemError.notFound(`no sealed action ${body.action_key} for this tenant`);
+      throw neverPaused(row);
+    }
+    assertPackMatches(body, item);
+    const reviewed = deps.store.evidence.findRecord(auth.tenantId, item.actionKey)!;
+    let outcome: SealOutcome;
+    try {
+      outcome = await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed);
+    } catch (err) {
+      if (!isExpiredRefusal(err)) throw err;
+      // First touch after the deadline commits the expiry as evidence, then refuses.
+      const after = await expireReview(expiryDeps, item);
+      throw notOpen(after, rfc3339(deps.clock.now()));
+    }
+    return answer(c, outcome);
+  });
+
+  const board = defineRoute({
+    method: 'get',
+    path: '/active-manifest',
+    tags: ['reviews'],
+    auth: deps.auth.apiKey,
+    summary: 'The live board of the tenant’s paused actions and their review routes (raw-safe), oldest first',
+    description:
+      'What a browser reviewer reads: every action paused for review (pending or escalated) whose review window is still running. ' +
+      'Keys, decisions, action types, routes, hrefs, next steps, age and expiry only; never prompt or document text.',
+    request: { query: ActiveManifestQuery },
+    responses: { 200: jsonContent(ActiveManifest, 'Paused actions, oldest first') },
+  });
+  router.openapi(board, (c) => {
+    const { route, limit: rawLimit } = c.req.valid('query');
+    const limit = rawLimit === undefined ? BOARD_DEFAULT_LIMIT : Number(rawLimit);
+    const now = deps.clock.now();
+    const at = rfc3339(now);
+    const rows = deps.store.reviews.listOpen(c.var.auth.tenantId, at, { route, limit: limit + 1 });
+    c.header('cache-control', 'no-store');
+    return c.json(
+      {
+        tenant_id: c.var.auth.tenantId,
+        generated_at: at,
+        route: route ?? null,
+        limit,
+        truncated: rows.length > limit,
+        raw_content_stored: false as const,
+        items: rows.slice(0, limit).map((item) => boardItem(item, now)),
+      },
+      200,
+    );
+  });
+
+  router.route('/', mirrorRoutes(deps));
+  return router;
+}
+
+function boardItem(item: ReviewItem, now: Date) {
+  const status = effectiveStatus(item, now.toISOString());
+  return {
+    action_key: item.actionKey,
+    pack: item.pack,
+    vertical: item.vertical,
+    action_type: item.actionType,
+    decision: 'needs_review' as const,
+    // listOpen returns only items open at `now`; the narrowing is for the type.
+    status: status === 'escalated' ? ('escalated' as const) : ('pending' as const),
+    review_route: item.reviewRoute,
+    href: evidenceHref(item.vertical, item.actionKey),
+    record_href: `/v1/records/${item.actionKey}`,
+    next_step: item.nextStep,
+    created_at: item.createdAt,
+    age_seconds: Math.max(0, Math.floor((now.getTime() - Date.parse(item.createdAt)) / 1000)),
+    expires_at: item.expiresAt,
+    expires_in_seconds: Math.max(0, Math.floor((Date.parse(item.expiresAt) - now.getTime()) / 1000)),
+    escalation_count: item.escalationCount,
+  };
+}
+
+function isExpiredRefusal(err: unknown): boolean {
+  return err instanceof ProblemError && err.code === 'review_not_pending' && err.extra.review_status === 'expired';
+}
+
+/** 201 with the sealed body; a replay carries Idempotent-Replayed (draft-ietf-httpapi-idempotency-key-header). */
+function answer(c: Context, outcome: SealOutcome) {
+  if (outcome.replayed) c.header('idempotent-replayed', 'true');
+  return c.json(outcome.body as never, outcome.status as 201);
+}

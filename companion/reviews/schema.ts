@@ -1,0 +1,205 @@
+/**
+ * Request and response schemas of the reviews capability (interface-spec "Review request",
+ * Endpoints POST /v1/reviews, GET /active-manifest, GET /law/grading-mirror), matching
+ * companion/REVIEW-CONTRACT.tmp.md field for field; fields beyond it are additions.
+ *
+ * Objects are strict: an unknown field is a 422 naming it. No transforms on the review body:
+ * the validated body equals the posted body, so payload_hash over it is the hash of what the
+ * reviewer's client holds (DESIGN.md §3).
+ */
+import { z } from '../core/router.ts';
+import { EvidencePacket, Sha256Hex, VerifyRequest, VerifyResponse } from '../evidence/schemas.ts';
+import { IdempotencyKey } from '../gate/schema.ts';
+import { GATE_PACKS } from '../packs/manifest.ts';
+import { MIRROR_DIGEST, MIRROR_GRADES, MIRROR_KEYS, MIRROR_VERSION } from './mirror.ts';
+import { FINAL_STATUSES, OPEN_STATUSES, REVIEW_DECISIONS } from './store.ts';
+
+export const REASON_MAX_CHARS = 2000;
+
+const gradeMessage = `expected one of ${MIRROR_GRADES.join(', ')}`;
+const Grade = z.enum(MIRROR_GRADES, {
+  error: (iss) => (iss.input === undefined ? `required: every one of the five mirror keys is graded (${gradeMessage})` : gradeMessage),
+});
+
+/** Exactly the five keys, each PASS, PARTIAL, FAIL or NA; a missing or extra key is named. */
+export const MirrorGradesSchema = z
+  .strictObject(Object.fromEntries(MIRROR_KEYS.map((k) => [k, Grade])) as Record<(typeof MIRROR_KEYS)[number], typeof Grade>)
+  .openapi('MirrorGrades', { description: `Exactly ${MIRROR_KEYS.join(', ')}; each ${MIRROR_GRADES.join(', ')}` });
+
+const ActionKey = z.string().min(1).max(200).openapi({ example: 'law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D' });
+
+export const ReviewRequest = z
+  .strictObject({
+    pack: z.enum(GATE_PACKS, { error: `expected the reviewed action's pack: one of ${GATE_PACKS.join(', ')}` }),
+    action_key: ActionKey.openapi({ description: 'The paused (needs_review) gate action' }),
+    reviewer: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/\S/, { error: 'expected a reviewer identifier, got only whitespace' })
+      .regex(/^\P{Cc}+$/u, { error: 'control characters are not allowed' })
+      .openapi({ description: 'Reviewer identifier; stored and sealed as decision metadata' }),
+    decision: z.enum(REVIEW_DECISIONS),
+    reason: z
+      .string()
+      .max(REASON_MAX_CHARS)
+      .optional()
+      .openapi({ description: 'Never stored: committed only through payload_hash; the reviewer keeps it to re-prove the receipt' }),
+    mirror_grades: MirrorGradesSchema.optional(),
+    mirror_version: z
+      .literal(MIRROR_VERSION, { error: `expected the published mirror_version ${JSON.stringify(MIRROR_VERSION)} (GET /law/grading-mirror)` })
+      .optional(),
+    mirror_digest: z
+      .literal(MIRROR_DIGEST, { error: `expected the published mirror_digest ${MIRROR_DIGEST} (GET /law/grading-mirror)` })
+      .optional(),
+    idempotency_key: IdempotencyKey.optional(),
+  })
+  .openapi('ReviewRequest');
+
+export type ReviewBody = z.infer<typeof ReviewRequest>;
+
+const MirrorTupleFields = {
+  mirror_version: z.string(),
+  mirror_digest: z.string(),
+  reviewed_action_key: z.string(),
+  review_action_key: z.string().openapi({ description: 'The review receipt whose signed attestation commits the tuple' }),
+};
+
+export const MirrorSeal = z
+  .strictObject({
+    format: z.literal('svc.law-mirror-seal/v1'),
+    ...MirrorTupleFields,
+    mirror_digest: Sha256Hex,
+    mirror_grades: MirrorGradesSchema,
+    committed_in: z.literal('verify_request.seal.attestation.context.mirror'),
+    verify_href: z.literal('/law/grading-mirror/verify'),
+    verify_request: VerifyRequest,
+  })
+  .openapi('MirrorSeal', {
+    description:
+      'The mirror tuple and the review receipt that seals it; POST this object as it is to verify_href (anyone may, offline too: recompute mirror_digest from the rubric and verify the receipt)',
+  });
+
+export const ReviewResponse = z
+  .strictObject({
+    action_key: z.string().openapi({ description: "The review receipt's own key", example: 'law:review:01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
+    reviewed_action_key: z.string(),
+    decision: z.enum(REVIEW_DECISIONS),
+    review_status: z.enum(['escalated', 'approved', 'rejected']).openapi({ description: 'The action\'s review status after this decision' }),
+    reviewer: z.string(),
+    evidence_packet: EvidencePacket,
+    payload_hash: Sha256Hex,
+    review_route: z.null(),
+    verify_request: VerifyRequest,
+    next_step: z.string(),
+    expires_at: z.string().openapi({ description: 'End of the review window (unchanged by an escalation)' }),
+    mirror_seal: MirrorSeal.optional(),
+  })
+  .openapi('ReviewResponse');
+
+const ReceiptSummary = z.strictObject({
+  action_key: z.string(),
+  decision: z.enum([...REVIEW_DECISIONS, 'expired']),
+  reviewer: z.string().nullable(),
+  recorded_at: z.string(),
+});
+
+const ReviewStatusEnum = z.enum([...OPEN_STATUSES, ...FINAL_STATUSES]);
+
+/** The `review` object GET /v1/records/{action_key} carries for a gate action that needed review. */
+export const RecordReview = z
+  .strictObject({
+    status: ReviewStatusEnum.openapi({ description: 'expired from the end of the window on, even before the expiry receipt is sealed (fail closed)' }),
+    reviewer: z.string().nullable().openapi({ description: 'Who set the current status; null while pending and when expired' }),
+    decided_at: z.string().nullable().openapi({ description: 'When the current status was set; for expired, the end of the window' }),
+    receipt_action_key: z.string().nullable().openapi({ description: 'The receipt that set the current status (null until one is sealed)' }),
+    expires_at: z.string().nullable(),
+    review_route: z.string().nullable(),
+    escalation_count: z.number().int(),
+    next_step: z.string().openapi({ description: 'Employee-safe instruction for the current status' }),
+    receipts: z.array(ReceiptSummary).openapi({ description: 'Every review receipt of this action, oldest first' }),
+  })
+  .openapi('RecordReview');
+
+export const ActiveManifestQuery = z.strictObject({
+  route: z.string().min(1).max(200).optional().openapi({ description: 'Exact review_route, e.g. browser:legal-review' }),
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, { error: 'expected an integer from 1 to 200' })
+    .refine((v) => Number(v) >= 1 && Number(v) <= 200, { error: 'expected an integer from 1 to 200' })
+    .optional()
+    .openapi({ description: 'Most items returned, 1 to 200 (default 50)' }),
+});
+
+export const ActiveManifestItem = z.strictObject({
+  action_key: z.string(),
+  pack: z.string(),
+  vertical: z.string(),
+  action_type: z.string(),
+  decision: z.literal('needs_review'),
+  status: z.enum(OPEN_STATUSES),
+  review_route: z.string().nullable(),
+  href: z.string().openapi({ description: 'The evidence packet of the paused action' }),
+  record_href: z.string(),
+  next_step: z.string(),
+  created_at: z.string(),
+  age_seconds: z.number().int(),
+  expires_at: z.string(),
+  expires_in_seconds: z.number().int(),
+  escalation_count: z.number().int(),
+});
+
+export const ActiveManifest = z
+  .strictObject({
+    tenant_id: z.string(),
+    generated_at: z.string(),
+    route: z.string().nullable(),
+    limit: z.number().int(),
+    truncated: z.boolean().openapi({ description: 'More paused items exist than were returned' }),
+    raw_content_stored: z.literal(false),
+    items: z.array(ActiveManifestItem),
+  })
+  .openapi('ActiveManifest');
+
+export const MirrorRubricResponse = z
+  .strictObject({
+    mirror_version: z.string(),
+    mirror_digest: Sha256Hex,
+    digest_recipe: z.string(),
+    keys: z.array(z.string()),
+    grade_values: z.array(z.string()),
+    rubric: z.record(z.string(), z.unknown()),
+    verify_href: z.string(),
+  })
+  .openapi('LawGradingMirror');
+
+/** What POST /law/grading-mirror/verify reads; loose where a tampered value must fail a check, not the request. */
+export const MirrorVerifyRequest = z
+  .strictObject({
+    format: z.string().optional(),
+    ...MirrorTupleFields,
+    mirror_grades: z.record(z.string(), z.unknown()),
+    committed_in: z.string().optional(),
+    verify_href: z.string().optional(),
+    verify_request: VerifyRequest,
+  })
+  .openapi('MirrorVerifyRequest');
+
+const MirrorCheck = z.strictObject({
+  name: z.enum(['mirror_rubric', 'mirror_grades', 'mirror_commitment']),
+  ok: z.boolean(),
+  detail: z.string(),
+});
+
+export const MirrorVerifyResponse = z
+  .strictObject({
+    verified: z.boolean(),
+    mirror_version: z.string(),
+    mirror_digest: z.string(),
+    review_action_key: z.string(),
+    reviewed_action_key: z.string(),
+    mirror_checks: z.array(MirrorCheck),
+    evidence: VerifyResponse.omit({ action_key: true, failed_checks: true }),
+    failed_checks: z.array(z.string()),
+  })
+  .openapi('MirrorVerifyResponse');

@@ -1,0 +1,136 @@
+/**
+ * One review decision, from validated body to sealed review receipt (interface-spec States and
+ * transitions: "needs_review → review decision recorded; review receipt sealed").
+ *
+ * The receipt goes through the one sealing pipeline (deps.sealer) as kind `review`, and the
+ * item's transition happens in `onSealed`, inside the seal's transaction: the receipt and the
+ * new status commit together or not at all. The status is re-checked there (the store's UPDATE
+ * carries the condition), against the receipt's own signed recorded_at, so of two concurrent
+ * reviews exactly one commits and a receipt can never be signed after the window ended.
+ *
+ * Linking: the receipt's attestation commits the reviewed action_key and that action's
+ * attestation hash, so the pair is bound by signatures, not only by our tables.
+ *
+ * Raw-safe: the reason is never stored. It is committed only through payload_hash (the whole
+ * body minus idempotency_key, DESIGN.md §3), which the reviewer's copy of the body re-proves;
+ * the mirror tuple is a version, a digest and five enum values.
+ */
+import { payloadCommitment } from '../../shared/attestation.ts';
+import type { AuthContext } from '../core/auth.ts';
+import type { Sealer, SealOutcome, SealedRecord } from '../evidence/sealer.ts';
+import type { SealedRecordRow } from '../evidence/store.ts';
+import { MIRROR_VERIFY_PATH } from './mirror.ts';
+import type { MirrorTuple } from './mirror.ts';
+import { notOpen } from './refusals.ts';
+import type { ReviewBody } from './schema.ts';
+import type { ReviewDecision, ReviewItem, ReviewStore } from './store.ts';
+
+/** One scope for every review submission path (HTTP today; signed callbacks reuse it). */
+export const REVIEW_IDEMPOTENCY_SCOPE = 'POST /v1/reviews';
+
+export interface ReviewSealDeps {
+  sealer: Sealer;
+  reviews: ReviewStore;
+}
+
+const NEXT_STEP: Record<ReviewDecision, (item: ReviewItem) => string> = {
+  approved: () => 'Approved and sealed. The person who paused this action may proceed; the receipt is linked to the action.',
+  rejected: () => 'Rejected and sealed. The action must not proceed; the person who paused it is told to stop.',
+  escalated: (item) =>
+    `Escalated and sealed. The action stays paused until a reviewer approves or rejects it; the review window still ends at ${item.expiresAt}.`,
+};
+
+export function sealReview(
+  deps: ReviewSealDeps,
+  auth: AuthContext,
+  body: ReviewBody,
+  item: ReviewItem,
+  reviewed: SealedRecordRow,
+): Promise<SealOutcome> {
+  const { hash } = payloadCommitment(body);
+  const mirror = mirrorTuple(body);
+  const nextStep = NEXT_STEP[body.decision](item);
+
+  return deps.sealer.seal({
+    auth,
+    vertical: item.vertical,
+    actionType: 'review',
+    pack: item.pack,
+    kind: 'review',
+    decision: body.decision,
+    status: 'reviewed',
+    reviewRoute: null,
+    payloadHash: hash,
+    // A human decision: no pack manifest or tenant policy shaped it.
+    manifestDigest: null,
+    policyDigest: null,
+    context: {
+      reviewed_action_key: item.actionKey,
+      reviewed_attestation_hash: reviewed.attestationHash,
+      reviewed_decision: reviewed.decision,
+      reviewed_review_route: item.reviewRoute,
+      review_expires_at: item.expiresAt,
+      reviewer: body.reviewer,
+      ...(mirror ? { mirror } : {}),
+    },
+    details: { action_type: 'review', reviewed_action_key: item.actionKey, reviewer: body.reviewer, review_status: body.decision, next_step: nextStep },
+    // A receipt about an action already sealed and metered, not a new sealed action.
+    metering: { counted: false, credits: 0 },
+    ...(body.idempotency_key !== undefined
+      ? { idempotency: { scope: REVIEW_IDEMPOTENCY_SCOPE, key: body.idempotency_key, requestHash: hash } }
+      : {}),
+    onSealed: (record) => applyDecision(deps.reviews, item, body, record),
+    respond: (record) => ({
+      action_key: record.actionKey,
+      reviewed_action_key: item.actionKey,
+      decision: body.decision,
+      review_status: body.decision,
+      reviewer: body.reviewer,
+      evidence_packet: record.packet,
+      payload_hash: hash,
+      review_route: null,
+      verify_request: record.verifyRequest,
+      next_step: nextStep,
+      expires_at: item.expiresAt,
+      ...(mirror ? { mirror_seal: mirrorSeal(mirror, item, record) } : {}),
+    }),
+  });
+}
+
+/** Inside the seal's transaction: the item moves, or the whole seal of this request rolls back. */
+function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody, record: SealedRecord): void {
+  const at = record.recordedAt;
+  const moved = reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: body.reviewer, at, receiptActionKey: record.actionKey });
+  if (!moved) throw notOpen(reviews.findItem(item.tenantId, item.actionKey)!, at);
+  reviews.addReceipt({
+    receiptActionKey: record.actionKey,
+    tenantId: item.tenantId,
+    reviewedActionKey: item.actionKey,
+    decision: body.decision,
+    reviewer: body.reviewer,
+    recordedAt: at,
+  });
+}
+
+function mirrorTuple(body: ReviewBody): MirrorTuple | undefined {
+  // The route admits the tuple only whole and only for law (./review-checks.ts).
+  if (body.mirror_grades === undefined || body.mirror_version === undefined || body.mirror_digest === undefined) return undefined;
+  return { mirror_version: body.mirror_version, mirror_digest: body.mirror_digest, mirror_grades: body.mirror_grades };
+}
+
+/**
+ * The mirror seal is the review receipt itself: the tuple sits in its signed attestation
+ * (context.mirror), so tuple and decision are one atomic, signed fact. This object carries
+ * the tuple beside the receipt's verify request, ready to POST to MIRROR_VERIFY_PATH.
+ */
+function mirrorSeal(mirror: MirrorTuple, item: ReviewItem, record: SealedRecord) {
+  return {
+    format: 'svc.law-mirror-seal/v1',
+    ...mirror,
+    reviewed_action_key: item.actionKey,
+    review_action_key: record.actionKey,
+    committed_in: 'verify_request.seal.attestation.context.mirror',
+    verify_href: MIRROR_VERIFY_PATH,
+    verify_request: record.verifyRequest,
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The review window and the status a reader must act on.
+ *
+ * Fail closed (issue 4: "unanswered reviews end as expired"): an item whose window has ended
+ * is expired from that instant for every reader and writer, whether or not the expiry
+ * receipt has been sealed yet (./expiry.ts seals it at first touch or from the sweep). So
+ * correctness never depends on a timer having run: `effectiveStatus` is what the board, the
+ * record view and POST /v1/reviews all decide on, and the store's UPDATEs repeat the same
+ * deadline condition inside the transaction.
+ */
+import type { SealedRecord } from '../evidence/sealer.ts';
+import type { ReviewItem, ReviewStatus, ReviewStore } from './store.ts';
+
+/** RFC 3339 UTC with milliseconds, like every timestamp of the evidence format (DESIGN.md §3). */
+export function addSeconds(at: string, seconds: number): string {
+  return new Date(Date.parse(at) + seconds * 1000).toISOString();
+}
+
+/** What the gate knows about a paused action besides its sealed record. */
+export interface PausedAction {
+  actionType: string;
+  reviewRoute: string | null;
+  nextStep: string;
+}
+
+/**
+ * Opens the pending item of a needs_review gate action. Called from the gate seal's
+ * `onSealed`, so the item commits atomically with the seal or not at all; its window
+ * (SVC_REVIEW_TIMEOUT_SECONDS, default 72 h: core/config.ts) starts at the seal's signed
+ * recorded_at and is fixed then: an escalation does not extend it.
+ */
+export function openReviewItem(store: ReviewStore, record: SealedRecord, paused: PausedAction, windowSeconds: number): void {
+  store.openItem({
+    tenantId: record.tenantId,
+    actionKey: record.actionKey,
+    pack: record.pack,
+    vertical: record.vertical,
+    actionType: paused.actionType,
+    reviewRoute: paused.reviewRoute,
+    nextStep: paused.nextStep,
+    createdAt: record.recordedAt,
+    expiresAt: addSeconds(record.recordedAt, windowSeconds),
+    windowSeconds,
+  });
+}
+
+export function isOpen(status: ReviewStatus): status is 'pending' | 'escalated' {
+  return status === 'pending' || status === 'escalated';
+}
+
+/** The item's status at `now`: an open item past its deadline is expired (the deadline itself included). */
+export function effectiveStatus(item: ReviewItem, now: string): ReviewStatus {
+  return isOpen(item.status) && Date.parse(now) >= Date.parse(item.expiresAt) ? 'expired' : item.status;
+}
+
+/** Employee-safe instruction for each status (interface-spec Gate response: next_step). */
+export function nextStepFor(item: ReviewItem, status: ReviewStatus): string {
+  switch (status) {
+    case 'pending':
+      return item.nextStep;
+    case 'escalated':
+      return `Still paused: a reviewer escalated this action. Do not proceed until a reviewer approves it (review window ends ${item.expiresAt}).`;
+    case 'approved':
+      return 'You may proceed: a reviewer approved this action. The approval is sealed as evidence and linked to your action.';
+    case 'rejected':
+      return 'Do not proceed: a reviewer rejected this action. The rejection is sealed as evidence; ask your reviewer how to continue.';
+    case 'expired':
+      return 'Do not proceed: the review window ended without a decision, so this action is closed. Submit it through the gate again if it is still needed.';
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * What the reviews capability needs from storage, independent of the engine (the SQLite
+ * implementation is ./sqlite-store.ts). Every read takes the tenant id from the credential
+ * (interface-spec Authentication 6), except the expiry sweep's `listDue`, which works for the
+ * service itself across tenants.
+ *
+ * Raw-safe: an item holds keys, ids, the pack's fixed next-step text and timestamps; never the
+ * proposed text and never a reviewer's reason.
+ */
+
+export const OPEN_STATUSES = ['pending', 'escalated'] as const;
+export const FINAL_STATUSES = ['approved', 'rejected', 'expired'] as const;
+export type OpenStatus = (typeof OPEN_STATUSES)[number];
+export type ReviewStatus = OpenStatus | (typeof FINAL_STATUSES)[number];
+
+/** interface-spec "Review request": the decisions a reviewer can post. */
+export const REVIEW_DECISIONS = ['approved', 'rejected', 'escalated'] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+
+/** What a receipt can record: a reviewer's decision, or the service ending an unanswered review. */
+export type ReceiptDecision = ReviewDecision | 'expired';
+
+export interface ReviewItem {
+  tenantId: string;
+  /** The paused gate action. */
+  actionKey: string;
+  pack: string;
+  vertical: string;
+  actionType: string;
+  reviewRoute: string | null;
+  nextStep: string;
+  /** As stored; see ./state.ts for the status a reader must act on (lazy expiry). */
+  status: ReviewStatus;
+  createdAt: string;
+  expiresAt: string;
+  windowSeconds: number;
+  escalationCount: number;
+  reviewer: string | null;
+  decidedAt: string | null;
+  receiptActionKey: string | null;
+}
+
+export type NewReviewItem = Omit<ReviewItem, 'status' | 'escalationCount' | 'reviewer' | 'decidedAt' | 'receiptActionKey'>;
+
+export interface ReviewReceiptRow {
+  receiptActionKey: string;
+  tenantId: string;
+  reviewedActionKey: string;
+  decision: ReceiptDecision;
+  reviewer: string | null;
+  recordedAt: string;
+}
+
+export interface ReviewStore {
+  /** Opens the item of a needs_review gate action (inside the gate seal's transaction). */
+  openItem(item: NewReviewItem): void;
+  findItem(tenantId: string, actionKey: string): ReviewItem | undefined;
+  /**
+   * Records a reviewer's decision on an open item whose window has not ended at `at`.
+   * Returns false (and changes nothing) when the item is not open or its window ended: the
+   * caller refuses the review. The condition is in the UPDATE itself, so it holds under any
+   * interleaving.
+   */
+  decide(tenantId: string, actionKey: string, d: { decision: ReviewDecision; reviewer: string; at: string; receiptActionKey: string }): boolean;
+  /** Marks an open item whose window ended by `at` expired; false when it is not (any more). */
+  expire(tenantId: string, actionKey: string, at: string, receiptActionKey: string): boolean;
+  addReceipt(row: ReviewReceiptRow): void;
+  /** The receipts of one reviewed action, oldest first. */
+  receiptsFor(tenantId: string, actionKey: string): ReviewReceiptRow[];
+  /** Open items whose window is still running at `now`, oldest first; `route` filters exactly. */
+  listOpen(tenantId: string, now: string, options: { route?: string | undefined; limit: number }): ReviewItem[];
+  /** Open items whose window ended by `now`, across tenants, earliest deadline first. */
+  listDue(now: string, limit: number): ReviewItem[];
+}
