@@ -160,7 +160,8 @@ export const ACTION_CLASSES: ActionClassSpec[] = [
     patterns: [
       '\\bcit(?:e|es|ed|ing|ation|ations)\\b',
       '\\b(?:case\\s+law|precedents?|(?:controlling|binding|persuasive|legal)\\s+authorit(?:y|ies))\\b',
-      "\\b[\\w'&-]+\\s+v\\.\\s+[\\w'&-]+",
+      // A case name, "Smith v. Jones": only the letters either side are needed, which keeps matching linear.
+      '\\w\\s+v\\.\\s+\\w',
       "\\b\\d{1,4}\\s+(?:U\\.\\s?S\\.|S\\.\\s?Ct\\.|L\\.\\s?Ed\\.(?:\\s?2d)?|F\\.\\s?(?:2d|3d|4th)|F\\.\\s?Supp\\.(?:\\s?(?:2d|3d))?|F\\.\\s?App(?:'|’)?x|A\\.\\s?(?:2d|3d)|N\\.E\\.(?:2d|3d)|N\\.W\\.2d|S\\.E\\.2d|S\\.W\\.(?:2d|3d)|So\\.\\s?(?:2d|3d)|P\\.(?:2d|3d)|Cal\\.\\s?Rptr\\.(?:\\s?(?:2d|3d))?|N\\.Y\\.S\\.(?:2d|3d))\\s+\\d{1,5}\\b",
       '\\b\\d{1,3}\\s+(?:U\\.\\s?S\\.\\s?C\\.|C\\.\\s?F\\.\\s?R\\.)',
       '§',
