@@ -50,7 +50,7 @@ export function gateRequestSchema(m: GateManifest, packField: PackField) {
       .min(1, { abort: true })
       .max(PROPOSED_ACTION_MAX_CHARS)
       .regex(/\S/, { error: 'expected text, got only whitespace' })
-      .openapi({ description: 'Text describing the next action. Hashed into payload_hash; never stored or logged' }),
+      .openapi({ description: proposedActionDescription(m) }),
     action_type: m.action_type_required ? actionType : actionType.optional(),
     [ctx]: context.openapi({ description: `Required keys: ${requiredKeys(m).join(', ')}. See GET /v1/packs` }),
     surface: z.string().max(64).regex(new RegExp(ID_PATTERN)).optional().openapi({ description: 'Calling surface label' }),
@@ -67,6 +67,14 @@ export function gateRequestSchema(m: GateManifest, packField: PackField) {
       .openapi({ description: 'Redacted text only; hashed into payload_hash, never stored or logged' }),
     idempotency_key: IdempotencyKey.optional(),
   });
+}
+
+/** The law engine reads the text in memory to classify it (law-engine/classify.ts); say so where the caller looks. */
+function proposedActionDescription(m: GateManifest): string {
+  const base = 'Text describing the next action. Hashed into payload_hash; never stored or logged';
+  return m.engine.id === 'law-core'
+    ? `${base}. Classified in memory into action classes (published by GET /v1/packs under engines); only class and rule ids are sealed`
+    : base;
 }
 
 function requiredKeys(m: GateManifest): string[] {

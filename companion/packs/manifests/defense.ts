@@ -1,6 +1,11 @@
 /**
  * The defense gate pack: controlled information (CUI, FCI) and export-controlled technical data
  * (ITAR, EAR) near AI tools. A manifest-backed gate (interface-spec "What the service does" 2).
+ *
+ * Rules block controlled information leaving an authorized boundary, unlicensed deemed exports
+ * and procurement-integrity information; licensed foreign releases and export-controlled data
+ * in a commercial Moderate cloud go to export control; an incident report always goes to the
+ * company's authorized official.
  */
 import { defineGatePack } from '../manifest.ts';
 import { booleanValue, enumValue, idValue, key } from '../values.ts';

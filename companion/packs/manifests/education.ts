@@ -1,6 +1,11 @@
 /**
  * The education gate pack: student records (FERPA), children's data (COPPA) and special
  * education documents (IDEA) near AI tools. A manifest-backed gate (interface-spec 2).
+ *
+ * Rules block education records in tools outside the institution's direct control, public
+ * disclosure and disclosure of opted-out directory information; third-party disclosures and
+ * records for parents of college students go to the records office; IEP sections and final
+ * grades are always decided by people.
  */
 import { defineGatePack } from '../manifest.ts';
 import { booleanValue, enumValue, idValue, key } from '../values.ts';

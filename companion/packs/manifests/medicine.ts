@@ -1,11 +1,16 @@
 /**
  * The medicine gate pack: protected health information (HIPAA) and clinical output of AI tools.
  * A manifest-backed gate (interface-spec "What the service does" 2).
+ *
+ * Rules block PHI to a tool no BAA covers and psychotherapy notes leaving without the patient's
+ * specific authorization; Part 2, behavioral health, HIV or genetic, and research exports go to
+ * the privacy office or IRB; order suggestions and messages about children always reach a
+ * clinician first.
  */
 import { defineGatePack } from '../manifest.ts';
 import { booleanValue, enumValue, idValue, key } from '../values.ts';
 
-/** Action types that send records out of the covered entity: a patient or a payer, or an export. */
+/** Action types that send records out of the covered entity: to a payer, or as an export. */
 const DISCLOSURES = ['phi-export', 'prior-authorization-draft'];
 const PRIVACY_OFFICE = 'workflow:privacy-office';
 

@@ -1,6 +1,10 @@
 /**
  * The US regulatory gate pack: AI-drafted submissions to federal agencies (rulemaking
  * comments, filings, correspondence). A manifest-backed gate (interface-spec 2).
+ *
+ * Rules block submissions in the name of someone who did not authorize them and confidential
+ * business information on a public docket; certified submissions, unconfirmed submitters, CBI
+ * on other channels and EDGAR filings are reviewed by a person first.
  */
 import { defineGatePack } from '../manifest.ts';
 import { booleanValue, enumValue, idValue, key } from '../values.ts';
