@@ -3,11 +3,12 @@
  * portable @noble SHA-256: about 6x faster on the small inputs of sealing
  * (../shared/notes/performance.md). Same function, same bytes; only the speed changes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { useSha256 } from '../../shared/hash.ts';
 
 export function nodeSha256(data: Uint8Array): Uint8Array {
-  return createHash('sha256').update(data).digest();
+  // One-shot crypto.hash (Node 20.12+) skips the Hash object createHash allocates per call.
+  return hash('sha256', data, 'buffer');
 }
 
 export function installNativeSha256(): void {
