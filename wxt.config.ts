@@ -1,6 +1,45 @@
-// The browser extension is built with WXT from extension/ (see the extension issue).
-// Kept minimal until then; shared/ is what the extension will verify seals with.
-export default {
+/**
+ * The Action Gate browser extension (issue 5): WXT, Manifest V3, one source tree for Chrome and
+ * Firefox. `npm run build:extension` writes .output/chrome-mv3 (load it unpacked in
+ * chrome://extensions); `npm run build:extension:firefox` writes .output/firefox-mv3.
+ */
+import { defineConfig } from 'wxt';
+import { CONTENT_SCRIPT_MATCHES } from './extension/utils/adapters/hosts.ts';
+
+export default defineConfig({
   srcDir: 'extension',
   outDir: '.output',
-};
+  // Explicit imports everywhere: a reader (and tsc on a fresh clone, without .wxt/) sees where
+  // every name comes from.
+  imports: false,
+  manifestVersion: 3,
+  manifest: ({ browser }) => ({
+    name: 'Action Gate',
+    description: 'Holds AI-tool actions until your organisation\'s gate answers, and verifies every sealed decision.',
+    permissions: ['storage', 'scripting'],
+    // The AI sites' composers and the companion on loopback; anything else (a remote companion,
+    // an internal tool) is asked for from the options page when the admin configures it.
+    host_permissions: [...CONTENT_SCRIPT_MATCHES],
+    optional_host_permissions: ['https://*/*', 'http://*/*'],
+    action: { default_title: 'Action Gate' },
+    ...(browser === 'firefox'
+      ? {
+          browser_specific_settings: {
+            gecko: {
+              id: 'action-gate@extension.invalid',
+              strict_min_version: '128.0',
+              // Redacted text typed into AI sites goes to the organisation's own gate service.
+              data_collection_permissions: { required: ['websiteContent'] },
+            },
+          },
+        }
+      : {}),
+  }),
+  vite: () => ({
+    // Chromium refuses a content script that is "not UTF-8" when the minifier emits a literal
+    // U+FFFF (Dexie's String.fromCharCode(65535)); ASCII output escapes it
+    // (shared/notes/extension-testing.md, "Building").
+    build: { rolldownOptions: { output: { charset: 'ascii' } } },
+    oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  }),
+});

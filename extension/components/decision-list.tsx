@@ -1,0 +1,35 @@
+/** Recent decisions with their verification badge (issue 5, item 6). Presentational. */
+import type { DecisionEntry } from '../utils/db.ts';
+import { VerificationBadge } from './verification-badge.tsx';
+
+const LABEL: Record<DecisionEntry['decision'], string> = { allow: 'allowed', needs_review: 'needs review', blocked: 'blocked' };
+
+export function DecisionList({ entries }: { entries: DecisionEntry[] }) {
+  if (entries.length === 0) return <p class="ag-empty">No decisions yet.</p>;
+  return (
+    <ul class="ag-decisions">
+      {entries.map((e) => (
+        <li key={e.action_key} class={`ag-decision ag-decision-${e.decision}`} data-action-key={e.action_key}>
+          <div class="ag-row">
+            <strong class="ag-decision-label">{LABEL[e.decision]}</strong>
+            <span class="ag-site">{e.site}</span>
+            <time dateTime={e.time}>{new Date(e.time).toLocaleTimeString()}</time>
+          </div>
+          <div class="ag-row">
+            <VerificationBadge
+              verification={{ verified: e.verified, key_status: e.key_status, dev_key: e.dev_key, failed_checks: e.failed_checks, key_alarm: false }}
+            />
+            {e.review_status && (
+              <span class="ag-review-status">
+                review: {e.review_status}
+                {e.review_verified === true ? ' (receipt verified)' : e.review_verified === false ? ' (receipt NOT verified)' : ''}
+              </span>
+            )}
+            {e.released_attempt !== null && <span class="ag-sent">sent</span>}
+          </div>
+          <code class="ag-key">{e.action_key}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * The in-page dialog (issue 5, item 3): checking, paused until review, approved, rejected,
+ * blocked, gate unavailable. Presentational: it renders a Dialog value and reports clicks.
+ */
+import type { Verification } from '../utils/messages.ts';
+import { VerificationBadge } from './verification-badge.tsx';
+
+export type Dialog =
+  | { kind: 'checking'; site: string }
+  | {
+      kind: 'review';
+      site: string;
+      action_key: string;
+      review_route: string | null;
+      next_step: string;
+      status: 'pending' | 'escalated' | 'unknown';
+      verification: Verification;
+      paused_at: number;
+      problem: string | null;
+    }
+  | { kind: 'approved'; action_key: string; reviewer: string | null; verification: Verification | null }
+  | { kind: 'rejected'; action_key: string; reviewer: string | null; status: string; verification: Verification | null; problem: string | null }
+  | { kind: 'blocked'; action_key: string; next_step: string; verification: Verification }
+  | { kind: 'failed'; message: string }
+  | { kind: 'fail-open'; message: string }
+  | { kind: 'notice'; title: string; message: string };
+
+export interface DialogActions {
+  onClose(): void;
+  onWithdraw(): void;
+  onRetry(): void;
+}
+
+export function GateDialog({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions; now: number }) {
+  return (
+    <div class="ag-backdrop">
+      <div class={`ag-dialog ag-${dialog.kind}`} role="dialog" aria-modal="true" aria-labelledby="ag-title" data-kind={dialog.kind}>
+        <Body dialog={dialog} actions={actions} now={now} />
+      </div>
+    </div>
+  );
+}
+
+function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions; now: number }) {
+  switch (dialog.kind) {
+    case 'checking':
+      return (
+        <>
+          <h2 id="ag-title">Checking with Action Gate…</h2>
+          <p>Your {dialog.site} message is held until your organisation’s gate answers.</p>
+        </>
+      );
+    case 'review':
+      return (
+        <>
+          <h2 id="ag-title">Paused until review</h2>
+          <p class="ag-next-step">{dialog.next_step}</p>
+          <dl>
+            <dt>Route</dt>
+            <dd class="ag-route">{dialog.review_route ?? 'default review route'}</dd>
+            <dt>Status</dt>
+            <dd class="ag-status">{dialog.status === 'escalated' ? 'escalated: still paused' : 'waiting for a reviewer'}</dd>
+            <dt>Waiting</dt>
+            <dd>{formatAge(now - dialog.paused_at)}</dd>
+            <dt>Action</dt>
+            <dd class="ag-key">{dialog.action_key}</dd>
+          </dl>
+          <VerificationBadge verification={dialog.verification} label="Decision seal" />
+          {dialog.problem && <p class="ag-problem">{dialog.problem}</p>}
+          <p class="ag-hint">Your text stays in the composer. It is sent once, automatically, if a reviewer approves it.</p>
+          <div class="ag-actions">
+            <button type="button" class="ag-withdraw" onClick={actions.onWithdraw}>
+              Withdraw
+            </button>
+          </div>
+        </>
+      );
+    case 'approved':
+      return (
+        <>
+          <h2 id="ag-title">Approved and sent</h2>
+          <p>
+            {dialog.reviewer ? `${dialog.reviewer} approved it` : 'A reviewer approved it'}; your message was sent once.
+          </p>
+          <VerificationBadge verification={dialog.verification} label="Review receipt" />
+          <p class="ag-key">{dialog.action_key}</p>
+          <Close actions={actions} />
+        </>
+      );
+    case 'rejected':
+      return (
+        <>
+          <h2 id="ag-title">{dialog.status === 'expired' ? 'Review expired' : 'Rejected'}: not sent</h2>
+          <p>
+            {dialog.status === 'expired'
+              ? 'No reviewer decided in time. Nothing was sent.'
+              : `${dialog.reviewer ? dialog.reviewer : 'A reviewer'} rejected it. Nothing was sent; your text is still in the composer.`}
+          </p>
+          {dialog.problem && <p class="ag-problem">{dialog.problem}</p>}
+          <VerificationBadge verification={dialog.verification} label="Review receipt" />
+          <p class="ag-key">{dialog.action_key}</p>
+          <Close actions={actions} />
+        </>
+      );
+    case 'blocked':
+      return (
+        <>
+          <h2 id="ag-title">Blocked: not sent</h2>
+          <p class="ag-next-step">{dialog.next_step}</p>
+          <p>Nothing was sent. Your text is still in the composer.</p>
+          <VerificationBadge verification={dialog.verification} label="Decision seal" />
+          <p class="ag-key">{dialog.action_key}</p>
+          <Close actions={actions} />
+        </>
+      );
+    case 'failed':
+      return (
+        <>
+          <h2 id="ag-title">Not sent: Action Gate could not decide</h2>
+          <p class="ag-message">{dialog.message}</p>
+          <div class="ag-actions">
+            <button type="button" class="ag-retry" onClick={actions.onRetry}>
+              Try again
+            </button>
+            <button type="button" class="ag-close" onClick={actions.onClose}>
+              Close
+            </button>
+          </div>
+        </>
+      );
+    case 'fail-open':
+      return (
+        <>
+          <h2 id="ag-title">Sent without a gate decision</h2>
+          <p class="ag-message">{dialog.message}</p>
+          <Close actions={actions} />
+        </>
+      );
+    case 'notice':
+      return (
+        <>
+          <h2 id="ag-title">{dialog.title}</h2>
+          <p class="ag-message">{dialog.message}</p>
+          <Close actions={actions} />
+        </>
+      );
+  }
+}
+
+function Close({ actions }: { actions: DialogActions }) {
+  return (
+    <div class="ag-actions">
+      <button type="button" class="ag-close" onClick={actions.onClose}>
+        Close
+      </button>
+    </div>
+  );
+}
+
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}

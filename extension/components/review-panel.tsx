@@ -1,0 +1,106 @@
+/**
+ * The reviewer's review modal (issue 5, item 4): the action's key, decision, route and age,
+ * for law the five-grade mirror (interface-spec "Review request"), a reason, and approve,
+ * reject or escalate. The result is shown as done only with its receipt's verification.
+ * Presentational: the popup container posts the decision.
+ */
+import { useState } from 'preact/hooks';
+import { MIRROR_GRADE_KEYS, MIRROR_GRADES } from '../utils/messages.ts';
+import type { GradingMirror, MirrorGrade, MirrorGradeKey, PendingReview, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
+import { formatAge } from './gate-dialog.tsx';
+import { VerificationBadge } from './verification-badge.tsx';
+
+export interface ReviewPanelProps {
+  item: PendingReview;
+  mirror: GradingMirror | null;
+  busy: boolean;
+  error: string | null;
+  result: ReviewDecisionResult | null;
+  onDecide: (req: ReviewDecisionRequest) => void;
+  onClose: () => void;
+}
+
+const GRADE_LABEL: Record<MirrorGradeKey, string> = {
+  citation_support: 'Citation support',
+  privilege_boundary: 'Privilege boundary',
+  supervision_route: 'Supervision route',
+  client_confidentiality: 'Client confidentiality',
+  filing_readiness: 'Filing readiness',
+};
+
+export function ReviewPanel({ item, mirror, busy, error, result, onDecide, onClose }: ReviewPanelProps) {
+  const [reason, setReason] = useState('');
+  const [grades, setGrades] = useState<Record<MirrorGradeKey, MirrorGrade>>(
+    () => Object.fromEntries(MIRROR_GRADE_KEYS.map((k) => [k, 'NA'])) as Record<MirrorGradeKey, MirrorGrade>,
+  );
+  const isLaw = item.pack === 'law';
+  const decide = (decision: ReviewDecisionRequest['decision']) =>
+    onDecide({ pack: item.pack, action_key: item.action_key, decision, ...(reason ? { reason } : {}), ...(isLaw ? { mirror_grades: grades } : {}) });
+
+  return (
+    <div class="ag-modal" role="dialog" aria-modal="true" aria-labelledby="ag-review-title">
+      <h2 id="ag-review-title">Review</h2>
+      <dl>
+        <dt>Action</dt>
+        <dd class="ag-key">{item.action_key}</dd>
+        <dt>Decision</dt>
+        <dd>{item.decision}</dd>
+        <dt>Route</dt>
+        <dd>{item.review_route ?? '-'}</dd>
+        <dt>Age</dt>
+        <dd>{formatAge(item.age_seconds * 1000)}</dd>
+        <dt>Status</dt>
+        <dd>{item.status}</dd>
+      </dl>
+      {item.next_step && <p class="ag-next-step">{item.next_step}</p>}
+      {isLaw && (
+        <fieldset class="ag-mirror">
+          <legend>Grading mirror{mirror ? ` (${mirror.mirror_version})` : ''}</legend>
+          {MIRROR_GRADE_KEYS.map((k) => (
+            <label key={k}>
+              <span>{GRADE_LABEL[k]}</span>
+              <select name={k} value={grades[k]} disabled={busy || result !== null} onChange={(e) => setGrades({ ...grades, [k]: (e.target as HTMLSelectElement).value as MirrorGrade })}>
+                {MIRROR_GRADES.map((g) => (
+                  <option key={g} value={g}>
+                    {g}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ))}
+        </fieldset>
+      )}
+      <label class="ag-reason">
+        <span>Reason (optional; no client or prompt text)</span>
+        <textarea name="reason" value={reason} disabled={busy || result !== null} onInput={(e) => setReason((e.target as HTMLTextAreaElement).value)} />
+      </label>
+      {error && <p class="ag-problem">{error}</p>}
+      {result ? (
+        <div class="ag-review-result" data-decision={result.decision} data-verified={String(result.verification.verified)}>
+          <p>
+            {result.verification.verified ? 'Done' : 'Posted, but not confirmed'}: {result.decision} ({result.review_status}).
+          </p>
+          <VerificationBadge verification={result.verification} label="Review receipt" />
+          <code class="ag-key">{result.receipt_action_key}</code>
+        </div>
+      ) : (
+        <div class="ag-actions">
+          <button type="button" class="ag-approve" disabled={busy} onClick={() => decide('approved')}>
+            Approve
+          </button>
+          <button type="button" class="ag-reject" disabled={busy} onClick={() => decide('rejected')}>
+            Reject
+          </button>
+          <button type="button" class="ag-escalate" disabled={busy} onClick={() => decide('escalated')}>
+            Escalate
+          </button>
+        </div>
+      )}
+      <div class="ag-actions">
+        <button type="button" class="ag-close" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * The options page's container: loads and saves settings (extension storage), asks for the
+ * host permissions that mapped internal tools and a remote companion need, and runs the
+ * connection test through the message table.
+ */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { OptionsForm } from '../../components/options-form.tsx';
+import type { OptionsFormProps } from '../../components/options-form.tsx';
+import { CONTENT_SCRIPT_MATCHES } from '../../utils/adapters/hosts.ts';
+import { originPatternsFor } from '../../utils/adapters/match.ts';
+import { browser } from '../../utils/browser.ts';
+import { downloadJson } from '../../utils/download.ts';
+import { sendMessage } from '../../utils/messages.ts';
+import type { ConnectionReport, PackSummary } from '../../utils/messages.ts';
+import { draftFromSettings, settingsFromDraft } from '../../utils/options-draft.ts';
+import type { OptionsDraft } from '../../utils/options-draft.ts';
+import { loadSettings, saveSettings, isLoopbackHost } from '../../utils/settings.ts';
+import type { Settings } from '../../utils/settings.ts';
+import '../../components/pages.css';
+
+function Options() {
+  const [draft, setDraft] = useState<OptionsDraft | null>(null);
+  const [packs, setPacks] = useState<PackSummary[]>([]);
+  const [report, setReport] = useState<ConnectionReport | null>(null);
+  const [testing, setTesting] = useState(false);
+  const [status, setStatus] = useState<OptionsFormProps['status']>(null);
+
+  useEffect(() => {
+    void loadSettings().then((s) => setDraft(draftFromSettings(s)));
+    void sendMessage('packs.list', {}).then(setPacks, () => setPacks([]));
+  }, []);
+
+  if (draft === null) return <p>Loading…</p>;
+
+  const test = async () => {
+    setTesting(true);
+    try {
+      setReport(await sendMessage('connection.test', { companionUrl: draft.companionUrl.trim().replace(/\/+$/, ''), apiKey: draft.apiKey.trim() }));
+    } catch (e) {
+      setReport({ ok: false, detail: e instanceof Error ? e.message : String(e), tenant_id: null, usage: null, api_keys: [], signing_keys: [], alarms: [] });
+    } finally {
+      setTesting(false);
+    }
+  };
+
+  const save = async () => {
+    const result = settingsFromDraft(draft);
+    if (!result.ok) return setStatus({ kind: 'problems', lines: result.problems });
+    // permissions.request needs the click's user gesture: ask before any other await.
+    const granted = await requestOrigins(neededOrigins(result.settings));
+    await saveSettings(result.settings);
+    setDraft(draftFromSettings(result.settings));
+    setStatus({ kind: 'saved', lines: [granted ? 'Saved.' : 'Saved, but some sites were not granted: the gate will not run there.'] });
+    void sendMessage('packs.list', {}).then(setPacks, () => undefined);
+  };
+
+  return (
+    <OptionsForm
+      draft={draft}
+      packs={packs}
+      report={report}
+      testing={testing}
+      status={status}
+      onChange={setDraft}
+      onTest={() => void test()}
+      onSave={() => void save().catch((e: unknown) => setStatus({ kind: 'error', lines: [String(e)] }))}
+      onExport={async () => downloadJson(`action-gate-log-${Date.now()}.json`, await sendMessage('log.export', {}))}
+    />
+  );
+}
+
+/** Origins beyond the manifest's: a remote companion, and internal tools in site mappings. */
+function neededOrigins(s: Settings): string[] {
+  const origins = originPatternsFor(s.siteMappings, CONTENT_SCRIPT_MATCHES);
+  const companion = new URL(s.companionUrl);
+  if (!isLoopbackHost(companion.hostname)) origins.push(`${companion.protocol}//${companion.hostname}/*`);
+  return origins;
+}
+
+async function requestOrigins(origins: string[]): Promise<boolean> {
+  if (origins.length === 0) return true;
+  // Answers true at once, without a prompt, when everything is granted already.
+  return browser.permissions.request({ origins });
+}
+
+render(<Options />, document.getElementById('app')!);

@@ -1,0 +1,21 @@
+/**
+ * Where the content script runs by default and which companion origins need no extra grant.
+ * Plain data with no imports, so wxt.config.ts can read it at build time.
+ */
+
+/** The AI web apps the built-in adapters know (issue 5, item 1). */
+export const AI_SITE_MATCHES = [
+  'https://chatgpt.com/*',
+  'https://chat.openai.com/*',
+  'https://claude.ai/*',
+  'https://gemini.google.com/*',
+  'https://copilot.microsoft.com/*',
+] as const;
+
+/**
+ * Loopback: internal tools and the companion in its default place (`npm start` serves
+ * http://127.0.0.1:8787). Chromium match patterns ignore the port, so these cover every port.
+ */
+export const LOOPBACK_MATCHES = ['http://127.0.0.1/*', 'http://localhost/*'] as const;
+
+export const CONTENT_SCRIPT_MATCHES: readonly string[] = [...AI_SITE_MATCHES, ...LOOPBACK_MATCHES];

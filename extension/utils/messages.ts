@@ -1,0 +1,214 @@
+/**
+ * The one typed message table (STYLE.md, "Extensions", after refined-github): every message
+ * the background understands, its request and its answer. Content scripts, the popup and the
+ * options page call `sendMessage(type, payload)`; background/handlers.ts implements the table
+ * and the compiler checks both sides against this interface.
+ */
+import type { AdapterId, SiteAdapter } from './adapters/definitions.ts';
+import { browser } from './browser.ts';
+import type { DecisionEntry, IncidentEntry, KeyAlarm, PinnedKey, ReviewReceiptEntry, ReviewStatus } from './db.ts';
+import type { Role } from './settings.ts';
+
+export interface MessageTable {
+  /** Content script: which adapter (if any) serves the sender's page. Never any settings. */
+  'site.config': (req: Record<string, never>) => SiteConfig | null;
+  /** Content script: gate one held action (issue 5, items 2 and 3). Retried with the same attempt_id. */
+  'gate.submit': (req: GateSubmit) => GateOutcome;
+  /** Content script: poll the review of a paused action (REVIEW-CONTRACT: GET /v1/records/{action_key}). */
+  'review.status': (req: { action_key: string; attempt_id: string }) => ReviewState;
+  /** Content script: the employee withdrew a paused action; it is never released. */
+  'review.withdraw': (req: { action_key: string }) => { withdrawn: true };
+  /** Extension pages: connection state, usage and recent decisions (issue 5, item 6). */
+  'popup.state': (req: Record<string, never>) => PopupState;
+  /** Options page: test a companion URL and key, saved or not. */
+  'connection.test': (req: { companionUrl?: string; apiKey?: string }) => ConnectionReport;
+  /** Options page: the gate packs and their action types, for the gate profile form. */
+  'packs.list': (req: Record<string, never>) => PackSummary[];
+  /** Reviewer: the tenant's pending items (GET /active-manifest). */
+  'reviews.pending': (req: Record<string, never>) => PendingReview[];
+  /** Reviewer: the public law grading mirror (GET /law/grading-mirror), when offered. */
+  'reviews.mirror': (req: Record<string, never>) => GradingMirror | null;
+  /** Reviewer: post a decision (POST /v1/reviews) and verify its sealed receipt. */
+  'reviews.decide': (req: ReviewDecisionRequest) => ReviewDecisionResult;
+  /** Extension pages: the local log as JSON (issue 5, item 5). */
+  'log.export': (req: Record<string, never>) => LogExport;
+}
+
+export type MessageType = keyof MessageTable;
+export type RequestOf<K extends MessageType> = Parameters<MessageTable[K]>[0];
+export type ResponseOf<K extends MessageType> = ReturnType<MessageTable[K]>;
+
+/** Messages that only the extension's own pages may send, never a content script. */
+export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType>([
+  'popup.state',
+  'connection.test',
+  'packs.list',
+  'reviews.pending',
+  'reviews.mirror',
+  'reviews.decide',
+  'log.export',
+]);
+
+export interface SiteConfig {
+  adapter: SiteAdapter;
+}
+
+/** A held action as the content script describes it: redacted, with a hash of the raw text. */
+export interface GateSubmit {
+  /** One per attempt; the gate's idempotency_key, so a retry never meters twice. */
+  attempt_id: string;
+  adapter: AdapterId;
+  /** The conversation id from the URL, or the path; hashed into source_key. */
+  conversation: string;
+  redacted_text: string;
+  redactions: Record<string, number>;
+  /** SHA-256 hex of the raw composer text, committed in proposed_action. */
+  text_sha256: string;
+  chars: number;
+}
+
+export interface Verification {
+  verified: boolean;
+  key_status: string;
+  dev_key: boolean;
+  failed_checks: string[];
+  /** Set when a pinned key id was offered with different key material (issue 5, item 5). */
+  key_alarm: boolean;
+}
+
+export type GateOutcome =
+  | { action: 'release'; decision: 'allow'; action_key: string; next_step: string; verification: Verification }
+  | {
+      action: 'review';
+      decision: 'needs_review';
+      action_key: string;
+      review_route: string | null;
+      next_step: string;
+      verification: Verification;
+    }
+  | { action: 'block'; decision: 'blocked'; action_key: string; next_step: string; verification: Verification }
+  | { action: 'fail-closed' | 'fail-open'; reason: IncidentEntry['kind']; message: string };
+
+export interface ReviewState {
+  /** 'unknown' while the companion has no review state for the action. */
+  status: ReviewStatus | 'unknown';
+  reviewer: string | null;
+  /** True only for an approval whose sealed receipt verified: the action may be released. */
+  release: boolean;
+  verification: Verification | null;
+  problem: string | null;
+}
+
+export interface PopupState {
+  configured: boolean;
+  role: Role;
+  companionUrl: string;
+  connection: { ok: boolean; detail: string };
+  usage: Usage | null;
+  recent: DecisionEntry[];
+  /** Reviews this browser posted (reviewer role), newest first. */
+  reviews: ReviewReceiptEntry[];
+  incidents: IncidentEntry[];
+  alarms: KeyAlarm[];
+}
+
+export interface Usage {
+  tenant_id: string;
+  tenant_kind: string;
+  actions_used: number;
+  cap: number | null;
+  remaining: number | null;
+  warning: string | null;
+}
+
+export interface ConnectionReport {
+  ok: boolean;
+  detail: string;
+  tenant_id: string | null;
+  usage: Usage | null;
+  api_keys: { prefix: string; last_four: string; status: string }[];
+  signing_keys: PinnedKey[];
+  alarms: KeyAlarm[];
+}
+
+export interface PackSummary {
+  name: string;
+  context_field: string;
+  action_types: { id: string; title: string; default_decision: string }[];
+  default_action_type: string | null;
+  required_fields: string[];
+}
+
+/** One item of GET /active-manifest (REVIEW-CONTRACT); raw-safe. */
+export interface PendingReview {
+  action_key: string;
+  pack: string;
+  action_type: string;
+  decision: string;
+  status: 'pending' | 'escalated';
+  review_route: string | null;
+  next_step: string;
+  created_at: string;
+  age_seconds: number;
+  expires_at: string | null;
+}
+
+export const MIRROR_GRADE_KEYS = [
+  'citation_support',
+  'privilege_boundary',
+  'supervision_route',
+  'client_confidentiality',
+  'filing_readiness',
+] as const;
+export type MirrorGradeKey = (typeof MIRROR_GRADE_KEYS)[number];
+export const MIRROR_GRADES = ['PASS', 'PARTIAL', 'FAIL', 'NA'] as const;
+export type MirrorGrade = (typeof MIRROR_GRADES)[number];
+
+export interface GradingMirror {
+  mirror_version: string;
+  mirror_digest: string;
+}
+
+export interface ReviewDecisionRequest {
+  pack: string;
+  action_key: string;
+  decision: 'approved' | 'rejected' | 'escalated';
+  reason?: string;
+  mirror_grades?: Record<MirrorGradeKey, MirrorGrade>;
+}
+
+export interface ReviewDecisionResult {
+  receipt_action_key: string;
+  decision: string;
+  review_status: string;
+  verification: Verification;
+}
+
+export interface LogExport {
+  format: 'action-gate.extension-log/v1';
+  exported_at: string;
+  decisions: DecisionEntry[];
+  incidents: IncidentEntry[];
+  review_receipts: ReviewReceiptEntry[];
+  pinned_keys: PinnedKey[];
+  key_alarms: KeyAlarm[];
+}
+
+/** What crosses the message channel: a value, or an error a person can read. */
+export type Envelope<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export interface Message<K extends MessageType = MessageType> {
+  type: K;
+  payload: RequestOf<K>;
+}
+
+export class MessageError extends Error {
+  override name = 'MessageError';
+}
+
+export async function sendMessage<K extends MessageType>(type: K, payload: RequestOf<K>): Promise<ResponseOf<K>> {
+  const reply = (await browser.runtime.sendMessage({ type, payload } satisfies Message<K>)) as Envelope<ResponseOf<K>> | undefined;
+  if (reply === undefined || reply === null) throw new MessageError(`no answer to ${type}`);
+  if (!reply.ok) throw new MessageError(reply.error);
+  return reply.value;
+}

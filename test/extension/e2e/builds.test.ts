@@ -1,0 +1,50 @@
+/**
+ * The builds the global setup made (issue 5: "Chrome first, a Firefox build from the same
+ * code"): MV3 manifests with the permissions the extension needs and no more, and every script
+ * pure ASCII, since Chromium refuses a content script it does not read as UTF-8
+ * (shared/notes/extension-testing.md, "Building").
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../helpers/vectors.ts';
+
+const OUT = path.join(REPO_ROOT, '.output');
+
+function manifest(target: string): any {
+  return JSON.parse(fs.readFileSync(path.join(OUT, target, 'manifest.json'), 'utf8'));
+}
+
+function scripts(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f));
+}
+
+describe.each(['chrome-mv3', 'firefox-mv3'])('%s', (target) => {
+  it('is Manifest V3 with storage and scripting, the AI sites and loopback, and optional hosts', () => {
+    const m = manifest(target);
+    expect(m.manifest_version).toBe(3);
+    expect(m.permissions.sort()).toEqual(['scripting', 'storage']);
+    expect(m.host_permissions).toEqual(expect.arrayContaining(['https://chatgpt.com/*', 'https://claude.ai/*', 'https://gemini.google.com/*', 'https://copilot.microsoft.com/*', 'http://127.0.0.1/*']));
+    expect(m.optional_host_permissions).toEqual(['https://*/*', 'http://*/*']);
+    expect(m.content_scripts).toEqual([expect.objectContaining({ run_at: 'document_start', js: ['content-scripts/content.js'] })]);
+    expect(m.action.default_popup).toBe('popup.html');
+    expect(m.options_ui.page).toBe('options.html');
+  });
+
+  it('ships ASCII-only scripts', () => {
+    const files = scripts(path.join(OUT, target));
+    expect(files.length).toBeGreaterThan(3);
+    for (const file of files) {
+      const bytes = fs.readFileSync(file);
+      const offending = bytes.findIndex((b) => b > 0x7f);
+      expect(offending, `${path.relative(OUT, file)} has a non-ASCII byte at ${offending}`).toBe(-1);
+    }
+  });
+});
+
+it('Chrome runs the background as a service worker; Firefox as an event page with a gecko id', () => {
+  expect(manifest('chrome-mv3').background).toEqual({ service_worker: 'background.js' });
+  const firefox = manifest('firefox-mv3');
+  expect(firefox.background).toEqual({ scripts: ['background.js'] });
+  expect(firefox.browser_specific_settings.gecko.id).toBe('action-gate@extension.invalid');
+});

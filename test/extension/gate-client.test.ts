@@ -1,0 +1,153 @@
+/**
+ * The background gate client (issue 5, items 2, 3 and 5) against a real companion in process:
+ * the request it builds, the three decisions with their seals verified against pinned keys,
+ * exactly-once release, idempotent retries, and failing closed (or open, logged) when the
+ * companion is unreachable or its answer cannot be trusted.
+ */
+import { fakeBrowser } from 'wxt/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { payloadCommitment } from '../../shared/attestation.ts';
+import { BUILT_IN_ADAPTERS } from '../../extension/utils/adapters/definitions.ts';
+import { gateRequestBody, readGateAnswer } from '../../extension/utils/background/gate-client.ts';
+import { DEFAULT_GATE_PROFILE } from '../../extension/utils/settings.ts';
+import { startBackground, putPolicy } from './background-harness.ts';
+import type { Background } from './background-harness.ts';
+import { heldAction } from './submit-fixture.ts';
+
+const CONTEXT = { matter_band: 'moderate', doctrine_anchor: 'competence', jurisdiction: 'US', tool_data_handling: 'vendor-trains-on-inputs' };
+const ORDINARY = 'Summarise the main arguments for a four-day work week. Contact: ada@example.com';
+const CITES = 'Does Smith v. Jones still support our limitation argument?';
+const PRIVILEGED = 'Here is our privileged attorney-client memo on the Acme matter.';
+
+let bg: Background;
+
+beforeEach(async () => {
+  fakeBrowser.reset();
+  bg = await startBackground();
+  await bg.configure({ gateProfile: { pack: 'law', actionType: 'proposed-action', context: CONTEXT } });
+  await putPolicy(bg, 'law', { allow_action_types: ['proposed-action'] });
+});
+
+afterEach(async () => {
+  await bg.close();
+});
+
+describe('the gate request', () => {
+  it('carries pack, action type, context, surface, a stable source key, redacted text and a per-attempt idempotency key', () => {
+    const submit = heldAction(ORDINARY, 'attempt-0001');
+    const body = gateRequestBody(submit, BUILT_IN_ADAPTERS.chatgpt, DEFAULT_GATE_PROFILE, 'chatgpt.com');
+    expect(body).toMatchObject({
+      pack: 'law',
+      action_type: 'proposed-action',
+      law_context: { tool_id: 'chatgpt-web', matter_band: 'moderate' },
+      surface: 'chatgpt',
+      idempotency_key: 'ag-attempt-0001',
+      redacted_text: 'Summarise the main arguments for a four-day work week. Contact: [EMAIL]',
+    });
+    expect(body.proposed_action).toBe(`Send a prompt to the external AI tool ChatGPT (${ORDINARY.length} characters, SHA-256 ${submit.text_sha256})`);
+    expect(body.source_key).toMatch(/^chatgpt:[0-9a-f]{32}$/);
+    const again = gateRequestBody(heldAction('other text'), BUILT_IN_ADAPTERS.chatgpt, DEFAULT_GATE_PROFILE, 'chatgpt.com');
+    expect(again.source_key).toBe(body.source_key);
+    expect(JSON.stringify(body)).not.toContain('ada@example.com');
+  });
+
+  it('uses `context` for packs other than law, and the admin\'s tool_id over the adapter\'s', () => {
+    const body = gateRequestBody(heldAction('x'), BUILT_IN_ADAPTERS.claude, { pack: 'medicine', actionType: 'patient-message', context: { tool_id: 'claude-enterprise' } }, 'claude.ai');
+    expect(body).toMatchObject({ pack: 'medicine', action_type: 'patient-message', context: { tool_id: 'claude-enterprise' } });
+    expect(body).not.toHaveProperty('law_context');
+  });
+});
+
+describe('decisions', () => {
+  it('allow: verified, logged, released to this attempt only', async () => {
+    const submit = heldAction(ORDINARY);
+    const outcome = await bg.send('gate.submit', submit);
+    expect(outcome).toMatchObject({ action: 'release', decision: 'allow', verification: { verified: true, key_status: 'sandbox', dev_key: true, key_alarm: false } });
+    if (outcome.action !== 'release') throw new Error('unreachable');
+    const entry = await bg.svc.log.get(outcome.action_key);
+    expect(entry).toMatchObject({ decision: 'allow', site: 'chatgpt', host: '127.0.0.1:41234', verified: true, released_attempt: submit.attempt_id, redactions: { EMAIL: 1 } });
+
+    // A retry of the same attempt (a lost answer) gets the same sealed decision, metered once.
+    const retry = await bg.send('gate.submit', submit);
+    expect(retry).toMatchObject({ action: 'release', action_key: outcome.action_key });
+    const usage = await bg.ctx.request('/tenant/usage', { key: bg.apiKey });
+    expect(usage.body.actions_used).toBe(1);
+  });
+
+  it('needs_review: held for review with the route and next step', async () => {
+    const outcome = await bg.send('gate.submit', heldAction(CITES));
+    expect(outcome).toMatchObject({ action: 'review', decision: 'needs_review', review_route: 'browser:legal-review', verification: { verified: true } });
+    if (outcome.action === 'review') expect(outcome.next_step).toMatch(/^Pause here\./);
+  });
+
+  it('blocked: a verified block with next_step', async () => {
+    const outcome = await bg.send('gate.submit', heldAction(PRIVILEGED));
+    expect(outcome).toMatchObject({ action: 'block', decision: 'blocked', verification: { verified: true } });
+  });
+
+  it('the log never holds the prompt text, redacted or not', async () => {
+    await bg.send('gate.submit', heldAction(ORDINARY));
+    await bg.send('gate.submit', heldAction(PRIVILEGED));
+    const exported = JSON.stringify(await bg.send('log.export', {}, { id: 'test-extension-id', url: 'chrome-extension://test-extension-id/options.html' }));
+    for (const fragment of ['four-day', 'Acme', 'ada@example.com', '[EMAIL]']) expect(exported).not.toContain(fragment);
+  });
+});
+
+describe('failing closed', () => {
+  it('companion unreachable: fail closed by default, logged as an incident', async () => {
+    bg.intercept = async () => {
+      throw new TypeError('Failed to fetch');
+    };
+    const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+    expect(outcome).toMatchObject({ action: 'fail-closed', reason: 'unreachable' });
+    if (outcome.action === 'fail-closed') expect(outcome.message).toContain('Nothing was sent');
+    const [incident] = await bg.svc.log.recentIncidents();
+    expect(incident).toMatchObject({ kind: 'unreachable', fail_mode: 'closed', released: false });
+  });
+
+  it('fail-open only when the admin chose it, and then logged as released', async () => {
+    await bg.configure({ failMode: 'open' });
+    bg.intercept = async () => {
+      throw new TypeError('Failed to fetch');
+    };
+    const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+    expect(outcome).toMatchObject({ action: 'fail-open', reason: 'unreachable' });
+    const [incident] = await bg.svc.log.recentIncidents();
+    expect(incident).toMatchObject({ kind: 'unreachable', fail_mode: 'open', released: true });
+  });
+
+  it('a refused API key fails closed even in fail-open mode', async () => {
+    await bg.configure({ failMode: 'open', apiKey: 'svc_test_notarealkey000000000000000000000000000' });
+    const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+    expect(outcome).toMatchObject({ action: 'fail-closed', reason: 'http-error' });
+  });
+
+  it('an answer for another request (payload_hash differs) is refused', async () => {
+    bg.intercept = async (req, forward) => {
+      const body = (await req.clone().json()) as Record<string, unknown>;
+      // Replay: the companion is asked about a different (harmless) text.
+      return forward(new Request(req, { body: JSON.stringify({ ...body, redacted_text: 'something else entirely' }) }));
+    };
+    const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+    expect(outcome).toMatchObject({ action: 'fail-closed', reason: 'invalid-answer' });
+    if (outcome.action === 'fail-closed') expect(outcome.message).toContain('payload_hash');
+  });
+
+  it('an allow whose seal does not verify is not released', async () => {
+    bg.intercept = async (req, forward) => {
+      const res = await forward(req);
+      const body = await res.json();
+      body.verify_request.seal.signature = body.verify_request.seal.signature.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A'));
+      return new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
+    };
+    const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+    expect(outcome).toMatchObject({ action: 'fail-closed', reason: 'unverified' });
+    if (outcome.action === 'fail-closed') expect(outcome.message).toContain('signature');
+  });
+
+  it('readGateAnswer names every problem with an answer', () => {
+    const r = readGateAnswer({ decision: 'maybe', action_key: 7, review_route: 3, verify_request: {} }, payloadCommitment({ a: 1 }).hash);
+    expect(r.ok).toBe(false);
+    if (!r.ok) for (const field of ['decision', 'action_key', 'review_route', 'next_step', 'payload_hash']) expect(r.problem).toContain(field);
+  });
+});

@@ -1,0 +1,169 @@
+// @vitest-environment happy-dom
+/**
+ * One held action from hold to outcome in the page (issue 5, item 3), with the background's
+ * answers given by the test: release exactly once, retry a dropped message with the same
+ * attempt, never release changed text, follow the review, and withdraw.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { BUILT_IN_ADAPTERS } from '../../extension/utils/adapters/definitions.ts';
+import type { Dialog } from '../../extension/components/gate-dialog.tsx';
+import { GateFlow } from '../../extension/utils/content/gate-flow.ts';
+import { MessageError } from '../../extension/utils/messages.ts';
+import type { GateOutcome, MessageType, RequestOf, ReviewState, Verification } from '../../extension/utils/messages.ts';
+import { loadFixtureMarkup } from './fixture-dom.ts';
+
+const VERIFIED: Verification = { verified: true, key_status: 'sandbox', dev_key: true, failed_checks: [], key_alarm: false };
+const allow: GateOutcome = { action: 'release', decision: 'allow', action_key: 'law:proposed-action:1', next_step: 'go', verification: VERIFIED };
+const review: GateOutcome = { action: 'review', decision: 'needs_review', action_key: 'law:proposed-action:2', review_route: 'browser:legal-review', next_step: 'Pause here.', verification: VERIFIED };
+const state = (status: ReviewState['status'], release = false): ReviewState => ({ status, release, reviewer: 'r', verification: VERIFIED, problem: null });
+
+let calls: { type: MessageType; payload: unknown }[];
+let answers: Partial<Record<MessageType, (() => unknown)[]>>;
+let dialogs: (Dialog | null)[];
+let sent: string[];
+let composer: HTMLTextAreaElement;
+
+function flow(): GateFlow {
+  return new GateFlow({
+    adapter: BUILT_IN_ADAPTERS.copilot,
+    ui: { show: (d) => dialogs.push(d), hide: () => dialogs.push(null) },
+    send: (async <K extends MessageType>(type: K, payload: RequestOf<K>) => {
+      calls.push({ type, payload });
+      const next = answers[type]?.shift();
+      if (!next) throw new Error(`no answer queued for ${type}`);
+      return next();
+    }) as never,
+    bypass: (dispatch) => dispatch(),
+    location: new URL('https://copilot.microsoft.com/chats/abc') as unknown as Location,
+    sleep: async () => undefined,
+    now: () => 0,
+    newId: () => 'attempt-0001',
+  });
+}
+
+beforeEach(() => {
+  calls = [];
+  answers = {};
+  dialogs = [];
+  sent = [];
+  loadFixtureMarkup('copilot');
+  composer = document.querySelector('textarea#userInput')!;
+  composer.value = 'Hello there, my email is ada@example.com';
+  document.querySelector('button[data-testid="submit-button"]')!.addEventListener('click', () => {
+    sent.push(composer.value);
+    composer.value = '';
+  });
+});
+
+describe('GateFlow', () => {
+  it('allow: releases once, through the site\'s own send control; the text sent to the background is redacted', async () => {
+    answers['gate.submit'] = [() => allow];
+    await flow().held(composer);
+    expect(sent).toEqual(['Hello there, my email is ada@example.com']);
+    const submit = calls[0]!.payload as RequestOf<'gate.submit'>;
+    expect(submit).toMatchObject({ attempt_id: 'attempt-0001', adapter: 'copilot', conversation: 'abc', redacted_text: 'Hello there, my email is [EMAIL]', redactions: { EMAIL: 1 } });
+    expect(JSON.stringify(calls)).not.toContain('ada@example.com');
+    expect(dialogs.at(-1)).toBeNull();
+  });
+
+  it('a message dropped while the worker restarts is sent again with the same attempt, and released once', async () => {
+    answers['gate.submit'] = [
+      () => {
+        throw new Error('Could not establish connection. Receiving end does not exist.');
+      },
+      () => allow,
+    ];
+    await flow().held(composer);
+    expect(calls.map((c) => (c.payload as { attempt_id: string }).attempt_id)).toEqual(['attempt-0001', 'attempt-0001']);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('an error answered by the background is not retried: nothing is sent', async () => {
+    answers['gate.submit'] = [
+      () => {
+        throw new MessageError('This page is not a site Action Gate gates.');
+      },
+    ];
+    await flow().held(composer);
+    expect(calls).toHaveLength(1);
+    expect(sent).toEqual([]);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'failed' });
+  });
+
+  it('fail-closed and blocked leave the text in the composer', async () => {
+    answers['gate.submit'] = [() => ({ action: 'fail-closed', reason: 'unreachable', message: 'Nothing was sent.' }), () => ({ action: 'block', decision: 'blocked', action_key: 'k', next_step: 'Stop.', verification: VERIFIED })];
+    const f = flow();
+    await f.held(composer);
+    f.close();
+    await f.held(composer);
+    expect(sent).toEqual([]);
+    expect(composer.value).toContain('Hello there');
+    expect(dialogs.filter((d) => d !== null).map((d) => d!.kind)).toEqual(['checking', 'failed', 'checking', 'blocked']);
+  });
+
+  it('text changed while the gate was deciding is not released', async () => {
+    answers['gate.submit'] = [
+      () => {
+        composer.value = 'something else';
+        return allow;
+      },
+    ];
+    await flow().held(composer);
+    expect(sent).toEqual([]);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'notice', title: 'Not sent: the text changed' });
+  });
+
+  it('needs_review: stays paused while pending or escalated, releases once on a releasable approval', async () => {
+    answers['gate.submit'] = [() => review];
+    answers['review.status'] = [() => state('pending'), () => state('escalated'), () => state('approved', true)];
+    await flow().held(composer);
+    expect(sent).toHaveLength(1);
+    expect(dialogs.filter((d) => d?.kind === 'review').map((d) => (d as { status: string }).status)).toEqual(['pending', 'pending', 'escalated']);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'approved', verification: VERIFIED });
+    expect(calls.filter((c) => c.type === 'review.status').every((c) => (c.payload as { attempt_id: string }).attempt_id === 'attempt-0001')).toBe(true);
+  });
+
+  it('an approval the background does not release (receipt unverified, or already used) is not sent', async () => {
+    answers['gate.submit'] = [() => review];
+    answers['review.status'] = [() => ({ ...state('approved', false), problem: 'The approval’s review receipt did not verify, so nothing was sent.' })];
+    await flow().held(composer);
+    expect(sent).toEqual([]);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'rejected', problem: expect.stringContaining('did not verify') });
+  });
+
+  it('rejected is never sent', async () => {
+    answers['gate.submit'] = [() => review];
+    answers['review.status'] = [() => state('rejected')];
+    await flow().held(composer);
+    expect(sent).toEqual([]);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'rejected', status: 'rejected' });
+  });
+
+  it('withdraw stops the wait and tells the background; nothing is sent', async () => {
+    const f = flow();
+    answers['gate.submit'] = [() => review];
+    answers['review.withdraw'] = [() => ({ withdrawn: true })];
+    answers['review.status'] = [
+      () => {
+        void f.withdraw();
+        return state('approved', true);
+      },
+    ];
+    await f.held(composer);
+    expect(sent).toEqual([]);
+    expect(calls.map((c) => c.type)).toEqual(['gate.submit', 'review.status', 'review.withdraw']);
+  });
+
+  it('holds one action at a time', async () => {
+    const f = flow();
+    answers['gate.submit'] = [
+      () => {
+        void f.held(composer);
+        return allow;
+      },
+    ];
+    await f.held(composer);
+    expect(calls).toHaveLength(1);
+    expect(sent).toHaveLength(1);
+  });
+});
