@@ -6,7 +6,6 @@
  *            transaction: the naive durable path that group commit must beat.
  * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
  */
-import { spawn } from 'node:child_process';
 import { createPrivateKey, createHash, randomBytes, sign as nodeSign } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -21,6 +20,7 @@ import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
 import { compare, line, measure, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
+import { startCompanion } from './companion-process.ts';
 
 const GATE_BODY = {
   pack: 'law',
@@ -131,25 +131,9 @@ async function inProcess(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<v
 async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
   const apiKey = seedProductionTenant(dataDir);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'companion/main.ts'], {
-    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const companion = await startCompanion(dataDir);
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error('companion did not start within 30 s')), 30_000);
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`companion exited with ${code}`)));
-    });
-    const { port } = new URL(url);
+    const { port } = new URL(companion.url);
     const body = Buffer.from(JSON.stringify(GATE_BODY));
     for (const c of [10, 50]) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: c });
@@ -170,8 +154,7 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
       agent.destroy();
     }
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await companion.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -5,7 +5,7 @@
  * timed sends each, interleaved in blocks so machine drift hits both alike; p50 and p95 of
  * each and of the difference. Everything stays on loopback; the companion is a real process.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,33 +16,12 @@ import { startFixtureServer } from '../test/extension/e2e/harness/fixture-server
 import { configureExtension } from '../test/extension/e2e/harness/options-page.ts';
 import { putPolicy, signUp } from '../test/extension/e2e/harness/tenant.ts';
 import { line, percentile, section } from './harness.ts';
+import { startCompanion } from './companion-process.ts';
 
 const SENDS = 60;
 const WARM_UP = 5;
 const BLOCK = 10;
 const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-
-async function startCompanion(dataDir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'companion/main.ts'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('companion did not start within 30 s')), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`companion exited with ${code}`)));
-  });
-  return { url, stop: () => new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM'))) };
-}
 
 /** A page whose sends resolve a promise in this process (fixture.js calls __onFixtureSend). */
 async function timedPage(page: Page): Promise<(text: string) => Promise<number>> {
