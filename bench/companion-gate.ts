@@ -6,6 +6,7 @@
  *            transaction: the naive durable path that group commit must beat.
  * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey, createHash, randomBytes, sign as nodeSign } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -115,6 +116,8 @@ async function inProcess(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<v
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
   const apiKey = seedProductionTenant(dataDir);
   const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  // Background work as in the real server (the WAL checkpoint worker, the review sweep).
+  await deps.lifecycle.start();
   const app = createApp(deps);
   const body = JSON.stringify(GATE_BODY);
   const send = async () => {
@@ -150,12 +153,57 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
           req.end(body);
         });
       await load('warm-up', c, 500, send);
-      printLoad(await load(`HTTP on loopback, ${c} connections`, c, 4000, send), floor);
+      printLoad(await load(`HTTP on loopback, ${c} connections (node client)`, c, 4000, send), floor);
       agent.destroy();
+    }
+    // wrk (C, one thread) costs the server's machine far less than a Node client, so it shows
+    // what the server itself sustains. Used when installed (Debian package wrk).
+    if (hasWrk()) {
+      for (const c of [10, 50]) printLoad(wrkLoad(companion.url, c, apiKey, body), floor);
+    } else {
+      line('wrk', 'not installed (apt-get install wrk): skipped the C load generator');
     }
   } finally {
     await companion.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function hasWrk(): boolean {
+  return spawnSync('wrk', ['--version']).error === undefined;
+}
+
+/** 2 s of warm-up, then 6 s measured, by wrk with `connections` keep-alive connections. */
+function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer): LoadResult {
+  const script = path.join(os.tmpdir(), `svc-bench-wrk-${process.pid}.lua`);
+  fs.writeFileSync(
+    script,
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body.toString())}\n` +
+      `wrk.headers["Content-Type"] = "application/json"\nwrk.headers["X-Service-Key"] = "${apiKey}"\n` +
+      // Count non-201 answers so a failing run cannot pass for a fast one.
+      `errors = 0\nresponse = function(status) if status ~= 201 then errors = errors + 1 end end\n` +
+      `done = function() io.write("non201 " .. errors .. "\\n") end\n`,
+  );
+  const run = (seconds: number) =>
+    execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${url}/v1/gate`], { encoding: 'utf8' });
+  try {
+    run(2);
+    const out = run(6);
+    const ms = (label: string) => {
+      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
+      if (!m) return NaN;
+      const v = Number(m[1]);
+      return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+    };
+    return {
+      name: `HTTP on loopback, ${connections} connections (wrk)`,
+      rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
+      p50: ms('50%'),
+      p99: ms('99%'),
+      errors: Number(/non201 (\d+)/.exec(out)?.[1] ?? NaN),
+    };
+  } finally {
+    fs.rmSync(script, { force: true });
   }
 }
 
