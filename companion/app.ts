@@ -8,9 +8,9 @@
  * declared by `defineRoute`, then add it to CAPABILITIES below.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { bodyLimit } from 'hono/body-limit';
 import { accountRoutes } from './account/routes.ts';
 import { createApiKeyAuth } from './core/auth.ts';
+import { limitRequestBody } from './core/body-limit.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
 import { errorFields } from './core/log.ts';
 import { allowedMethodsFor } from './core/method-not-allowed.ts';
@@ -56,15 +56,7 @@ export function createApp(deps: AppDeps): App {
   });
 
   const max = deps.config.maxBodyBytes;
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: max,
-      onError: () => {
-        throw new ProblemError({ status: 413, code: 'payload_too_large', detail: `request body exceeds the limit of ${max} bytes` });
-      },
-    }),
-  );
+  app.use('*', limitRequestBody(max));
 
   for (const routes of CAPABILITIES) app.route('/', routes(routeDeps));
   mountOpenApi(app);
