@@ -54,10 +54,26 @@ export function createSqliteTenantStore(db: Db): TenantStore {
      WHERE k.key_sha256 = ? AND k.status = 'active'`,
   );
 
-  const addKey = (key: NewApiKeyRow) => insertKey.run({ ...key, keyHash: Buffer.from(key.keyHash) });
+  // Auth resolves a key on every request. What a key resolves to changes only through this
+  // store (one process owns the database, as for the policy overlay cache), so active keys are
+  // cached and every write to tenants or keys clears the cache: a future revoke or tenant-kind
+  // change must call forget() too. Only hits are kept, so unknown keys cannot fill it.
+  const activeKeys = new Map<string, ApiKeyMatch>();
+  const ACTIVE_KEY_CACHE_LIMIT = 10_000;
+  const forget = () => activeKeys.clear();
+
+  const revokeKey = db.prepare(
+    "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE tenant_id = ? AND id = ? AND status = 'active'",
+  );
+
+  const addKey = (key: NewApiKeyRow) => {
+    forget();
+    insertKey.run({ ...key, keyHash: Buffer.from(key.keyHash) });
+  };
 
   const createSandbox = db.transaction((input: NewSandboxTenant): 'created' | 'email_taken' => {
     if (signupExists.get(Buffer.from(input.emailDigest))) return 'email_taken';
+    forget();
     const t = input.tenant;
     insertTenant.run({
       id: t.id,
@@ -86,13 +102,25 @@ export function createSqliteTenantStore(db: Db): TenantStore {
       addKey(key);
     },
 
+    revokeApiKey(tenantId, keyId, revokedAt) {
+      forget();
+      return revokeKey.run(revokedAt, tenantId, keyId).changes === 1;
+    },
+
     listApiKeys(tenantId) {
       return selectKeys.all(tenantId).map(keyFromRow);
     },
 
     findActiveApiKeyByHash(keyHash): ApiKeyMatch | undefined {
+      const id = Buffer.from(keyHash).toString('hex');
+      const cached = activeKeys.get(id);
+      if (cached) return cached;
       const row = selectActiveKeyByHash.get(Buffer.from(keyHash));
-      return row && { keyId: row.id, tenantId: row.tenant_id, tenantKind: row.kind, keyHash: new Uint8Array(row.key_sha256) };
+      if (!row) return undefined;
+      const match: ApiKeyMatch = { keyId: row.id, tenantId: row.tenant_id, tenantKind: row.kind, keyHash: new Uint8Array(row.key_sha256) };
+      if (activeKeys.size >= ACTIVE_KEY_CACHE_LIMIT) forget();
+      activeKeys.set(id, match);
+      return match;
     },
   };
 }

@@ -54,6 +54,8 @@ export interface TenantStore extends ApiKeyLookup {
   createSandboxTenant(input: NewSandboxTenant): 'created' | 'email_taken';
   getTenant(tenantId: string): TenantRecord | undefined;
   addApiKey(key: NewApiKeyRow): void;
+  /** Revokes one of the tenant's keys at once; false when the tenant has no such active key. */
+  revokeApiKey(tenantId: string, keyId: string, revokedAt: string): boolean;
   /** The tenant's keys, oldest first. */
   listApiKeys(tenantId: string): ApiKeyRecord[];
 }

@@ -98,9 +98,13 @@ describe('API key authentication', () => {
   });
 
   it('answers the same 401 for malformed, unknown and revoked keys', async () => {
-    const { apiKey } = await ctx.signup();
+    const { apiKey, tenantId } = await ctx.signup();
     const unknown = `svc_test_${'A'.repeat(43)}`;
-    ctx.store.db.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = '2025-01-02T00:00:00.000Z'").run();
+    // Used first, so the store has resolved (and cached) it: revocation must still take effect at once.
+    expect((await ctx.request('/tenant/api-keys', { key: apiKey })).status).toBe(200);
+    const id = ctx.store.tenants.listApiKeys(tenantId)[0]!.id;
+    expect(ctx.store.tenants.revokeApiKey(tenantId, id, '2025-01-02T00:00:00.000Z')).toBe(true);
+    expect(ctx.store.tenants.revokeApiKey(tenantId, id, '2025-01-02T00:00:00.000Z')).toBe(false);
     const bodies: string[] = [];
     for (const key of ['nonsense', unknown, apiKey, `${apiKey}x`]) {
       const res = await ctx.request('/tenant/api-keys', { key });
