@@ -23,7 +23,7 @@ import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from '../metering/credits.ts';
-import type { EvidenceStore } from './store.ts';
+import type { EvidenceStore, LogHead } from './store.ts';
 
 export interface SealRequest {
   auth: AuthContext;
@@ -137,11 +137,13 @@ export class Sealer {
     const batch = this.#queue.splice(0, this.#maxBatch);
     const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
     try {
+      // Each tenant's log head is read once per batch, then carried from seal to seal.
+      const heads = new Map<string, LogHead | undefined>();
       this.#deps.transaction(() => {
         for (const item of batch) {
           try {
             // A nested transaction is a savepoint: a refused request rolls back alone.
-            outcomes.push({ ok: true, value: this.#deps.transaction(() => this.#sealOne(item.request)) });
+            outcomes.push({ ok: true, value: this.#deps.transaction(() => this.#sealOne(item.request, heads)) });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
@@ -166,7 +168,7 @@ export class Sealer {
     else for (const done of this.#idle.splice(0)) done();
   }
 
-  #sealOne(req: SealRequest): SealOutcome {
+  #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {
     const { evidence, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
     const now = clock.now();
@@ -206,7 +208,7 @@ export class Sealer {
     // sandbox action counts against its allowance only.
     const credits = req.auth.tenantKind === 'production' ? req.metering.credits : 0;
     const signer = keyring.signerFor(req.auth.tenantKind);
-    const head = evidence.logHead(tenantId);
+    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {
       action_key: actionKey,
@@ -306,6 +308,8 @@ export class Sealer {
         at,
       );
     }
+    // Last, so a request refused above leaves the batch's view of the log unchanged.
+    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash });
     return { status, body, replayed: false };
   }
 }

@@ -50,11 +50,11 @@ export function createSqliteEvidenceStore(db: Db): EvidenceStore {
   const head = db.prepare<[string], { tenant_seq: number; attestation_hash: string }>(
     'SELECT tenant_seq, attestation_hash FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
   );
+  // Positional parameters: on the sealing hot path they bind measurably faster than named ones.
   const insert = db.prepare(`INSERT INTO sealed_records
     (tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
      packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details)
-    VALUES (@tenantId, @tenantSeq, @actionKey, @vertical, @pack, @kind, @decision, @status, @reviewRoute, @payloadHash,
-     @packetHash, @attestation, @attestationHash, @signature, @keyId, @devKey, @recordedAt, @credits, @details)`);
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const find = db.prepare<[string, string], RecordDbRow>('SELECT * FROM sealed_records WHERE action_key = ? AND tenant_id = ?');
   const usage = db.prepare<[string], { actions_used: number; credits_used: number }>(
     'SELECT actions_used, credits_used FROM usage_counters WHERE tenant_id = ?',
@@ -79,8 +79,11 @@ export function createSqliteEvidenceStore(db: Db): EvidenceStore {
       const r = head.get(tenantId);
       return r && { tenantSeq: r.tenant_seq, attestationHash: r.attestation_hash };
     },
-    insertRecord(row) {
-      insert.run({ ...row, devKey: row.devKey ? 1 : 0 });
+    insertRecord(r) {
+      insert.run(
+        r.tenantId, r.tenantSeq, r.actionKey, r.vertical, r.pack, r.kind, r.decision, r.status, r.reviewRoute, r.payloadHash,
+        r.packetHash, r.attestation, r.attestationHash, r.signature, r.keyId, r.devKey ? 1 : 0, r.recordedAt, r.credits, r.details,
+      );
     },
     findRecord(tenantId, actionKey) {
       const r = find.get(actionKey, tenantId);

@@ -66,4 +66,3 @@ CREATE TABLE events (
   created_at  TEXT NOT NULL
 ) STRICT;
 
-CREATE INDEX events_by_tenant ON events (tenant_id, id);

@@ -76,6 +76,22 @@ describe('sealer', () => {
     expect(ctx.store.evidence.eventsFor(auth.tenantId, 'record.sealed')).toHaveLength(25);
   });
 
+  it('keeps the log contiguous when a seal in the middle of a batch is refused after its head was read', async () => {
+    const { auth } = await sandboxTenant();
+    const refuse = request(auth, {
+      onSealed: () => {
+        throw new Error('refused inside the transaction');
+      },
+    });
+    const results = await Promise.allSettled([ctx.deps.sealer.seal(request(auth)), ctx.deps.sealer.seal(refuse), ctx.deps.sealer.seal(request(auth))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const [first, , third] = results.map((r) => (r.status === 'fulfilled' ? (r.value.body as any).evidence_packet.seal : null));
+    expect(first.attestation.tenant_seq).toBe(0);
+    expect(third.attestation.tenant_seq).toBe(1);
+    expect(third.attestation.prev_attestation_hash).toBe(first.attestation_hash);
+    expect(count('sealed_records')).toBe(2);
+  });
+
   it('keeps tenant logs apart', async () => {
     const a = await sandboxTenant();
     const b = await sandboxTenant();
