@@ -22,6 +22,7 @@ import { closeDeps, openDeps } from '../companion/deps.ts';
 import { compare, line, measure, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion } from './companion-process.ts';
+import type { ServerLatency } from './companion-process.ts';
 
 const GATE_BODY = {
   pack: 'law',
@@ -153,13 +154,18 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
           req.end(body);
         });
       await load('warm-up', c, 500, send);
+      await companion.serverLatency();
       printLoad(await load(`HTTP on loopback, ${c} connections (node client)`, c, 4000, send), floor);
+      printServerLatency(await companion.serverLatency());
       agent.destroy();
     }
     // wrk (C, one thread) costs the server's machine far less than a Node client, so it shows
     // what the server itself sustains. Used when installed (Debian package wrk).
     if (hasWrk()) {
-      for (const c of [10, 50]) printLoad(wrkLoad(companion.url, c, apiKey, body), floor);
+      for (const c of [10, 50]) {
+        printLoad(wrkLoad(companion.url, c, apiKey, body, () => void companion.serverLatency()), floor);
+        printServerLatency(await companion.serverLatency());
+      }
     } else {
       line('wrk', 'not installed (apt-get install wrk): skipped the C load generator');
     }
@@ -174,7 +180,12 @@ function hasWrk(): boolean {
 }
 
 /** 2 s of warm-up, then 6 s measured, by wrk with `connections` keep-alive connections. */
-function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer): LoadResult {
+/** The server's own request → response-finish times: what a client sees, less its own scheduling. */
+function printServerLatency(l: ServerLatency): void {
+  line('  of which inside the server', `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms (${l.n} requests)`);
+}
+
+function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer, afterWarmUp: () => void): LoadResult {
   const script = path.join(os.tmpdir(), `svc-bench-wrk-${process.pid}.lua`);
   fs.writeFileSync(
     script,
@@ -188,6 +199,7 @@ function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer)
     execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${url}/v1/gate`], { encoding: 'utf8' });
   try {
     run(2);
+    afterWarmUp();
     const out = run(6);
     const ms = (label: string) => {
       const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);

@@ -1,23 +1,44 @@
 /**
  * The companion as benchmarks run it: a real process (`node --import tsx companion/main.ts`)
- * on 127.0.0.1 with a free port and the given data directory.
+ * on 127.0.0.1 with a free port and the given data directory, with server-latency-probe.mjs
+ * loaded so the server's own view of request latency can be read.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
 const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
+export interface ServerLatency {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
 export interface RunningCompanion {
   url: string;
+  /** Percentiles of request → response-finish times on the server since the last call. */
+  serverLatency(): Promise<ServerLatency>;
   /** SIGTERM, then resolves once the process has exited (graceful shutdown). */
   stop(): Promise<void>;
 }
 
 export async function startCompanion(dataDir: string): Promise<RunningCompanion> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'companion/main.ts'], {
+  const probe = path.join(REPO_ROOT, 'bench', 'server-latency-probe.mjs');
+  const child = spawn(process.execPath, ['--import', probe, '--import', 'tsx', 'companion/main.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const latencyWaiters: ((l: ServerLatency) => void)[] = [];
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    let m: RegExpExecArray | null;
+    while ((m = /server-latency (\{.*\})\n/.exec(err))) {
+      err = err.slice(m.index + m[0].length);
+      latencyWaiters.shift()?.(JSON.parse(m[1]!) as ServerLatency);
+    }
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -35,6 +56,11 @@ export async function startCompanion(dataDir: string): Promise<RunningCompanion>
   });
   return {
     url,
+    serverLatency: () =>
+      new Promise<ServerLatency>((resolve) => {
+        latencyWaiters.push(resolve);
+        child.kill('SIGUSR2');
+      }),
     stop: () => {
       child.kill('SIGTERM');
       return exited;

@@ -58,7 +58,7 @@ export class Checkpointer {
 
   constructor(db: Db, options: { intervalMs?: number; log: Logger }) {
     this.#file = db.name;
-    this.#intervalMs = options.intervalMs ?? 500;
+    this.#intervalMs = options.intervalMs ?? 250;
     this.#log = options.log;
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
   }
