@@ -10,20 +10,15 @@ import { estimateCredits } from '../../companion/metering/credits.ts';
 import { GATE_PACKS } from '../../companion/packs/manifest.ts';
 import type { GatePackName } from '../../companion/packs/manifest.ts';
 import { gatePacks, getGatePack } from '../../companion/packs/registry.ts';
-import { createTestContext } from './helpers.ts';
+import { freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { countSealed, databaseBytes, gateBody, QUIET_CONTEXT, usageOf } from './pack-fixtures.ts';
 
 let ctx: TestContext;
 let key: string;
 let tenantId: string;
-beforeEach(async () => {
-  ctx = await createTestContext();
-  ({ apiKey: key, tenantId } = await ctx.signup());
-});
-afterEach(async () => {
-  await ctx.close();
-});
+beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext()));
+afterEach(() => ctx.close());
 
 const gate = (json: unknown, k = key, path = '/v1/gate') => ctx.request(path, { json, key: k });
 const pointerToDotted = (p: string) => p.slice(1).replaceAll('/', '.');

@@ -136,3 +136,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     },
   };
 }
+
+/** A fresh context with one signed-up sandbox tenant: the setup most API tests start from. */
+export async function freshTenantContext(options: TestContextOptions = {}): Promise<{ ctx: TestContext; key: string; tenantId: string }> {
+  const ctx = await createTestContext(options);
+  const { apiKey: key, tenantId } = await ctx.signup();
+  return { ctx, key, tenantId };
+}

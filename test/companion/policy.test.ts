@@ -7,20 +7,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getGatePack } from '../../companion/packs/registry.ts';
 import { POLICY_STRING_MAX } from '../../companion/policy/secrets.ts';
-import { createTestContext } from './helpers.ts';
+import { freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { countSealed, gateBody, QUIET_CONTEXT, usageOf } from './pack-fixtures.ts';
 
 let ctx: TestContext;
 let key: string;
 let tenantId: string;
-beforeEach(async () => {
-  ctx = await createTestContext();
-  ({ apiKey: key, tenantId } = await ctx.signup());
-});
-afterEach(async () => {
-  await ctx.close();
-});
+beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext()));
+afterEach(() => ctx.close());
 
 const put = (pack: string, doc: unknown, k = key) => ctx.request(`/tenant/policy?policy_pack=${pack}`, { method: 'PUT', json: doc, key: k });
 const preview = (pack: string, policy: unknown, samples: unknown[], k = key) =>

@@ -6,20 +6,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { payloadHash } from '../../shared/attestation.ts';
 import { getRecordPack, recordPacks } from '../../companion/packs/registry.ts';
-import { createTestContext } from './helpers.ts';
+import { freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { countSealed, databaseBytes, recordBody, sha256, usageOf } from './pack-fixtures.ts';
 
 let ctx: TestContext;
 let key: string;
 let tenantId: string;
-beforeEach(async () => {
-  ctx = await createTestContext();
-  ({ apiKey: key, tenantId } = await ctx.signup());
-});
-afterEach(async () => {
-  await ctx.close();
-});
+beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext()));
+afterEach(() => ctx.close());
 
 const record = (json: unknown) => ctx.request('/v1/record', { json, key });
 const batch = (json: unknown) => ctx.request('/v1/record/batch', { json, key });

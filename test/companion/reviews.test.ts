@@ -13,7 +13,7 @@ import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import type { PacketFields } from '../../shared/types.ts';
 import { getGatePack } from '../../companion/packs/registry.ts';
 import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
-import { createTestContext } from './helpers.ts';
+import { createTestContext, freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { databaseBytes, gateBody, recordBody, usageOf } from './pack-fixtures.ts';
 
@@ -23,13 +23,8 @@ const WINDOW_MS = 72 * HOUR;
 let ctx: TestContext;
 let key: string;
 let tenantId: string;
-beforeEach(async () => {
-  ctx = await createTestContext();
-  ({ apiKey: key, tenantId } = await ctx.signup());
-});
-afterEach(async () => {
-  await ctx.close();
-});
+beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext()));
+afterEach(() => ctx.close());
 
 /** An employee's law action on a fresh sandbox: needs_review (interface-spec States and transitions). */
 async function pause(overrides: Record<string, unknown> = {}, k = key) {
