@@ -55,20 +55,15 @@ export interface SealRequest {
   respond(record: SealedRecord): unknown;
 }
 
+/** What onSealed and respond receive: the new record's identity and its evidence. */
 export interface SealedRecord {
   tenantId: string;
-  tenantSeq: number;
   actionKey: string;
   vertical: string;
   pack: string;
-  kind: SealKind;
-  fields: PacketFields;
+  recordedAt: string;
   packet: EvidencePacket;
   verifyRequest: VerifyRequest;
-  attestation: AttestationV2;
-  recordedAt: string;
-  credits: number;
-  details: Record<string, unknown>;
 }
 
 export interface SealOutcome {
@@ -242,18 +237,12 @@ export class Sealer {
     const packet = evidencePacket(fields, attestation.packet_hash, seal);
     const record: SealedRecord = {
       tenantId,
-      tenantSeq: attestation.tenant_seq,
       actionKey,
       vertical: req.vertical,
       pack: req.pack,
-      kind: req.kind,
-      fields,
+      recordedAt: at,
       packet,
       verifyRequest: verifyRequestFor(packet, fields),
-      attestation,
-      recordedAt: at,
-      credits,
-      details: req.details,
     };
 
     evidence.insertRecord({

@@ -1,6 +1,6 @@
 /** SQLite implementation of EvidenceStore; statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import type { EventRow, EvidenceStore, IdempotentResponse, LogHead, SealedRecordRow, UsageRow } from './store.ts';
+import type { EvidenceStore, IdempotentResponse, LogHead, SealedRecordRow, UsageRow } from './store.ts';
 
 interface RecordDbRow {
   tenant_id: string;

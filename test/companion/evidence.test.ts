@@ -49,7 +49,7 @@ function request(auth: AuthContext, overrides: Partial<SealRequest> = {}): SealR
     policyDigest: null,
     details: { next_step: 'Pause until review.' },
     metering: { counted: true, credits: 3 },
-    respond: (r) => ({ decision: r.fields.decision, action_key: r.actionKey, evidence_packet: r.packet, verify_request: r.verifyRequest }),
+    respond: (r) => ({ decision: r.verifyRequest.decision, action_key: r.actionKey, evidence_packet: r.packet, verify_request: r.verifyRequest }),
     ...overrides,
   };
 }
