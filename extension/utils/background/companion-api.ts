@@ -4,6 +4,7 @@
  * (issue 5, item 3). Runs in the background with host permissions, so no CORS is involved and
  * the key never touches a page.
  */
+import { isRecord } from '../../../shared/attestation.ts';
 
 export type CompanionFailureKind = 'not-configured' | 'unreachable' | 'http-error' | 'invalid-answer';
 
@@ -87,10 +88,6 @@ export function companionApi(options: CompanionApiOptions): CompanionApi {
     post: (path, body) => call('POST', path, body, true),
     getPublic: (path) => call('GET', path, undefined, false),
   };
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(e: unknown): string {

@@ -5,7 +5,8 @@
  */
 import type { ExtensionDatabase } from '../db.ts';
 import type { ConnectionReport, PackSummary, Usage } from '../messages.ts';
-import { CompanionError, isRecord } from './companion-api.ts';
+import { isRecord } from '../../../shared/attestation.ts';
+import { CompanionError } from './companion-api.ts';
 import type { CompanionApi } from './companion-api.ts';
 import type { KeyPins } from './key-pins.ts';
 

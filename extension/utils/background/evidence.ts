@@ -5,7 +5,7 @@
 import { failedChecks, verifyEvidence } from '../../../shared/verify.ts';
 import type { VerifyResult } from '../../../shared/types.ts';
 import type { Verification } from '../messages.ts';
-import { isRecord } from './companion-api.ts';
+import { isRecord } from '../../../shared/attestation.ts';
 import type { KeyPins } from './key-pins.ts';
 
 export interface VerifiedEvidence {

@@ -7,7 +7,8 @@
  */
 import type { DecisionEntry, ReviewStatus } from '../db.ts';
 import type { GradingMirror, PendingReview, ReviewDecisionRequest, ReviewDecisionResult, ReviewState, Verification } from '../messages.ts';
-import { CompanionError, isRecord } from './companion-api.ts';
+import { isRecord } from '../../../shared/attestation.ts';
+import { CompanionError } from './companion-api.ts';
 import type { CompanionApi } from './companion-api.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { unverified, verifySealed } from './evidence.ts';
