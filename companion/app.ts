@@ -9,7 +9,7 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { accountRoutes } from './account/routes.ts';
-import { createApiKeyAuth } from './core/auth.ts';
+import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
 import { errorFields } from './core/log.ts';
@@ -46,7 +46,10 @@ export type App = OpenAPIHono<AppEnv>;
 
 export function createApp(deps: AppDeps): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  const routeDeps: RouteDeps = { ...deps, auth: { apiKey: createApiKeyAuth(deps.store.tenants) } };
+  const routeDeps: RouteDeps = {
+    ...deps,
+    auth: { apiKey: createApiKeyAuth(deps.store.tenants), optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants) },
+  };
 
   app.use('*', async function requestId(c, next) {
     const id = deps.ids.next('req');

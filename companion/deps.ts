@@ -3,7 +3,7 @@
  * migrations, signing keys) so that `createApp` (app.ts) does none; main.ts and the test
  * helper both build their dependencies here, so tests run the real wiring.
  */
-import type { AuthEnv } from './core/auth.ts';
+import type { AuthEnv, OptionalAuthEnv } from './core/auth.ts';
 import type { Clock } from './core/clock.ts';
 import { systemClock } from './core/clock.ts';
 import type { Config } from './core/config.ts';
@@ -39,6 +39,8 @@ export interface RouteDeps extends AppDeps {
   auth: {
     /** interface-spec Authentication 1: X-Service-Key or Authorization: Bearer; sets c.var.auth. */
     apiKey: AuthRequirement<AuthEnv>;
+    /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
+    optionalApiKey: AuthRequirement<OptionalAuthEnv>;
   };
 }
 

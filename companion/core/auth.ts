@@ -129,6 +129,22 @@ export function createApiKeyAuth(lookup: ApiKeyLookup): AuthRequirement<AuthEnv>
   return { security: API_KEY_SECURITY, middleware };
 }
 
+export type OptionalAuthEnv = { Variables: { auth: AuthContext | undefined } };
+
+/**
+ * interface-spec Authentication 5: a route open to anyone where a key is optional (verification:
+ * only a call authenticated with a tenant key can raise verify.failed). A key that is sent must
+ * be valid (401 otherwise), so a typo never silently downgrades to anonymous.
+ */
+export function createOptionalApiKeyAuth(lookup: ApiKeyLookup): AuthRequirement<OptionalAuthEnv> {
+  const middleware: MiddlewareHandler<OptionalAuthEnv> = async function optionalApiKey(c, next) {
+    const key = presentedKey(c.req.raw.headers);
+    c.set('auth', key === undefined ? undefined : authenticateApiKey(lookup, key));
+    await next();
+  };
+  return { security: [{}, ...API_KEY_SECURITY], middleware };
+}
+
 /**
  * 401 with a Bearer challenge (RFC 6750 §3; RFC 9110 §11.6.1). No error code when no
  * credential came at all (RFC 6750 §3.1); one message for every bad key.

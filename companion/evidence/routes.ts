@@ -3,15 +3,11 @@
  * "Evidence packets"): a sealed record, its evidence packet, online verification with
  * itemized checks, and the published verification recipe.
  */
-import type { MiddlewareHandler } from 'hono';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
-import { API_KEY_SECURITY, authenticateApiKey, presentedKey } from '../core/auth.ts';
-import type { AuthContext } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
-import type { AuthRequirement } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { recordReview } from '../reviews/record-review.ts';
 import { RecordReview } from '../reviews/schema.ts';
@@ -24,22 +20,6 @@ const ActionKeyParam = z.object({
 });
 
 const Kit = z.record(z.string(), z.unknown()).openapi('VerifyKit');
-
-type OptionalAuthEnv = { Variables: { auth: AuthContext | undefined } };
-
-/**
- * interface-spec Authentication 5: verification is open to anyone, and a key is optional; only
- * a verification authenticated with a tenant key can raise verify.failed. A key that is sent
- * must be valid (401 otherwise), so a typo never silently downgrades to anonymous.
- */
-function optionalApiKey(deps: RouteDeps): AuthRequirement<OptionalAuthEnv> {
-  const middleware: MiddlewareHandler<OptionalAuthEnv> = async function optionalApiKey(c, next) {
-    const key = presentedKey(c.req.raw.headers);
-    c.set('auth', key === undefined ? undefined : authenticateApiKey(deps.store.tenants, key));
-    await next();
-  };
-  return { security: [{}, ...API_KEY_SECURITY], middleware };
-}
 
 function notFound(actionKey: string): ProblemError {
   // Another tenant's record answers exactly like a missing one (interface-spec Authentication 6).
@@ -95,7 +75,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     method: 'post',
     path: '/v1/verify',
     tags: ['evidence'],
-    auth: optionalApiKey(deps),
+    auth: deps.auth.optionalApiKey,
     summary: 'Recompute every check of an evidence packet (signature, hashes, key identity and status)',
     request: { body: jsonBody(VerifyRequest) },
     responses: { 200: jsonContent(VerifyResponse, 'Itemized result; verified is true only when every check passed') },
