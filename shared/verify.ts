@@ -23,9 +23,8 @@ export const CHECK_ORDER: readonly CheckName[] = [
 export async function verifyEvidence(input: unknown, keys: TrustedKeySet): Promise<VerifyResult> {
   const shape = readVerifyRequest(input);
   if (!shape.ok) return notEvaluated(shape.problems);
-  const req = shape.value;
+  const { request: req, attestationBytes: bytes } = shape.value;
   const att = req.seal.attestation;
-  const bytes = attestationBytes(att);
   const key = keys.get(req.seal.key_id);
 
   const checks: Check[] = [
@@ -129,8 +128,11 @@ export function notEvaluated(problems: string[]): VerifyResult {
 
 type Read<T> = { ok: true; value: T } | { ok: false; problems: string[] };
 
-/** Structural validation of a verify request, collecting every bad field path. */
-export function readVerifyRequest(input: unknown): Read<VerifyRequest> {
+/**
+ * Structural validation of a verify request, collecting every bad field path. On success it
+ * also returns the attestation's JCS bytes, made once here and then hashed and verified.
+ */
+export function readVerifyRequest(input: unknown): Read<{ request: VerifyRequest; attestationBytes: Uint8Array }> {
   const problems: string[] = [];
   if (!isRecord(input)) return { ok: false, problems: ['expected a JSON object'] };
   for (const k of ['action_key', 'href', 'status'] as const) {
@@ -143,6 +145,7 @@ export function readVerifyRequest(input: unknown): Read<VerifyRequest> {
     if (input[k] !== null && typeof input[k] !== 'string') problems.push(`${k}: expected string or null`);
   }
   const seal = input.seal;
+  let bytes: Uint8Array | undefined;
   if (!isRecord(seal)) {
     problems.push('seal: expected object');
   } else {
@@ -153,12 +156,14 @@ export function readVerifyRequest(input: unknown): Read<VerifyRequest> {
     if (typeof seal.signature !== 'string') problems.push('seal.signature: expected base64url string');
     try {
       assertAttestation(seal.attestation);
-      attestationBytes(seal.attestation); // refuses what RFC 8785 cannot represent
+      bytes = attestationBytes(seal.attestation); // refuses what RFC 8785 cannot represent
     } catch (e) {
       if (!isSvcError(e)) throw e;
       const errors = (e.details?.errors as { path: string; message: string }[] | undefined) ?? [{ path: '', message: e.message }];
       for (const err of errors) problems.push(`seal.attestation${err.path ? '.' + err.path : ''}: ${err.message}`);
     }
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: input as unknown as VerifyRequest };
+  return problems.length > 0 || bytes === undefined
+    ? { ok: false, problems }
+    : { ok: true, value: { request: input as unknown as VerifyRequest, attestationBytes: bytes } };
 }
