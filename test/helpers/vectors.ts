@@ -1,13 +1,13 @@
 /**
- * Official test vectors live in the team's reference folder beside the project
- * (../shared/vectors); tests read them in place and never copy them in.
+ * Official test vectors, kept as data files in test/vectors/ (each folder with its source
+ * README and licence), so a fresh clone tests itself with nothing beside it.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const VECTORS_DIR = path.resolve(REPO_ROOT, '../shared/vectors');
+export const VECTORS_DIR = path.join(REPO_ROOT, 'test', 'vectors');
 
 export function vectorPath(...parts: string[]): string {
   return path.join(VECTORS_DIR, ...parts);

@@ -1,7 +1,7 @@
 /**
  * RFC 8785 (JCS) against the cyberphone vectors (co-author's reference data), the RFC's own
  * examples and Appendix B, 10,000 ES6 number serializations, the refusal rules, and
- * fast-check properties. Vectors are read in place from ../shared/vectors/jcs.
+ * fast-check properties. Vectors are read from test/vectors/jcs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import vm from 'node:vm';
