@@ -18,6 +18,8 @@ import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer
 import { Checkpointer } from './core/checkpointer.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import { Sealer } from './evidence/sealer.ts';
+import { Metrics } from './ops/metrics.ts';
+import { Readiness, databaseWritable, migrationsCurrent, signersUsable } from './ops/readiness.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
 
@@ -32,6 +34,10 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** The one sealing pipeline (evidence/sealer.ts), group-committing seals. */
   sealer: Sealer;
+  /** Prometheus metrics (ops/metrics.ts), served at GET /metrics. */
+  metrics: Metrics;
+  /** Named checks behind GET /readyz; background workers register theirs here. */
+  readiness: Readiness;
 }
 
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
@@ -48,6 +54,8 @@ export interface OpenDepsOptions {
   clock?: Clock;
   log?: Logger;
   ids?: IdFactory;
+  /** Also export the process's own metrics (CPU, memory, event loop lag); main.ts sets it. */
+  processMetrics?: boolean;
 }
 
 export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps & { store: SqliteStore } {
@@ -57,16 +65,22 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
   try {
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
     const ids = options.ids ?? createIdFactory(clock);
-    const log = options.log ?? createJsonLogger();
+    const log = options.log ?? createJsonLogger({ level: config.logLevel });
+    const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
     const checkpointer = new Checkpointer(store.db, { log });
     lifecycle.onStart(() => checkpointer.start());
     lifecycle.onStop(() => checkpointer.stop());
-    const sealer = new Sealer({ evidence: store.evidence, transaction: store.transaction, keyring, clock, ids });
+    const sealer = new Sealer({ evidence: store.evidence, transaction: store.transaction, keyring, clock, ids, observer: metrics.sealObserver });
+    metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
+    const readiness = new Readiness();
+    readiness.register('database_writable', databaseWritable(store.db));
+    readiness.register('migrations_current', migrationsCurrent(store.db));
+    readiness.register('signer_usable', signersUsable(keyring));
     // Stop hooks run last-registered first: queued seals commit, then the checkpoint worker
     // closes its connection, then the database closes.
     lifecycle.onStop(() => sealer.drain());
-    return { config, store, keyring, clock, ids, log, lifecycle, sealer };
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer, metrics, readiness };
   } catch (err) {
     store.close();
     throw err;

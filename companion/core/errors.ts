@@ -33,7 +33,8 @@ export type ProblemCode =
   | 'policy_version_conflict'
   | 'review_not_pending'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'not_ready';
 
 /** One failing field: where it is, what is wrong, and the validator's issue code. */
 export interface FieldError {

@@ -86,7 +86,8 @@ export const ProblemSchema = z
   })
   .openapi('ProblemDetails', { description: 'RFC 9457 Problem Details' });
 
-function problemContent(description: string) {
+/** A problem+json response described by the one shared Problem schema. */
+export function problemContent(description: string) {
   return { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema } } } as const;
 }
 
