@@ -63,6 +63,7 @@ export function recordRoutes(deps: RouteDeps) {
   const single = defineRoute({
     method: 'post',
     path: '/v1/record',
+    operationId: 'createRecord',
     tags: ['records'],
     auth: deps.auth.apiKey,
     summary: 'Record a duty event that already happened (eu-ai-act, ca-sb942); digests only',
@@ -84,6 +85,7 @@ export function recordRoutes(deps: RouteDeps) {
   const batch = defineRoute({
     method: 'post',
     path: '/v1/record/batch',
+    operationId: 'createRecordBatch',
     tags: ['records'],
     auth: deps.auth.apiKey,
     summary: `Record up to ${BATCH_MAX_ITEMS} events: a bare JSON array, one sealed result per item`,
