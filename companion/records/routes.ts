@@ -77,7 +77,9 @@ export function recordRoutes(deps: RouteDeps) {
     single,
     async (c) => answer(c, await sealRecord(sealDeps, c.var.auth, c.req.valid('json'))),
     (result) => {
-      if (!result.success) throw recordProblem(result.error);
+      // The body's own explanations (raw content, digest keys); other parts as every route.
+      if (!result.success && result.target === 'json') throw recordProblem(result.error);
+      validationHook(result);
       return undefined;
     },
   );
