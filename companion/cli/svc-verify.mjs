@@ -3,4 +3,9 @@
 // run by `npm install`), so it needs no TypeScript loader.
 import { main } from '../../dist/companion/cli/verify.js';
 
-process.exit(await main(process.argv.slice(2)));
+try {
+  process.exit(await main(process.argv.slice(2)));
+} catch (e) {
+  console.error(`svc-verify: unexpected failure: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(2);
+}
