@@ -33,7 +33,8 @@ export type ProblemCode =
   | 'policy_version_conflict'
   | 'review_not_pending'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'not_ready';
 
 /** One failing field: where it is, what is wrong, and the validator's issue code. */
 export interface FieldError {
@@ -52,7 +53,10 @@ export interface ProblemInit {
   code: ProblemCode;
   /** Human explanation of this occurrence (RFC 9457 §3.1.4). */
   detail?: string;
-  /** Defaults to the HTTP status phrase, as RFC 9457 §4.2.1 asks with type "about:blank". */
+  /**
+   * Not sent: with type "about:blank" the wire title is always the HTTP status phrase
+   * (RFC 9457 §4.2.1); put the specifics in `detail` and `code`. Kept for existing callers.
+   */
   title?: string;
   errors?: FieldError[];
   /** Extension members (RFC 9457 §3.2), e.g. `upgrade` on sandbox_exists. */
@@ -157,9 +161,11 @@ export interface ProblemContext {
 
 export function problemBody(problem: ProblemError, ctx: ProblemContext = {}): ProblemBody {
   const body: ProblemBody = {
-    // about:blank: the status code says it all; `code` refines it (RFC 9457 §4.2.1).
+    // Policy: type is always about:blank and title the status phrase (RFC 9457 §4.2.1); the
+    // stable `code` member names the specific problem. A self-hosted companion has no URI it
+    // could promise to keep dereferenceable for per-code types, and clients key on `code`.
     type: 'about:blank',
-    title: problem.title,
+    title: statusPhrase(problem.status),
     status: problem.status,
     ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
     ...(ctx.path !== undefined ? { instance: ctx.path } : {}),

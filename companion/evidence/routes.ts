@@ -7,7 +7,7 @@ import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
-import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { recordReview } from '../reviews/record-review.ts';
 import { RecordReview } from '../reviews/schema.ts';
@@ -33,6 +33,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const getRecord = defineRoute({
     method: 'get',
     path: '/v1/records/{action_key}',
+    operationId: 'getRecord',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'Fetch a sealed record with its evidence packet and a ready verify request',
@@ -40,7 +41,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     responses: {
       // A gate action that needed review also carries its live review state (reviews capability).
       200: jsonContent(SealedRecord.extend({ review: RecordReview.optional() }), 'The sealed record'),
-      404: jsonContent(z.object({}), 'Unknown record'),
+      404: problemContent("Unknown record (another tenant's record answers the same)"),
     },
   });
   router.openapi(getRecord, (c) => {
@@ -54,6 +55,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const getPacket = defineRoute({
     method: 'get',
     path: '/{vertical}/evidence-packets/{action_key}',
+    operationId: 'getEvidencePacket',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'Evidence packet of a record (the durable href of every packet)',
@@ -62,7 +64,7 @@ export function evidenceRoutes(deps: RouteDeps) {
         vertical: z.string().min(1).max(40).openapi({ param: { name: 'vertical', in: 'path' }, example: 'law' }),
       }),
     },
-    responses: { 200: jsonContent(EvidencePacket, 'The evidence packet'), 404: jsonContent(z.object({}), 'Unknown record') },
+    responses: { 200: jsonContent(EvidencePacket, 'The evidence packet'), 404: problemContent("Unknown record (another tenant's record answers the same)") },
   });
   router.openapi(getPacket, (c) => {
     const { vertical, action_key } = c.req.valid('param');
@@ -74,6 +76,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const verify = defineRoute({
     method: 'post',
     path: '/v1/verify',
+    operationId: 'verifyEvidence',
     tags: ['evidence'],
     auth: deps.auth.optionalApiKey,
     summary: 'Recompute every check of an evidence packet (signature, hashes, key identity and status)',
@@ -103,6 +106,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const kit = defineRoute({
     method: 'get',
     path: '/v1/verify/kit',
+    operationId: 'getVerifyKit',
     tags: ['evidence'],
     auth: 'public',
     summary: 'Offline verification recipe: fields, hashes, checks; no key material',
