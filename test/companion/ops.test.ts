@@ -27,7 +27,7 @@ describe('GET /healthz and GET /readyz', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({
       status: 'ready',
-      checks: { database_writable: { ok: true }, migrations_current: { ok: true }, signer_usable: { ok: true } },
+      checks: { database_writable: { ok: true }, migrations_current: { ok: true }, signer_usable: { ok: true }, workers_alive: { ok: true } },
     });
   });
 
