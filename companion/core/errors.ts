@@ -24,6 +24,13 @@ export type ProblemCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'malformed_json'
+  // core/strict-json.ts: one code per strict JSON rule
+  | 'json_invalid_utf8'
+  | 'json_lone_surrogate'
+  | 'json_duplicate_member'
+  | 'json_unsafe_number'
+  | 'json_too_deep'
+  | 'json_too_many_values'
   | 'validation_failed'
   | 'sandbox_exists'
   | 'sandbox_allowance_exhausted'
