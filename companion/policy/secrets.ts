@@ -51,7 +51,7 @@
  * rephrase). That is why the shape, not this scan, is what keeps policy small and id-only.
  */
 import type { FieldError } from '../core/errors.ts';
-import { jsonPointer } from '../core/errors.ts';
+import { echoableName, jsonPointer } from '../core/errors.ts';
 
 /** The longest string a policy holds (the note); anything longer is treated as content. */
 export const POLICY_STRING_MAX = 140;
@@ -213,8 +213,8 @@ export function findRawMaterial(
 function hit(path: (string | number)[], ruleId: string, description: string, what = 'value'): FieldError {
   return {
     in: 'body',
-    path: jsonPointer(path),
-    // Never the value: it may be the secret.
+    // Never the value: it may be the secret; a long member name is abbreviated.
+    path: jsonPointer(path.map((p) => (typeof p === 'string' ? echoableName(p) : p))),
     message: `raw material is not stored in policy: this ${what} breaks rule ${ruleId} (${description})`,
     code: rawMaterialCode(ruleId),
   };
