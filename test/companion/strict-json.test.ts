@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../companion/core/errors.ts';
-import { JSON_MAX_DEPTH, JSON_MAX_VALUES, parseStrictJson } from '../../companion/core/strict-json.ts';
+import { createTestContext } from './helpers.ts';
+import { JSON_MAX_DEPTH, JSON_MAX_VALUES, parseStrictJson, STRICT_JSON_RULES } from '../../companion/core/strict-json.ts';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
@@ -63,5 +64,27 @@ describe('parseStrictJson', () => {
   it('counts brackets and numbers inside strings as text, not structure', () => {
     const text = JSON.stringify({ s: `${'['.repeat(100)} 99999999999999999999 \\" {` });
     expect(parseStrictJson(utf8(text)).value).toEqual(JSON.parse(text));
+  });
+});
+
+describe('the published rules', () => {
+  it('are in the verify kit and in the 422 of every route that takes JSON', async () => {
+    const ctx = await createTestContext();
+    try {
+      const kit = await ctx.request('/v1/verify/kit');
+      expect(kit.body.request_json_rules.map((r: { code: string }) => r.code)).toEqual(STRICT_JSON_RULES.map((r) => r.code));
+      const doc = (await ctx.request('/openapi.json')).body;
+      let routes = 0;
+      for (const item of Object.values<any>(doc.paths)) {
+        for (const op of Object.values<any>(item)) {
+          if (!op?.requestBody?.content?.['application/json']) continue;
+          routes++;
+          for (const { code } of STRICT_JSON_RULES) expect(op.responses['422'].description).toContain(code);
+        }
+      }
+      expect(routes).toBeGreaterThan(10);
+    } finally {
+      await ctx.close();
+    }
   });
 });
