@@ -24,6 +24,13 @@ export type ProblemCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'malformed_json'
+  // core/strict-json.ts: one code per strict JSON rule
+  | 'json_invalid_utf8'
+  | 'json_lone_surrogate'
+  | 'json_duplicate_member'
+  | 'json_unsafe_number'
+  | 'json_too_deep'
+  | 'json_too_many_values'
   | 'validation_failed'
   | 'sandbox_exists'
   | 'sandbox_allowance_exhausted'
@@ -124,13 +131,21 @@ export function fieldErrors(error: ZodError, location: ValidationLocation): Fiel
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const what = location === 'query' ? 'query parameter' : 'field';
-        out.push({ in: location, path: jsonPointer([...base, key]), message: `unknown ${what} ${JSON.stringify(key)}`, code: 'unrecognized_key' });
+        const name = echoableName(key);
+        out.push({ in: location, path: jsonPointer([...base, name]), message: `unknown ${what} ${JSON.stringify(name)}`, code: 'unrecognized_key' });
       }
       continue;
     }
     out.push({ in: location, path: jsonPointer(base), message: issue.message, code: issue.code });
   }
   return out;
+}
+
+/** Longest caller-chosen name an error repeats whole; a longer one is abbreviated, so no answer echoes unbounded input. */
+const ECHOED_NAME_MAX = 64;
+
+export function echoableName(name: string): string {
+  return name.length <= ECHOED_NAME_MAX ? name : `${name.slice(0, ECHOED_NAME_MAX)}…(${name.length} characters)`;
 }
 
 /** RFC 6901 §3: "~" is written "~0" and "/" is written "~1" inside a reference token. */

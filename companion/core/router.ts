@@ -16,6 +16,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from './errors.ts';
 import type { ValidationLocation } from './errors.ts';
+import { strictJsonBody, strictJsonDescription } from './strict-json.ts';
 
 /** Per-request values every route can read. */
 export interface AppVariables {
@@ -151,18 +152,37 @@ export function defineRoute<
   const { auth, responses, ...rest } = spec;
   if (!OPERATION_ID.test(spec.operationId)) throw new Error(`operationId ${spec.operationId} of ${spec.path} must be verb-noun camelCase`);
   const isPublic = auth === 'public';
+  const request = rest.request;
   const problems: Record<string, ReturnType<typeof problemContent>> = {
     ...(isPublic ? {} : { 401: problemContent('Missing or invalid credential'), 403: problemContent('Missing capability') }),
     // Every route has at least its (strict) query to validate.
-    422: problemContent('Malformed body, unknown query parameter or invalid fields; every failing field is listed'),
+    422: problemContent(unprocessableDescription(request)),
     default: problemContent('Any other failure'),
   };
   const route = createRoute({
     ...rest,
     request: strictQuery(rest.request),
     security: isPublic ? [] : auth.security,
-    ...(isPublic ? {} : { middleware: auth.middleware }),
+    middleware: [...(isPublic ? [] : [auth.middleware]), ...strictJsonFor(request)],
     responses: { ...problems, ...responses },
   });
   return route as unknown as ReturnType<typeof defineRoute<M, P, Req, Res, A>>;
+}
+
+/** Whether a route's request declares a JSON body (any application/json or +json media type). */
+function takesJson(request: RouteConfig['request'] | undefined): boolean {
+  return Object.keys(request?.body?.content ?? {}).some((type) => /^application\/(?:[\w.-]+\+)?json$/i.test(type));
+}
+
+/**
+ * A JSON body is read by core/strict-json.ts after authentication and before the validator, so
+ * nothing is validated or hashed that breaks its rules; the 422 documents them.
+ */
+function strictJsonFor(request: RouteConfig['request'] | undefined): MiddlewareHandler[] {
+  return takesJson(request) ? [strictJsonBody] : [];
+}
+
+function unprocessableDescription(request: RouteConfig['request'] | undefined): string {
+  const base = 'Malformed body, unknown query parameter or invalid fields; every failing field is listed';
+  return takesJson(request) ? `${base}. ${strictJsonDescription()}` : base;
 }
