@@ -51,7 +51,7 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
     manifestDigest: d.manifestDigest,
     policyDigest: d.policyDigest,
     context: d.context,
-    details: { action_type: d.actionType, next_step: d.nextStep, catalog_refs: d.catalogRefs },
+    details: { action_type: d.actionType, next_step: d.nextStep, reasons: d.reasons, catalog_refs: d.catalogRefs },
     metering: { counted: true, credits },
     ...(idempotencyKey !== undefined ? { idempotency: { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
     // interface-spec States and transitions: a needs_review action pauses. Its review item
@@ -63,7 +63,8 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
             openReviewItem(deps.store.reviews, record, { actionType: d.actionType, reviewRoute: d.reviewRoute, nextStep: d.nextStep }, deps.config.reviewTimeoutSeconds),
         }
       : {}),
-    // interface-spec "Gate response": exactly these fields.
+    // interface-spec "Gate response": these fields, and `reasons` (the deciding rule ids with
+    // their employee-safe explanations).
     respond: (record) => ({
       decision: d.decision,
       action_key: record.actionKey,
@@ -72,6 +73,7 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
       review_route: d.reviewRoute,
       verify_request: record.verifyRequest,
       next_step: d.nextStep,
+      reasons: d.reasons,
       catalog_refs: d.catalogRefs,
     }),
   });
