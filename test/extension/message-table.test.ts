@@ -27,6 +27,7 @@ const ALL: { [K in keyof MessageTable]: true } = {
   'site.config': true,
   'gate.submit': true,
   'review.status': true,
+  'release.report': true,
   'review.withdraw': true,
   'popup.state': true,
   'connection.test': true,

@@ -11,7 +11,7 @@ import { utf8 } from '../../../shared/encoding.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
 import type { GateDecision, IncidentEntry } from '../db.ts';
-import type { GateOutcome, GateSubmit, Verification } from '../messages.ts';
+import type { DecisionReason, GateOutcome, GateSubmit, Verification } from '../messages.ts';
 import type { GateProfile, Settings } from '../settings.ts';
 import { isRecord } from '../../../shared/attestation.ts';
 import { CompanionError } from './companion-api.ts';
@@ -101,6 +101,7 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
     released_attempt: null,
   }, releaseTo);
   const v: Verification = { ...verification, verified };
+  const reasons = sealedReasons(a.reasons, attestation);
 
   switch (a.decision) {
     case 'allow':
@@ -111,11 +112,11 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
       if (!claimed) {
         return { action: 'fail-closed', reason: 'invalid-answer', message: 'This decision was already used to send once; nothing was sent again.' };
       }
-      return { action: 'release', decision: 'allow', action_key: a.action_key, next_step: a.next_step, verification: v };
+      return { action: 'release', decision: 'allow', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
     case 'needs_review':
-      return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, verification: v };
+      return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, reasons, verification: v };
     case 'blocked':
-      return { action: 'block', decision: 'blocked', action_key: a.action_key, next_step: a.next_step, verification: v };
+      return { action: 'block', decision: 'blocked', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
   }
 }
 
@@ -124,8 +125,29 @@ interface GateAnswer {
   action_key: string;
   review_route: string | null;
   next_step: string;
+  reasons: DecisionReason[];
   payload_hash: string;
   verify_request: Record<string, unknown>;
+}
+
+/**
+ * The answer's reasons whose rule the verified seal commits (attestation context.findings):
+ * the explanations are not signed, the rule ids are, so a reason for a rule the seal does not
+ * name is dropped rather than shown.
+ */
+export function sealedReasons(reasons: readonly DecisionReason[], attestation: Record<string, unknown> | null): DecisionReason[] {
+  const context = attestation && isRecord(attestation.context) ? attestation.context : null;
+  const findings = context && Array.isArray(context.findings) ? context.findings : [];
+  const sealed = new Set(findings.filter(isRecord).map((f) => f.rule));
+  return reasons.filter((r) => sealed.has(r.rule));
+}
+
+function readReasons(value: unknown): DecisionReason[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter(isRecord)
+    .filter((r) => typeof r.rule === 'string' && typeof r.explanation === 'string')
+    .map((r) => ({ rule: r.rule as string, explanation: (r.explanation as string).slice(0, 500) }));
 }
 
 /**
@@ -157,6 +179,8 @@ export function readGateAnswer(answer: unknown, expectedPayloadHash: string): { 
       action_key: action_key as string,
       review_route: review_route as string | null,
       next_step: next_step as string,
+      // Older companions answer without reasons; the dialog then shows next_step alone.
+      reasons: readReasons(answer.reasons),
       payload_hash: payload_hash as string,
       verify_request: verify_request as Record<string, unknown>,
     },

@@ -64,6 +64,12 @@ export function createHandlers(svc: BackgroundServices) {
       return reviewStatus({ api: svc.api(settings), pins: svc.pins, log: svc.log, now: svc.now }, action_key, attempt_id);
     },
 
+    'release.report': async ({ action_key, attempt_id, sent, evidence }) => {
+      if (typeof action_key !== 'string' || typeof attempt_id !== 'string' || typeof sent !== 'boolean') throw new Error('release.report: malformed request');
+      const ev = evidence === 'composer-cleared' || evidence === 'page-request' ? evidence : null;
+      return { recorded: await svc.log.recordRelease(action_key, attempt_id, { sent, evidence: sent ? ev : null, time: svc.now().toISOString() }) };
+    },
+
     'review.withdraw': async ({ action_key }) => {
       const entry = await svc.log.get(action_key);
       if (entry && entry.released_attempt === null) {
