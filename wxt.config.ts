@@ -11,6 +11,7 @@ const ICONS = { 16: 'icons/icon-16.png', 32: 'icons/icon-32.png', 48: 'icons/ico
 export default defineConfig({
   srcDir: 'extension',
   outDir: '.output',
+  publicDir: 'extension/public',
   // Explicit imports everywhere: a reader (and tsc on a fresh clone, without .wxt/) sees where
   // every name comes from.
   imports: false,
