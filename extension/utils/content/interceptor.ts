@@ -80,13 +80,17 @@ export class Interceptor {
       ['submit', this.onSubmit],
       ['focusin', this.onUse],
       ['input', this.onUse],
-      ['load', this.onLoad],
     ];
     for (const [type, fn] of listeners) target.addEventListener(type, fn as EventListener, { capture: true });
+    // An element's `load` never reaches Window (HTML "get the parent" of a Document is null for
+    // load events), so iframes are watched from the document.
+    const doc = target.document;
+    doc.addEventListener('load', this.onLoad, { capture: true });
     this.installed.set(target, () => {
       for (const [type, fn] of listeners) target.removeEventListener(type, fn as EventListener, { capture: true });
+      doc.removeEventListener('load', this.onLoad, { capture: true });
     });
-    for (const frame of Array.from(target.document?.querySelectorAll('iframe') ?? [])) this.listenInFrame(frame);
+    for (const frame of Array.from(doc.querySelectorAll('iframe'))) this.listenInFrame(frame);
   }
 
   /** A same-origin iframe's window gets our listeners once its document is there (load fires on each navigation). */
@@ -96,7 +100,7 @@ export class Interceptor {
   }
 
   private readonly onLoad = (e: Event): void => {
-    // `load` does not bubble, but the capture phase on window sees every iframe's.
+    // `load` does not bubble, but the capture phase on the document sees every iframe's.
     if (isElement(e.target) && e.target.tagName === 'IFRAME') this.listenInFrame(e.target as HTMLIFrameElement);
   };
 

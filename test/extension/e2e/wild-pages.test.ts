@@ -21,7 +21,7 @@ import { GENERIC_SELECTORS, WILD_PAGES, fixtureMappings, sent } from './harness/
 import type { WildPage } from './harness/sites.ts';
 import { putPolicy, signUp } from './harness/tenant.ts';
 
-const LAW_CONTEXT = { matter_band: 'moderate', doctrine_anchor: 'competence', jurisdiction: 'US', tool_data_handling: 'no-training' };
+const LAW_CONTEXT = { matter_band: 'moderate', doctrine_anchor: 'competence', jurisdiction: 'US', tool_data_handling: 'vendor-no-training' };
 const ORDINARY = 'Summarise the main arguments for a four-day work week in three bullet points.';
 
 let companion: Companion;
@@ -151,6 +151,11 @@ describe('allowlisted: sent exactly once from every messy composer', () => {
     await frame.locator('button[aria-label="Send message"]').click();
     await page.waitForFunction(() => (window as any).__sent.length > 1);
     expect(await sent(page)).toEqual(['First from the frame.', 'Second from the frame.']);
+    // Gated, not merely sent: the frame's sends are in the decision log as allowed and verified.
+    const popup = await browser.openExtensionPage('popup.html');
+    await popup.locator('.ag-decisions li').first().waitFor();
+    expect(await popup.locator('.ag-decision-allow', { hasText: 'claude' }).locator('.ag-sent[data-evidence="composer-cleared"]').count()).toBe(2);
+    await popup.close();
     await page.close();
   });
 
