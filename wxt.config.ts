@@ -19,7 +19,7 @@ export default defineConfig({
   manifest: ({ browser }) => ({
     name: 'Action Gate',
     description: 'Holds AI-tool actions until your organisation\'s gate answers, and verifies every sealed decision.',
-    permissions: ['storage', 'scripting'],
+    permissions: ['storage', 'scripting', 'alarms'],
     // The AI sites' composers and the companion on loopback; anything else (a remote companion,
     // an internal tool) is asked for from the options page when the admin configures it.
     host_permissions: [...HOST_PERMISSIONS],

@@ -28,6 +28,8 @@ export interface MessageTable {
   'packs.list': (req: Record<string, never>) => PackSummary[];
   /** Reviewer: the tenant's pending items (GET /active-manifest). */
   'reviews.pending': (req: Record<string, never>) => PendingReview[];
+  /** Reviewer: why a pending action needs review, from its sealed record (GET /v1/records/{action_key}). */
+  'reviews.reasons': (req: { action_key: string }) => { reasons: DecisionReason[]; verified: boolean };
   /** Reviewer: the public law grading mirror (GET /law/grading-mirror), when offered. */
   'reviews.mirror': (req: Record<string, never>) => GradingMirror | null;
   /** Reviewer: post a decision (POST /v1/reviews) and verify its sealed receipt. */
@@ -46,6 +48,7 @@ export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType
   'connection.test',
   'packs.list',
   'reviews.pending',
+  'reviews.reasons',
   'reviews.mirror',
   'reviews.decide',
   'log.export',

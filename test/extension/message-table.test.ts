@@ -33,6 +33,7 @@ const ALL: { [K in keyof MessageTable]: true } = {
   'connection.test': true,
   'packs.list': true,
   'reviews.pending': true,
+  'reviews.reasons': true,
   'reviews.mirror': true,
   'reviews.decide': true,
   'log.export': true,

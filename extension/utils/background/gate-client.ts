@@ -142,7 +142,7 @@ export function sealedReasons(reasons: readonly DecisionReason[], attestation: R
   return reasons.filter((r) => sealed.has(r.rule));
 }
 
-function readReasons(value: unknown): DecisionReason[] {
+export function readReasons(value: unknown): DecisionReason[] {
   if (!Array.isArray(value)) return [];
   return value
     .filter(isRecord)

@@ -22,5 +22,9 @@ export function createBackgroundServices(): BackgroundServices {
     newId: () => crypto.randomUUID(),
     extensionBaseUrl: browser.runtime.getURL('/'),
     extensionId: browser.runtime.id,
+    showPendingCount: async (count) => {
+      await browser.action.setBadgeText({ text: count > 0 ? String(Math.min(count, 999)) : '' });
+      await browser.action.setBadgeBackgroundColor({ color: '#d97706' });
+    },
   };
 }

@@ -20,10 +20,10 @@ function scripts(dir: string): string[] {
 }
 
 describe.each(['chrome-mv3', 'firefox-mv3'])('%s', (target) => {
-  it('is Manifest V3 with storage and scripting, the AI sites and loopback, and optional hosts', () => {
+  it('is Manifest V3 with storage, scripting and alarms (the reviewer badge), the AI sites and loopback, and optional hosts', () => {
     const m = manifest(target);
     expect(m.manifest_version).toBe(3);
-    expect(m.permissions.sort()).toEqual(['scripting', 'storage']);
+    expect(m.permissions.sort()).toEqual(['alarms', 'scripting', 'storage']);
     expect(m.host_permissions).toEqual(expect.arrayContaining(['https://chatgpt.com/*', 'https://claude.ai/*', 'https://gemini.google.com/*', 'https://copilot.microsoft.com/*', 'http://127.0.0.1/*']));
     expect(m.optional_host_permissions).toEqual(['https://*/*', 'http://*/*']);
     // Content scripts only where an adapter applies: the AI sites. Loopback and internal tools
