@@ -78,9 +78,9 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
   if (!kindOk) verification.failed_checks.push('kind');
   const verified = verification.verified && kindOk;
 
-  // Only a verified allow is released; its release is claimed as it is logged.
+  // Only a verified allow is released; its release is claimed for this attempt as it is logged.
   const releaseTo = a.decision === 'allow' && verified ? submit.attempt_id : null;
-  const claimed = await deps.log.recordDecision({
+  const logged = deps.log.recordDecision({
     action_key: a.action_key,
     decision: a.decision,
     site: adapter.id,
@@ -106,16 +106,20 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
   switch (a.decision) {
     case 'allow':
       if (!verified) {
+        await logged;
         const why = `The gate allowed this, but its seal did not verify (${v.failed_checks.join(', ')}${v.key_alarm ? '; a pinned signing key changed' : ''}). Nothing was sent.`;
         return failure(deps, adapter, host, 'unverified', why, !v.key_alarm);
       }
-      if (!claimed) {
-        return { action: 'fail-closed', reason: 'invalid-answer', message: 'This decision was already used to send once; nothing was sent again.' };
-      }
+      // The release goes first; the log write follows it (the page is not kept waiting for
+      // IndexedDB). No other attempt can hold this release: the answer's payload_hash binds it
+      // to this attempt's idempotency_key, so the claim can only ever go to this attempt.
+      void logged.catch((e: unknown) => console.warn('[action-gate] decision log:', e));
       return { action: 'release', decision: 'allow', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
     case 'needs_review':
+      await logged;
       return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, reasons, verification: v };
     case 'blocked':
+      await logged;
       return { action: 'block', decision: 'blocked', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
   }
 }
