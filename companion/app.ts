@@ -9,6 +9,7 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { accountRoutes } from './account/routes.ts';
+import { anchoringRoutes } from './anchoring/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
@@ -37,6 +38,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   gateRoutes,
   recordRoutes,
   evidenceRoutes,
+  anchoringRoutes,
   policyRoutes,
   reviewRoutes,
   meteringRoutes,

@@ -15,6 +15,7 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
+import { tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
@@ -70,13 +71,18 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       idempotency: store.idempotency,
       // In this order inside each seal's transaction (evidence/participants.ts): metering
       // refuses first and records the usage totals the later participants may read.
-      participants: [meteringParticipant(store.usage), reviewsParticipant(store.reviews), eventsParticipant(store.events, ids)],
+      participants: [
+        meteringParticipant(store.usage),
+        reviewsParticipant(store.reviews),
+        eventsParticipant(store.events, ids),
+        tenantLogParticipant(store.anchoring),
+      ],
       transaction: store.transaction,
       keyring,
       clock,
       ids,
     });
-    const workers = registerWorkers({ config, store, sealer, clock, log, lifecycle });
+    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle });
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers };
   } catch (err) {
     store.close();
