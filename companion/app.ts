@@ -19,6 +19,7 @@ import { mountOpenApi } from './core/openapi.ts';
 import type { AppEnv } from './core/router.ts';
 import { validationHook } from './core/router.ts';
 import type { AppDeps, RouteDeps } from './deps.ts';
+import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
@@ -38,6 +39,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   gateRoutes,
   recordRoutes,
   evidenceRoutes,
+  evidencePacketRoutes,
   anchoringRoutes,
   policyRoutes,
   reviewRoutes,
