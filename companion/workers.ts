@@ -75,15 +75,14 @@ export function registerWorkers(deps: WorkerDeps): Workers {
     clock: deps.clock,
     ids: deps.ids,
     cadenceSeconds: deps.config.epochSeconds,
+    log: deps.log,
   });
   add(
     new PeriodicWorker({
       name: 'epochs',
       // Often enough to close within a fraction of the cadence, never busier than 4 Hz.
       intervalMs: Math.min(30_000, Math.max(250, (deps.config.epochSeconds * 1000) / 8)),
-      round: async () => {
-        for (const e of epochs.closeDue()) deps.log.info('epoch closed', { epoch_seq: e.epochSeq, period_end: e.periodEnd, tenants: e.tenantCount });
-      },
+      round: async () => epochs.closeDue(),
       clock: deps.clock,
       log: deps.log,
     }),

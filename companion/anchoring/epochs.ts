@@ -19,6 +19,7 @@ import { leafHash, treeHead } from '../../shared/merkle.ts';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { IdFactory } from '../core/ids.ts';
+import type { Logger } from '../core/log.ts';
 import type { Signer } from '../core/signer.ts';
 import type { EventStore } from '../events/store.ts';
 import { nextPeriod } from './schedule.ts';
@@ -41,6 +42,7 @@ export interface EpochDeps {
   clock: Clock;
   ids: IdFactory;
   cadenceSeconds: number;
+  log: Logger;
 }
 
 /** The checkpoint origin and signer name: one per signing key, so a witness can tell logs apart. */
@@ -74,8 +76,12 @@ export class EpochCloser {
     for (let i = 0; i < MAX_EPOCHS_PER_ROUND; i++) {
       const next = this.next();
       if (!next?.due) break;
+      const periodEnd = rfc3339(next.period.end);
+      this.#d.log.info('epoch closing', { period_end: periodEnd });
       const epoch = this.#d.immediate(() => this.#close(next.period));
-      if (epoch) closed.push(epoch);
+      if (!epoch) continue;
+      this.#d.log.info('epoch closed', { epoch_seq: epoch.epochSeq, period_end: periodEnd, tenants: epoch.tenantCount });
+      closed.push(epoch);
     }
     return closed;
   }
