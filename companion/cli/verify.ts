@@ -14,9 +14,11 @@ import { isRecord } from '../../shared/attestation.ts';
 import { sandboxOnlyKeySet, trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { verifyEvidence } from '../../shared/verify.ts';
+import { PROOFS_USAGE, bundleCommand, formatProofReport, verifyProofFile } from './verify-proofs.ts';
 import type { VerifyResult } from '../../shared/types.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
+${PROOFS_USAGE}
 
   <bundle-dir>   a seal bundle (payload.json, attestation.json, attestation.sig, verify.json),
                  or a batch package whose sub-folders are bundles
@@ -151,9 +153,16 @@ export function formatReport(r: Report): string {
 }
 
 export async function main(argv: string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+  // Anchoring documents and bundle fetching live in ./verify-proofs.ts.
+  if (argv[0] === 'bundle') return bundleCommand(argv.slice(1), out, err);
   try {
     const opts = parseArgs(argv);
     const keys = await loadKeys(opts.keys);
+    const proof = await verifyProofFile(opts.target, keys);
+    if (proof) {
+      out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
+      return proof.result.verified ? 0 : 1;
+    }
     const reports = await verifyTarget(opts.target, keys);
     if (opts.json) {
       const body = reports.map((r) => ({ source: r.source, action_key: r.action_key, ...r.result }));
