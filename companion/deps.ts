@@ -15,7 +15,7 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
-import { tenantLogParticipant } from './anchoring/tenant-log.ts';
+import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
@@ -66,6 +66,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const ids = options.ids ?? createIdFactory(clock);
     const log = options.log ?? createJsonLogger();
     const lifecycle = new Lifecycle();
+    catchUpTenantLogs(store.anchoring, store.transaction);
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,

@@ -26,7 +26,6 @@ import { nextPeriod } from './schedule.ts';
 import type { Period } from './schedule.ts';
 import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
-import { catchUpTenantLog } from './tenant-log.ts';
 
 /** log_id of the epoch log in merkle_nodes; '#' never starts a tenant id. */
 export const EPOCH_LOG_ID = '#epochs';
@@ -53,7 +52,6 @@ export function checkpointOrigin(signer: Signer): string {
 export class EpochCloser {
   readonly #d: EpochDeps;
   readonly #trees: StoredTrees;
-  #caughtUp = false;
 
   constructor(deps: EpochDeps) {
     this.#d = deps;
@@ -71,7 +69,6 @@ export class EpochCloser {
 
   /** Closes every due period, oldest first (bounded per call); returns the epochs closed. */
   closeDue(): EpochRow[] {
-    this.#catchUpLogs();
     const closed: EpochRow[] = [];
     for (let i = 0; i < MAX_EPOCHS_PER_ROUND; i++) {
       const next = this.next();
@@ -84,16 +81,6 @@ export class EpochCloser {
       closed.push(epoch);
     }
     return closed;
-  }
-
-  /** Once per process: logs of records sealed before anchoring existed get their leaves. */
-  #catchUpLogs(): void {
-    if (this.#caughtUp) return;
-    const a = this.#d.store.anchoring;
-    this.#d.immediate(() => {
-      for (const log of a.logsBehind()) catchUpTenantLog(a, this.#trees, log.tenantId, log.records);
-    });
-    this.#caughtUp = true;
   }
 
   #close(period: Period): EpochRow | undefined {

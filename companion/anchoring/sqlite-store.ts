@@ -61,17 +61,23 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number }>(
     'SELECT tenant_id, size, anchored_size FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
   );
+  // Per tenant, max(tenant_seq) is one probe of UNIQUE (tenant_id, tenant_seq): O(tenants).
   const behind = db.prepare<[], { tenant_id: string; records: number; size: number }>(`
-    SELECT r.tenant_id, r.records, coalesce(l.size, 0) AS size
-      FROM (SELECT tenant_id, max(tenant_seq) + 1 AS records FROM sealed_records GROUP BY tenant_id) AS r
-      LEFT JOIN tenant_logs AS l ON l.tenant_id = r.tenant_id
-     WHERE r.records > coalesce(l.size, 0)`);
+    SELECT tenant_id, records, size FROM (
+      SELECT t.id AS tenant_id,
+             coalesce((SELECT max(tenant_seq) + 1 FROM sealed_records AS s WHERE s.tenant_id = t.id), 0) AS records,
+             coalesce((SELECT size FROM tenant_logs AS l WHERE l.tenant_id = t.id), 0) AS size
+        FROM tenants AS t)
+     WHERE records > size`);
   const hashes = db.prepare<[string, number, number], { attestation_hash: string }>(
     'SELECT attestation_hash FROM sealed_records WHERE tenant_id = ? AND tenant_seq >= ? AND tenant_seq < ? ORDER BY tenant_seq',
   );
-  // Uses sealed_records_by_time (tenant_id, recorded_at, tenant_seq): one index probe.
-  const before = db.prepare<[string, string], { seq: number | null }>(
-    'SELECT max(tenant_seq) AS seq FROM sealed_records WHERE tenant_id = ? AND recorded_at < ?',
+  // One probe of sealed_records_by_time (tenant_id, recorded_at, tenant_seq), read backwards
+  // from the boundary. (max(tenant_seq) would scan every earlier record: the range on
+  // recorded_at stops SQLite's min/max shortcut.) The sealer stamps a tenant's records in
+  // log order, so the last one before the boundary holds the highest tenant_seq.
+  const before = db.prepare<[string, string], { seq: number }>(
+    'SELECT tenant_seq AS seq FROM sealed_records WHERE tenant_id = ? AND recorded_at < ? ORDER BY recorded_at DESC, tenant_seq DESC LIMIT 1',
   );
   const first = db.prepare<[], { at: string | null }>('SELECT min(recorded_at) AS at FROM sealed_records');
   const last = db.prepare<[], EpochDbRow>('SELECT * FROM epochs ORDER BY epoch_seq DESC LIMIT 1');
@@ -108,8 +114,8 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
     logsBehind: () => behind.all().map((r) => ({ tenantId: r.tenant_id, records: r.records, size: r.size })),
     attestationHashes: (tenantId, from, to) => hashes.all(tenantId, from, to).map((r) => r.attestation_hash),
     recordsBefore(tenantId, at) {
-      const seq = before.get(tenantId, at)?.seq;
-      return seq === null || seq === undefined ? 0 : seq + 1;
+      const r = before.get(tenantId, at);
+      return r ? r.seq + 1 : 0;
     },
     firstRecordedAt: () => first.get()?.at ?? undefined,
     lastEpoch() {

@@ -42,7 +42,7 @@ export interface AnchoringStore {
   setTenantLogSize(tenantId: string, size: number): void;
   /** Tenant logs with leaves no epoch has anchored yet. */
   unanchoredLogs(): TenantLogState[];
-  /** Tenants whose records outnumber their log's leaves (records sealed before anchoring existed). */
+  /** Tenants whose records outnumber their log's leaves (records sealed before anchoring existed); O(tenants). */
   logsBehind(): { tenantId: string; records: number; size: number }[];
   /** Attestation hashes of the tenant's records with from <= tenant_seq < to, in order. */
   attestationHashes(tenantId: string, from: number, to: number): string[];

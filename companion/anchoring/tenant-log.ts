@@ -22,16 +22,27 @@ export function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tena
   return size;
 }
 
+/**
+ * Gives every log of records sealed before this capability existed its leaves. Run once at
+ * startup, before the first seal (deps.ts): from then on every seal appends its own leaf.
+ */
+export function catchUpTenantLogs(store: AnchoringStore, transaction: <T>(fn: () => T) => T): void {
+  const trees = new StoredTrees(store.nodes);
+  transaction(() => {
+    for (const log of store.logsBehind()) catchUpTenantLog(store, trees, log.tenantId, log.records);
+  });
+}
+
 export function tenantLogParticipant(store: AnchoringStore): SealParticipant {
   const trees = new StoredTrees(store.nodes);
   return {
     name: 'anchoring',
     sealed({ record }) {
-      const size = catchUpTenantLog(store, trees, record.tenantId, record.tenantSeq);
-      // The sealer numbers records from the evidence log head; the tree must be exactly there.
-      if (size !== record.tenantSeq) throw new Error(`tenant log ${record.tenantId} holds ${size} leaves, record is leaf ${record.tenantSeq}`);
-      trees.append(record.tenantId, size, fromHex(record.attestationHash));
-      store.setTenantLogSize(record.tenantId, size + 1);
+      // tenant_seq is the leaf index (DESIGN.md §4). A log that were behind would lack the
+      // left siblings this leaf completes, and append would throw: the seal is refused rather
+      // than anchored wrongly.
+      trees.append(record.tenantId, record.tenantSeq, fromHex(record.attestationHash));
+      store.setTenantLogSize(record.tenantId, record.tenantSeq + 1);
     },
   };
 }

@@ -234,6 +234,29 @@ describe('epochs', () => {
     }
   });
 
+  it('gives records sealed before anchoring existed their leaves at startup, then keeps appending', async () => {
+    await setup();
+    const packets = [await seal(), await seal(), await seal()];
+    const tenantId = (await ctx.request('/tenant/usage', { key })).body.tenant_id;
+    // As before migration 0005 ran: records, but no tree and no log row.
+    ctx.store.db.prepare('DELETE FROM merkle_nodes WHERE log_id = ?').run(tenantId);
+    ctx.store.db.prepare('DELETE FROM tenant_logs WHERE tenant_id = ?').run(tenantId);
+    const dataDir = ctx.dataDir;
+    await ctx.deps.lifecycle.stop();
+    const { createTestContext: again } = await import('./helpers.ts');
+    const restarted = await again({ dataDir });
+    try {
+      const res = await restarted.request('/v1/record', { json: recordBody(), key });
+      expect(res.status).toBe(201);
+      const head = (await restarted.request('/tenant/log', { key })).body;
+      const leaves = [...packets.map((p) => p.seal.attestation_hash), res.body.evidence_packet.seal.attestation_hash].map((h) => rfcLeaf(Buffer.from(h, 'hex')));
+      const mth = (l: Buffer[]): Buffer => (l.length === 1 ? l[0]! : rfcNode(mth(l.slice(0, 2 ** Math.floor(Math.log2(l.length - 1)))), mth(l.slice(2 ** Math.floor(Math.log2(l.length - 1))))));
+      expect(head).toMatchObject({ size: 4, root: mth(leaves).toString('hex') });
+    } finally {
+      await restarted.close();
+    }
+  });
+
   it('prove consistency between any two of 50 epochs, and between sizes of a tenant log', async () => {
     await setup();
     ctx.clock.set('2025-01-01T00:10:00.000Z');
