@@ -82,7 +82,7 @@ function writeRecords(deps: AppDeps & { store: SqliteStore }, tenants: string[],
           signature: 'x', keyId: 'bench', devKey: false, recordedAt: at, credits: 0, details: '{}',
         });
         trees.append(tenantId, seq, fromHex(hash));
-        anchoring.setTenantLogSize(tenantId, seq + 1);
+        anchoring.setTenantLogSize(tenantId, seq + 1, at);
       });
       written++;
       if (pending.length >= chunk) flush();

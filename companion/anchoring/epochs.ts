@@ -58,11 +58,14 @@ export class EpochCloser {
     this.#trees = new StoredTrees(deps.store.anchoring.nodes);
   }
 
+  /** The first record's time, once known: it never changes, and finding it is a table scan. */
+  #firstRecordedAt: string | undefined;
+
   /** The next period to close and whether it is due now. */
   next(): { period: Period; due: boolean } | undefined {
     const a = this.#d.store.anchoring;
     const last = a.lastEpoch();
-    const first = last ? undefined : a.firstRecordedAt();
+    const first = last ? undefined : (this.#firstRecordedAt ??= a.firstRecordedAt());
     const period = nextPeriod(last && new Date(last.periodEnd), first === undefined ? undefined : new Date(first), this.#d.cadenceSeconds);
     return period && { period, due: period.end.getTime() <= this.#d.clock.now().getTime() };
   }
@@ -93,9 +96,10 @@ export class EpochCloser {
 
     const leaves: EpochLeaf[] = [];
     for (const log of a.unanchoredLogs()) {
-      // Leaves sealed before the boundary, never fewer than already anchored (a clock that
-      // stepped back cannot un-anchor anything).
-      const size = Math.max(log.anchoredSize, Math.min(log.size, a.recordsBefore(log.tenantId, periodEnd)));
+      // Leaves sealed before the boundary (usually the whole log: no probe then), never fewer
+      // than already anchored (a clock that stepped back cannot un-anchor anything).
+      const before = log.lastRecordedAt < periodEnd ? log.size : a.recordsBefore(log.tenantId, periodEnd);
+      const size = Math.max(log.anchoredSize, Math.min(log.size, before));
       if (size === log.anchoredSize) continue;
       leaves.push({ tenant_id: log.tenantId, tenant_size: size, tenant_chain_root: toHex(this.#trees.rootAt(log.tenantId, size)) });
     }

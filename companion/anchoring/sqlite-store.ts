@@ -54,12 +54,12 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
   const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');
   const logSize = db.prepare<[string], { size: number }>('SELECT size FROM tenant_logs WHERE tenant_id = ?');
-  const logState = db.prepare<[string], { size: number; anchored_size: number }>('SELECT size, anchored_size FROM tenant_logs WHERE tenant_id = ?');
-  const setLogSize = db.prepare(`INSERT INTO tenant_logs (tenant_id, size) VALUES (?, ?)
-    ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size`);
+  const logState = db.prepare<[string], { size: number; anchored_size: number; last_recorded_at: string }>('SELECT size, anchored_size, last_recorded_at FROM tenant_logs WHERE tenant_id = ?');
+  const setLogSize = db.prepare(`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)
+    ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size, last_recorded_at = excluded.last_recorded_at`);
   const setAnchored = db.prepare('UPDATE tenant_logs SET anchored_size = ? WHERE tenant_id = ? AND anchored_size < ?');
-  const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number }>(
-    'SELECT tenant_id, size, anchored_size FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
+  const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number; last_recorded_at: string }>(
+    'SELECT tenant_id, size, anchored_size, last_recorded_at FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
   );
   // Per tenant, max(tenant_seq) is one probe of UNIQUE (tenant_id, tenant_seq): O(tenants).
   const behind = db.prepare<[], { tenant_id: string; records: number; size: number }>(`
@@ -69,8 +69,8 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
              coalesce((SELECT size FROM tenant_logs AS l WHERE l.tenant_id = t.id), 0) AS size
         FROM tenants AS t)
      WHERE records > size`);
-  const hashes = db.prepare<[string, number, number], { attestation_hash: string }>(
-    'SELECT attestation_hash FROM sealed_records WHERE tenant_id = ? AND tenant_seq >= ? AND tenant_seq < ? ORDER BY tenant_seq',
+  const recordLeaves = db.prepare<[string, number, number], { attestation_hash: string; recorded_at: string }>(
+    'SELECT attestation_hash, recorded_at FROM sealed_records WHERE tenant_id = ? AND tenant_seq >= ? AND tenant_seq < ? ORDER BY tenant_seq',
   );
   // One probe of sealed_records_by_time (tenant_id, recorded_at, tenant_seq), read backwards
   // from the boundary. (max(tenant_seq) would scan every earlier record: the range on
@@ -105,14 +105,15 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
     tenantLogSize: (tenantId) => logSize.get(tenantId)?.size ?? 0,
     tenantLog(tenantId) {
       const r = logState.get(tenantId);
-      return r && { tenantId, size: r.size, anchoredSize: r.anchored_size };
+      return r && { tenantId, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at };
     },
-    setTenantLogSize(tenantId, size) {
-      setLogSize.run(tenantId, size);
+    setTenantLogSize(tenantId, size, lastRecordedAt) {
+      setLogSize.run(tenantId, size, lastRecordedAt);
     },
-    unanchoredLogs: () => unanchored.all().map((r) => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size })),
+    unanchoredLogs: () =>
+      unanchored.all().map((r) => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at })),
     logsBehind: () => behind.all().map((r) => ({ tenantId: r.tenant_id, records: r.records, size: r.size })),
-    attestationHashes: (tenantId, from, to) => hashes.all(tenantId, from, to).map((r) => r.attestation_hash),
+    recordLeaves: (tenantId, from, to) => recordLeaves.all(tenantId, from, to).map((r) => ({ attestationHash: r.attestation_hash, recordedAt: r.recorded_at })),
     recordsBefore(tenantId, at) {
       const r = before.get(tenantId, at);
       return r ? r.seq + 1 : 0;

@@ -8,6 +8,8 @@ export interface TenantLogState {
   tenantId: string;
   size: number;
   anchoredSize: number;
+  /** recorded_at of the newest leaf: before an epoch's end, the whole log belongs in it. */
+  lastRecordedAt: string;
 }
 
 export interface EpochRow {
@@ -39,13 +41,13 @@ export interface AnchoringStore {
   readonly nodes: NodeStore;
   tenantLogSize(tenantId: string): number;
   tenantLog(tenantId: string): TenantLogState | undefined;
-  setTenantLogSize(tenantId: string, size: number): void;
+  setTenantLogSize(tenantId: string, size: number, lastRecordedAt: string): void;
   /** Tenant logs with leaves no epoch has anchored yet. */
   unanchoredLogs(): TenantLogState[];
   /** Tenants whose records outnumber their log's leaves (records sealed before anchoring existed); O(tenants). */
   logsBehind(): { tenantId: string; records: number; size: number }[];
-  /** Attestation hashes of the tenant's records with from <= tenant_seq < to, in order. */
-  attestationHashes(tenantId: string, from: number, to: number): string[];
+  /** The tenant's records with from <= tenant_seq < to, in order. */
+  recordLeaves(tenantId: string, from: number, to: number): { attestationHash: string; recordedAt: string }[];
   /** How many of the tenant's records were sealed before `at` (recorded_at < at). */
   recordsBefore(tenantId: string, at: string): number;
   /** The earliest recorded_at of any sealed record, or undefined when there is none. */

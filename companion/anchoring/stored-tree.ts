@@ -7,6 +7,13 @@
  * The proof shapes come from shared/merkle (inclusionProofRanges, consistencyProofRanges): this
  * file only supplies each range's hash from storage, so what it serves is exactly what any
  * RFC 6962/9162 verifier checks.
+ *
+ * Each log's frontier (the complete subtrees along its right edge, one per set bit of its
+ * size) is also kept in memory, shared by every StoredTrees over the same node store: an
+ * append then reads nothing, and the head at the current size is a fold of at most log2(n)
+ * hashes, which is what an epoch close needs per tenant. A frontier is used only when its size
+ * is exactly the size asked about; an append rolled back with its transaction leaves the
+ * cached size ahead of the stored one, so the next append or head at the stored size reloads it.
  */
 import { consistencyProofRanges, inclusionProofRanges, leafHash, nodeHash } from '../../shared/merkle.ts';
 import type { LeafRange } from '../../shared/merkle.ts';
@@ -17,28 +24,71 @@ export interface NodeStore {
   put(logId: string, level: number, idx: number, hash: Uint8Array): void;
 }
 
+/** A log's right edge: the hashes of its complete subtrees, largest (leftmost) first. */
+interface Frontier {
+  size: number;
+  hashes: Uint8Array[];
+}
+
+/** Logs whose frontier stays in memory; a miss costs popcount(size) node reads. */
+const FRONTIER_CACHE_MAX = 100_000;
+const frontiers = new WeakMap<NodeStore, Map<string, Frontier>>();
+
 export class StoredTrees {
   readonly #nodes: NodeStore;
+  readonly #frontiers: Map<string, Frontier>;
 
   constructor(nodes: NodeStore) {
     this.#nodes = nodes;
+    let cache = frontiers.get(nodes);
+    if (!cache) frontiers.set(nodes, (cache = new Map()));
+    this.#frontiers = cache;
   }
 
   /** Appends leaf data as leaf number `size` (the tree's size before) of log `logId`. */
   append(logId: string, size: number, leafData: Uint8Array): void {
+    const frontier = this.#frontier(logId, size);
     let hash = leafHash(leafData);
     this.#nodes.put(logId, 0, size, hash);
-    // A node at an odd position is a right child: with its stored left sibling it completes
-    // the parent (RFC 9162 §2.1.1: MTH(D[n]) = HASH(0x01 ‖ MTH(D[0:k]) ‖ MTH(D[k:n]))).
+    // A node at an odd position is a right child: with its left sibling, the last subtree of
+    // the frontier, it completes the parent (RFC 9162 §2.1.1: HASH(0x01 ‖ left ‖ right)).
     for (let level = 0, j = size; j % 2 === 1; level++, j = (j - 1) / 2) {
-      hash = nodeHash(this.#node(logId, level, j - 1), hash);
+      hash = nodeHash(frontier.hashes.pop()!, hash);
       this.#nodes.put(logId, level + 1, (j - 1) / 2, hash);
     }
+    frontier.hashes.push(hash);
+    frontier.size = size + 1;
   }
 
   /** MTH(D[0:size]) (RFC 9162 §2.1.1); SHA-256 of nothing for the empty tree. */
   rootAt(logId: string, size: number): Uint8Array {
-    return size === 0 ? sha256(new Uint8Array(0)) : this.#subtree(logId, 0, size);
+    if (size === 0) return sha256(new Uint8Array(0));
+    const cached = this.#frontiers.get(logId);
+    if (cached?.size !== size) return this.#subtree(logId, 0, size);
+    // Folding the right edge from the right is the RFC recursion: MTH = HASH(A ‖ HASH(B ‖ C)).
+    const { hashes } = cached;
+    let root = hashes[hashes.length - 1]!;
+    for (let i = hashes.length - 2; i >= 0; i--) root = nodeHash(hashes[i]!, root);
+    return root;
+  }
+
+  /** The frontier of the tree of `size` leaves, from memory when it is exactly that size. */
+  #frontier(logId: string, size: number): Frontier {
+    let f = this.#frontiers.get(logId);
+    if (f?.size !== size) {
+      const hashes: Uint8Array[] = [];
+      for (let level = 31, start = 0; level >= 0; level--) {
+        const width = 2 ** level;
+        if (size & width) {
+          hashes.push(this.#node(logId, level, start / width));
+          start += width;
+        }
+      }
+      f = { size, hashes };
+      if (!this.#frontiers.has(logId) && this.#frontiers.size >= FRONTIER_CACHE_MAX) this.#frontiers.delete(this.#frontiers.keys().next().value!);
+      this.#frontiers.set(logId, f);
+    }
+    return f;
   }
 
   /** RFC 9162 §2.1.3.1 audit path for leaf `index` of the tree of `size` leaves, leaf first. */

@@ -16,9 +16,13 @@ import { StoredTrees } from './stored-tree.ts';
 export function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tenantId: string, seq: number): number {
   let size = store.tenantLogSize(tenantId);
   if (size >= seq) return size;
-  for (const hash of store.attestationHashes(tenantId, size, seq)) trees.append(tenantId, size++, fromHex(hash));
+  let last = '';
+  for (const leaf of store.recordLeaves(tenantId, size, seq)) {
+    trees.append(tenantId, size++, fromHex(leaf.attestationHash));
+    last = leaf.recordedAt;
+  }
   if (size !== seq) throw new Error(`tenant log ${tenantId}: records ${store.tenantLogSize(tenantId)}..${seq} are missing`);
-  store.setTenantLogSize(tenantId, size);
+  store.setTenantLogSize(tenantId, size, last);
   return size;
 }
 
@@ -42,7 +46,7 @@ export function tenantLogParticipant(store: AnchoringStore): SealParticipant {
       // left siblings this leaf completes, and append would throw: the seal is refused rather
       // than anchored wrongly.
       trees.append(record.tenantId, record.tenantSeq, fromHex(record.attestationHash));
-      store.setTenantLogSize(record.tenantId, record.tenantSeq + 1);
+      store.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
     },
   };
 }

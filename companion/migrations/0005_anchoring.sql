@@ -19,6 +19,7 @@ CREATE TABLE merkle_nodes (
 CREATE TABLE tenant_logs (
   tenant_id     TEXT PRIMARY KEY REFERENCES tenants (id),
   size          INTEGER NOT NULL CHECK (size >= 0),
+  last_recorded_at TEXT NOT NULL,              -- recorded_at of the newest leaf
   anchored_size INTEGER NOT NULL DEFAULT 0 CHECK (anchored_size >= 0 AND anchored_size <= size)
 ) STRICT, WITHOUT ROWID;
 

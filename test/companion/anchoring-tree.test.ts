@@ -53,6 +53,21 @@ describe('stored RFC 9162 trees', () => {
     }
   });
 
+  it('forgets appends rolled back with their transaction', async () => {
+    const trees = await storedTrees();
+    ctx.store.transaction(() => [1, 2, 3].forEach((b, i) => trees.append('t', i, Uint8Array.of(b))));
+    expect(() =>
+      ctx.store.transaction(() => {
+        trees.append('t', 3, Uint8Array.of(99));
+        throw new Error('refused');
+      }),
+    ).toThrow('refused');
+    ctx.store.transaction(() => trees.append('t', 3, Uint8Array.of(4)));
+    const expected = MerkleTree.fromLeafHashes([1, 2, 3, 4].map((b) => leafHash(Uint8Array.of(b))));
+    expect(toHex(trees.rootAt('t', 4))).toBe(toHex(expected.root()));
+    expect(toHex(new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).rootAt('t', 4))).toBe(toHex(expected.root()));
+  });
+
   it('keeps logs apart and refuses a size past the log', async () => {
     const trees = await storedTrees();
     ctx.store.transaction(() => {
