@@ -7,11 +7,13 @@
 import { buildBundle, verifyBundle } from '../../shared/bundle.ts';
 import { fromBase64Url } from '../../shared/encoding.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
-import type { VerifyRequest as SealedPacket } from '../../shared/types.ts';
+import type { VerifyRequest as SealedPacket, VerifyResult } from '../../shared/types.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
+import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
+import { enqueueVerifyFailed } from '../events/verify-failed.ts';
 import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package.ts';
 import type { PackageRecord } from './bundle-package.ts';
 import { proofKit } from './proof-kit.ts';
@@ -62,6 +64,10 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const router = createRouter();
   const trusted = trustedKeySet(deps.keyring.jwks());
   const publicKeyOf = (keyId: string) => deps.keyring.find(keyId)!.publicKey;
+  // interface-spec Events: an authenticated verify call that does not pass.
+  const verifyFailed = (tenantId: string, packet: { action_key: string; href: string }, result: VerifyResult) => {
+    if (!result.verified) enqueueVerifyFailed(deps.store.events, deps.ids, tenantId, packet, failedChecks(result), rfc3339(deps.clock.now()));
+  };
 
   const kit = defineRoute({
     method: 'get',
@@ -92,10 +98,13 @@ export function evidencePacketRoutes(deps: RouteDeps) {
         throw ProblemError.validation([{ in: 'body', path: '/files', message: 'expected every file as base64' }]);
       }
       const result = await verifyBundle(files, trusted);
-      const attestation = tryJson(files['attestation.json']);
-      return c.json({ ...result, action_key: typeof attestation?.action_key === 'string' ? attestation.action_key : null, failed_checks: failedChecks(result) }, 200);
+      const payload = tryJson(files['payload.json']);
+      const packet = typeof payload?.action_key === 'string' && typeof payload.href === 'string' ? { action_key: payload.action_key, href: payload.href } : undefined;
+      if (packet) verifyFailed(c.var.auth.tenantId, packet, result);
+      return c.json({ ...result, action_key: packet?.action_key ?? null, failed_checks: failedChecks(result) }, 200);
     }
     const result = await verifyEvidence(body, trusted);
+    verifyFailed(c.var.auth.tenantId, body, result);
     return c.json({ ...result, action_key: body.action_key, failed_checks: failedChecks(result) }, 200);
   });
 

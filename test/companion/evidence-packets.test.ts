@@ -110,6 +110,10 @@ describe('seal bundles', () => {
       expect(res.body.verified, file).toBe(false);
       expect(res.body.failed_checks, file).toContain(check);
     }
+    // Each failed authenticated verification is a verify.failed event (interface-spec Events).
+    const failedEvents = ctx.store.db.prepare("SELECT payload FROM events WHERE type = 'verify.failed'").all() as { payload: string }[];
+    expect(failedEvents).toHaveLength(2);
+    expect(JSON.parse(failedEvents[1]!.payload)).toMatchObject({ action_key: sealed.action_key, vertical: 'eu-ai-act', failed_checks: ['signature'] });
     // An edited attestation or recipe fails too, with the check that catches it named.
     const att = JSON.parse(fromB64(files['attestation.json']!).toString());
     const edited = Buffer.from(JSON.stringify({ ...att, decision: 'tampered' }, Object.keys(att).sort())).toString('base64');
