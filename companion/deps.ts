@@ -15,6 +15,7 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
+import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
@@ -74,12 +75,18 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
     const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
+    catchUpTenantLogs(store.anchoring, store.transaction);
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,
       // In this order inside each seal's transaction (evidence/participants.ts): metering
       // refuses first and records the usage totals the later participants may read.
-      participants: [meteringParticipant(store.usage), reviewsParticipant(store.reviews), eventsParticipant(store.events, ids)],
+      participants: [
+        meteringParticipant(store.usage),
+        reviewsParticipant(store.reviews),
+        eventsParticipant(store.events, ids),
+        tenantLogParticipant(store.anchoring),
+      ],
       transaction: store.transaction,
       keyring,
       clock,
@@ -87,7 +94,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       observer: metrics.sealObserver,
     });
     metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
-    const workers = registerWorkers({ config, store, sealer, clock, log, lifecycle });
+    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle });
     const readiness = new Readiness();
     readiness.register('database_writable', databaseWritable(store.db));
     readiness.register('migrations_current', migrationsCurrent(store.db));

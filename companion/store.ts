@@ -11,6 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TenantStore } from './account/store.ts';
 import { createSqliteTenantStore } from './account/sqlite-store.ts';
+import type { AnchoringStore } from './anchoring/store.ts';
+import { createSqliteAnchoringStore } from './anchoring/sqlite-store.ts';
 import type { EventStore } from './events/store.ts';
 import { createSqliteEventStore } from './events/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
@@ -39,6 +41,8 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   /** The event outbox (events capability). */
   readonly events: EventStore;
+  /** Tenant logs' stored tree levels and the closed epochs (anchoring capability). */
+  readonly anchoring: AnchoringStore;
   /** Tenant policy versions per gate pack, append-only (policy capability). */
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
@@ -84,6 +88,7 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     usage: createSqliteUsageStore(db),
     idempotency: createSqliteIdempotencyStore(db),
     events: createSqliteEventStore(db),
+    anchoring: createSqliteAnchoringStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
     transaction: (fn) => db.transaction(fn)(),

@@ -7,9 +7,12 @@
  * periodic workers finish their round, then queued seals commit, then the checkpoint thread
  * closes its connection, then the database closes (deps.ts closeDeps).
  */
+import { EpochCloser } from './anchoring/epochs.ts';
 import type { Clock } from './core/clock.ts';
 import { Checkpointer } from './core/checkpointer.ts';
 import type { Config } from './core/config.ts';
+import type { IdFactory } from './core/ids.ts';
+import type { Keyring } from './core/keyring.ts';
 import type { Lifecycle } from './core/lifecycle.ts';
 import type { Logger } from './core/log.ts';
 import { PeriodicWorker } from './core/periodic-worker.ts';
@@ -22,12 +25,16 @@ export interface WorkerDeps {
   config: Config;
   store: SqliteStore;
   sealer: Sealer;
+  keyring: Keyring;
   clock: Clock;
+  ids: IdFactory;
   log: Logger;
   lifecycle: Lifecycle;
 }
 
 export interface Workers {
+  /** Closes due epochs (anchoring/epochs.ts); tests and tools may run a round directly. */
+  epochs: EpochCloser;
   /** Each worker's liveness, in start order. */
   status(): WorkerStatus[];
 }
@@ -59,5 +66,27 @@ export function registerWorkers(deps: WorkerDeps): Workers {
     }),
   );
 
-  return { status: () => all.map((w) => w.status()) };
+  const epochs = new EpochCloser({
+    store: deps.store,
+    immediate: (fn) => deps.store.db.transaction(fn).immediate(),
+    // Epoch headers are signed like a seal by the production key, published in the JWKS; the
+    // header's own format (svc.epoch/v1) keeps it from ever passing as an attestation.
+    signer: deps.keyring.production,
+    clock: deps.clock,
+    ids: deps.ids,
+    cadenceSeconds: deps.config.epochSeconds,
+    log: deps.log,
+  });
+  add(
+    new PeriodicWorker({
+      name: 'epochs',
+      // Often enough to close within a fraction of the cadence, never busier than 4 Hz.
+      intervalMs: Math.min(30_000, Math.max(250, (deps.config.epochSeconds * 1000) / 8)),
+      round: async () => epochs.closeDue(),
+      clock: deps.clock,
+      log: deps.log,
+    }),
+  );
+
+  return { epochs, status: () => all.map((w) => w.status()) };
 }

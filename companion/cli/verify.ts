@@ -22,8 +22,10 @@ import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { verifyEvidence } from '../../shared/verify.ts';
 import type { Check, VerifyResult } from '../../shared/types.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
+import { PROOFS_USAGE, bundleCommand, formatProofReport, verifyProofFile } from './verify-proofs.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
+${PROOFS_USAGE}
        svc-verify --help | --version
 
   <bundle-dir>   a seal bundle (payload.json, attestation.json, attestation.sig, verify.json),
@@ -206,6 +208,11 @@ export function formatReport(r: Report): string {
 
 async function verifyCommand(opts: Options, io: Io): Promise<number> {
   const keys = await loadKeys(opts.keys);
+  const proof = await verifyProofFile(opts.target, keys);
+  if (proof) {
+    io.out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
+    return proof.result.verified ? 0 : 1;
+  }
   const reports = await verifyTarget(opts.target, keys);
   if (opts.json) {
     const body = reports.map((r) => ({
@@ -223,6 +230,8 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
 
 export async function main(argv: string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
   const io = { out, err };
+  // Anchoring documents and bundle fetching live in ./verify-proofs.ts.
+  if (argv[0] === 'bundle') return bundleCommand(argv.slice(1), out, err);
   // Known before parsing, so even a malformed command line answers in JSON when asked to.
   const json = argv.includes('--json');
   try {

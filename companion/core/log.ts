@@ -40,6 +40,10 @@ export interface LogFields {
   key_ids?: string[];
   worker?: string;
   check?: string;
+  epoch_seq?: number;
+  /** An epoch's period end, RFC 3339. */
+  period_end?: string;
+  tenants?: number;
   error?: LoggedError | string;
 }
 
@@ -58,6 +62,9 @@ const LOG_FIELDS: Record<keyof LogFields, Kind> = {
   grace_ms: 'int',
   worker: 'token',
   check: 'token',
+  epoch_seq: 'int',
+  period_end: 'id',
+  tenants: 'int',
   // Operator-supplied configuration, not request data.
   url: 'operator_text',
   data_dir: 'operator_text',

@@ -50,6 +50,7 @@ export const TAGS = [
   { name: 'policy', description: 'Tenant policy versions per pack and their receipts' },
   { name: 'reviews', description: 'Paused actions, review decisions and the law grading mirror' },
   { name: 'metering', description: 'Usage and credits' },
+  { name: 'anchoring', description: 'Tenant logs, hourly epochs, inclusion and consistency proofs' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
   { name: 'meta', description: 'This description' },
 ] as const;

@@ -9,6 +9,7 @@ import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
+import { enqueueVerifyFailed } from '../events/verify-failed.ts';
 import { recordReview } from '../reviews/record-review.ts';
 import { RecordReview } from '../reviews/schema.ts';
 import { recordBody, viewRecord } from './record-view.ts';
@@ -88,18 +89,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     const result = await verifyEvidence(body, trusted);
     const failed = failedChecks(result);
     const auth = c.var.auth;
-    if (auth && !result.verified) {
-      // interface-spec Events: verify.failed, only for verification authenticated with a tenant key.
-      const at = rfc3339(deps.clock.now());
-      deps.store.events.insert({
-        id: deps.ids.next('evt'),
-        tenantId: auth.tenantId,
-        type: 'verify.failed',
-        dedupeKey: null,
-        payload: JSON.stringify({ action_key: body.action_key, href: body.href, vertical: body.action_key.split(':')[0] ?? '', failed_checks: failed }),
-        createdAt: at,
-      });
-    }
+    if (auth && !result.verified) enqueueVerifyFailed(deps.store.events, deps.ids, auth.tenantId, body, failed, rfc3339(deps.clock.now()));
     return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
   });
 

@@ -1,0 +1,52 @@
+/**
+ * Each tenant's append-only log (DESIGN.md §4): leaf data = the record's raw 32-byte
+ * attestation hash, leaf index = tenant_seq, tree head = tenant_chain_root. The anchoring
+ * participant appends the leaf in the seal's own transaction, so the log and the records never
+ * disagree, and a refused seal leaves no leaf behind.
+ */
+import { fromHex } from '../../shared/encoding.ts';
+import type { SealParticipant } from '../evidence/participants.ts';
+import type { AnchoringStore } from './store.ts';
+import { StoredTrees } from './stored-tree.ts';
+
+/**
+ * Brings the tenant's log up to `seq` leaves from its sealed records: the records sealed
+ * before this capability existed, and nothing otherwise. Returns the log's size.
+ */
+export function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tenantId: string, seq: number): number {
+  let size = store.tenantLogSize(tenantId);
+  if (size >= seq) return size;
+  let last = '';
+  for (const leaf of store.recordLeaves(tenantId, size, seq)) {
+    trees.append(tenantId, size++, fromHex(leaf.attestationHash));
+    last = leaf.recordedAt;
+  }
+  if (size !== seq) throw new Error(`tenant log ${tenantId}: records ${store.tenantLogSize(tenantId)}..${seq} are missing`);
+  store.setTenantLogSize(tenantId, size, last);
+  return size;
+}
+
+/**
+ * Gives every log of records sealed before this capability existed its leaves. Run once at
+ * startup, before the first seal (deps.ts): from then on every seal appends its own leaf.
+ */
+export function catchUpTenantLogs(store: AnchoringStore, transaction: <T>(fn: () => T) => T): void {
+  const trees = new StoredTrees(store.nodes);
+  transaction(() => {
+    for (const log of store.logsBehind()) catchUpTenantLog(store, trees, log.tenantId, log.records);
+  });
+}
+
+export function tenantLogParticipant(store: AnchoringStore): SealParticipant {
+  const trees = new StoredTrees(store.nodes);
+  return {
+    name: 'anchoring',
+    sealed({ record }) {
+      // tenant_seq is the leaf index (DESIGN.md §4). A log that were behind would lack the
+      // left siblings this leaf completes, and append would throw: the seal is refused rather
+      // than anchored wrongly.
+      trees.append(record.tenantId, record.tenantSeq, fromHex(record.attestationHash));
+      store.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
+    },
+  };
+}

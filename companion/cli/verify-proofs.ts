@@ -1,0 +1,157 @@
+/**
+ * The offline verifier's anchoring half (DESIGN.md §4) and its bundle fetcher:
+ *
+ *   svc-verify <proof.json> --keys service-keys.json
+ *     an inclusion proof (GET /v1/records/{action_key}/inclusion-proof), a signed epoch
+ *     header (GET /epochs/{seq}) or a consistency proof (GET /epochs/consistency,
+ *     GET /tenant/log/consistency), recognised by shape; all checks are shared/ code.
+ *
+ *   svc-verify bundle <action_key> --out <dir> [--url <base>]
+ *     fetches the record's 4-file seal bundle (POST /evidence-packets/seal-bundle/batch) with
+ *     the API key from SVC_API_KEY (never a command-line argument: those show in `ps`), writes
+ *     it and the service's key set to <dir> with key.pem, verifies it, and prints the
+ *     stock-tool commands that check it with no code of ours.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { failedAnchorChecks, verifyConsistencyProof, verifyEpochHeader, verifyInclusionProof } from '../../shared/anchor-verify.ts';
+import type { AnchorResult } from '../../shared/anchor-verify.ts';
+import { BUNDLE_FILE_NAMES, verifyBundle } from '../../shared/bundle.ts';
+import { isRecord } from '../../shared/attestation.ts';
+import { publicKeyToSpkiPem } from '../../shared/keys.ts';
+import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
+import { failedChecks } from '../../shared/verify.ts';
+
+export const PROOFS_USAGE = `       svc-verify <inclusion-proof.json | epoch.json | consistency.json> --keys <jwks file or URL>
+       svc-verify bundle <action_key> --out <dir> [--url <base url>]   (API key from SVC_API_KEY)`;
+
+export interface ProofReport {
+  source: string;
+  kind: 'inclusion proof' | 'epoch header' | 'consistency proof';
+  result: AnchorResult;
+}
+
+type Kind = ProofReport['kind'];
+
+function kindOf(v: Record<string, unknown>): Kind | undefined {
+  if (isRecord(v.tenant_log) && isRecord(v.epoch) && isRecord(v.epoch_header)) return 'inclusion proof';
+  if (isRecord(v.header) && typeof v.checkpoint === 'string') return 'epoch header';
+  if (isRecord(v.from) && isRecord(v.to) && Array.isArray(v.proof)) return 'consistency proof';
+  return undefined;
+}
+
+/** Verifies `target` when it is a JSON anchoring document; undefined for anything else. */
+export async function verifyProofFile(target: string, keys: TrustedKeySet): Promise<ProofReport | undefined> {
+  if (!target.endsWith('.json') || !existsSync(target)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(target, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(value)) return undefined;
+  const kind = kindOf(value);
+  if (!kind) return undefined;
+  const result =
+    kind === 'inclusion proof' ? await verifyInclusionProof(value, keys) : kind === 'epoch header' ? await verifyEpochHeader(value, keys) : verifyConsistencyProof(value);
+  return { source: target, kind, result };
+}
+
+export function formatProofReport(r: ProofReport): string {
+  const width = Math.max(...r.result.checks.map((c) => c.name.length));
+  const failed = failedAnchorChecks(r.result);
+  return [
+    `${r.kind[0]!.toUpperCase()}${r.kind.slice(1)}  [${r.source}]`,
+    ...r.result.checks.map((c) => `  ${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`),
+    r.result.verified ? '  RESULT: VERIFIED' : `  RESULT: NOT VERIFIED (${failed.join(', ')})`,
+  ].join('\n');
+}
+
+export class BundleCommandError extends Error {}
+
+interface BundleOptions {
+  actionKey: string;
+  out: string;
+  url: string;
+}
+
+function parseBundleArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BundleOptions {
+  let actionKey: string | undefined;
+  let out: string | undefined;
+  let url = env.SVC_URL ?? 'http://127.0.0.1:8787';
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (!v) throw new BundleCommandError(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === '--out') out = value();
+    else if (arg === '--url') url = value();
+    else if (arg.startsWith('-')) throw new BundleCommandError(`unknown option ${arg}`);
+    else if (actionKey === undefined) actionKey = arg;
+    else throw new BundleCommandError(`unexpected argument ${arg}`);
+  }
+  if (!actionKey) throw new BundleCommandError('missing <action_key>');
+  if (!out) throw new BundleCommandError('missing --out <dir>');
+  return { actionKey, out, url: url.replace(/\/+$/, '') };
+}
+
+/** `svc-verify bundle`: fetch, write, verify; exit 0 verified, 1 not verified, 2 usage or fetch error. */
+export async function bundleCommand(argv: readonly string[], out: (s: string) => void, err: (s: string) => void, env = process.env): Promise<number> {
+  try {
+    const o = parseBundleArgs(argv, env);
+    const apiKey = env.SVC_API_KEY;
+    if (!apiKey) throw new BundleCommandError('set SVC_API_KEY to the tenant API key');
+    const get = async (res: Response, what: string) => {
+      const text = await res.text();
+      if (!res.ok) throw new BundleCommandError(`${what} answered ${res.status}: ${text.slice(0, 500)}`);
+      return JSON.parse(text) as Record<string, any>;
+    };
+    const pkg = await get(
+      await fetch(`${o.url}/evidence-packets/seal-bundle/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-service-key': apiKey },
+        body: JSON.stringify({ action_keys: [o.actionKey] }),
+        redirect: 'error',
+        signal: AbortSignal.timeout(30_000),
+      }),
+      'seal-bundle/batch',
+    );
+    const jwks = await get(await fetch(`${o.url}/.well-known/service-keys.json`, { redirect: 'error', signal: AbortSignal.timeout(10_000) }), 'service-keys.json');
+    const keys = trustedKeySet(jwks);
+
+    mkdirSync(o.out, { recursive: true });
+    const files: Record<string, Uint8Array> = {};
+    for (const f of pkg.records[0].files as { name: string; content_base64: string }[]) {
+      if (!(BUNDLE_FILE_NAMES as readonly string[]).includes(f.name)) throw new BundleCommandError(`unexpected bundle file ${f.name}`);
+      files[f.name] = new Uint8Array(Buffer.from(f.content_base64, 'base64'));
+      writeFileSync(path.join(o.out, f.name), files[f.name]!);
+    }
+    const keyId = JSON.parse(new TextDecoder().decode(files['attestation.json'])).key_id as string;
+    const key = keys.get(keyId);
+    writeFileSync(path.join(o.out, 'service-keys.json'), `${JSON.stringify(jwks, null, 2)}\n`);
+    if (key) writeFileSync(path.join(o.out, 'key.pem'), publicKeyToSpkiPem(key.publicKey));
+
+    const result = await verifyBundle(files, keys);
+    const failed = failedChecks(result);
+    out(
+      [
+        `Seal bundle for ${o.actionKey} written to ${o.out} (key.pem from ${o.url}/.well-known/service-keys.json)`,
+        failed.length === 0 ? '  verified by svc-verify' : `  NOT VERIFIED: ${failed.join(', ')}`,
+        '  check it with stock tools:',
+        `    cd ${o.out}`,
+        '    sha256sum payload.json    # equals "packet_hash" in attestation.json',
+        '    openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in attestation.json -sigfile attestation.sig',
+      ].join('\n'),
+    );
+    return failed.length === 0 ? 0 : 1;
+  } catch (e) {
+    if (e instanceof BundleCommandError || e instanceof TypeError) {
+      err(`svc-verify bundle: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+}
