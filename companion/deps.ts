@@ -16,14 +16,17 @@ import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
-import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
 import { meteringParticipant } from './metering/participant.ts';
+import { SecretResolver } from './integrations/secret-refs.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
 import { registerWorkers } from './workers.ts';
 import type { Workers } from './workers.ts';
+import { webhookParticipant } from './webhooks/participant.ts';
+import { createWebhookService } from './webhooks/service.ts';
+import type { WebhookService } from './webhooks/service.ts';
 
 export interface AppDeps {
   config: Config;
@@ -38,6 +41,10 @@ export interface AppDeps {
   sealer: Sealer;
   /** Background workers' liveness (workers.ts), for the readiness probe. */
   workers: Workers;
+  /** Resolves granted secret references at send time (integrations/secret-refs.ts). */
+  secrets: SecretResolver;
+  /** The event outbox, the guarded client and the delivery worker (webhooks/service.ts). */
+  webhooks: WebhookService;
 }
 
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
@@ -65,19 +72,21 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const ids = options.ids ?? createIdFactory(clock);
     const log = options.log ?? createJsonLogger();
     const lifecycle = new Lifecycle();
+    const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
+    const webhooks = createWebhookService({ db: store.db, store, secrets, clock, ids, log, config });
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,
       // In this order inside each seal's transaction (evidence/participants.ts): metering
       // refuses first and records the usage totals the later participants may read.
-      participants: [meteringParticipant(store.usage), reviewsParticipant(store.reviews), eventsParticipant(store.events, ids)],
+      participants: [meteringParticipant(store.usage), reviewsParticipant(store.reviews), webhookParticipant(webhooks.outbox)],
       transaction: store.transaction,
       keyring,
       clock,
       ids,
     });
-    const workers = registerWorkers({ config, store, sealer, clock, log, lifecycle });
-    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers };
+    const workers = registerWorkers({ config, store, sealer, clock, log, lifecycle, webhooks });
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, secrets, webhooks };
   } catch (err) {
     store.close();
     throw err;

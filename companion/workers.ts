@@ -17,6 +17,7 @@ import type { WorkerStatus } from './core/worker-status.ts';
 import type { Sealer } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import type { SqliteStore } from './store.ts';
+import type { WebhookService } from './webhooks/service.ts';
 
 export interface WorkerDeps {
   config: Config;
@@ -25,6 +26,7 @@ export interface WorkerDeps {
   clock: Clock;
   log: Logger;
   lifecycle: Lifecycle;
+  webhooks: WebhookService;
 }
 
 export interface Workers {
@@ -58,6 +60,10 @@ export function registerWorkers(deps: WorkerDeps): Workers {
       log: deps.log,
     }),
   );
+
+  // Registered after the sealer's drain, so it stops first: in-flight deliveries are handed
+  // back untried before the last seals commit and the database closes.
+  add(deps.webhooks);
 
   return { status: () => all.map((w) => w.status()) };
 }

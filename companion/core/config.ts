@@ -18,6 +18,12 @@ export interface Config {
   webhookAllowLoopback: boolean;
   /** The explicit external-send flag: without it route dispatches are never posted out. */
   outboxExternalSend: boolean;
+  /** Operator grants: tenant id → the exact secret references it may use (integrations/secret-refs.ts). */
+  secretGrants: Record<string, string[]>;
+  /** JSON file mapping secret://… references to values, read when a reference is resolved. */
+  secretRefMapFile: string | undefined;
+  /** How long a delivery worker holds a claimed job before another may take it over. */
+  webhookLeaseSeconds: number;
   /** Largest request body accepted; bigger bodies answer 413 problem+json. */
   maxBodyBytes: number;
   /** How long shutdown waits for in-flight requests before closing their connections. */
@@ -34,6 +40,7 @@ export const CONFIG_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   reviewTimeoutSeconds: 72 * 3600,
+  webhookLeaseSeconds: 60,
 } as const;
 
 export class ConfigError extends Error {
@@ -67,6 +74,9 @@ export function loadConfig(
     epochSeconds: integer(merged, 'SVC_EPOCH_SECONDS', CONFIG_DEFAULTS.epochSeconds, 1, 86_400, problems),
     webhookAllowLoopback: flag(merged, 'SVC_WEBHOOK_ALLOW_LOOPBACK', problems),
     outboxExternalSend: flag(merged, 'SVC_OUTBOX_EXTERNAL_SEND', problems),
+    secretGrants: stringArrays(merged, 'SVC_SECRET_GRANTS', problems),
+    secretRefMapFile: merged.SVC_SECRET_REF_MAP_FILE ? path.resolve(cwd, merged.SVC_SECRET_REF_MAP_FILE) : undefined,
+    webhookLeaseSeconds: integer(merged, 'SVC_WEBHOOK_LEASE_SECONDS', CONFIG_DEFAULTS.webhookLeaseSeconds, 1, 3600, problems),
     maxBodyBytes: integer(merged, 'SVC_MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1024, 64 * 1024 * 1024, problems),
     shutdownGraceMs: integer(merged, 'SVC_SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0, 600_000, problems),
     reviewTimeoutSeconds: integer(merged, 'SVC_REVIEW_TIMEOUT_SECONDS', CONFIG_DEFAULTS.reviewTimeoutSeconds, 60, 365 * 86_400, problems),
@@ -123,6 +133,26 @@ function flag(src: Record<string, string | undefined>, name: string, problems: s
   if (FALSE.has(raw)) return false;
   problems.push(`${name} must be 1 or 0 (or true/false), got ${JSON.stringify(src[name])}`);
   return false;
+}
+
+/** A JSON object of string arrays, e.g. SVC_SECRET_GRANTS='{"ten_…":["env://HOOK_KEY"]}'. */
+function stringArrays(src: Record<string, string | undefined>, name: string, problems: string[]): Record<string, string[]> {
+  const raw = src[name];
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const ok =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) &&
+    Object.values(parsed).every((v) => Array.isArray(v) && v.every((s) => typeof s === 'string'));
+  if (!ok) {
+    problems.push(`${name} must be a JSON object whose values are arrays of strings`);
+    return {};
+  }
+  return parsed as Record<string, string[]>;
 }
 
 function nonEmpty(

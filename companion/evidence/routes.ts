@@ -87,14 +87,14 @@ export function evidenceRoutes(deps: RouteDeps) {
     const auth = c.var.auth;
     if (auth && !result.verified) {
       // interface-spec Events: verify.failed, only for verification authenticated with a tenant key.
-      const at = rfc3339(deps.clock.now());
-      deps.store.events.insert({
-        id: deps.ids.next('evt'),
+      // Each failed verification is its own event, so its key is fresh.
+      const id = deps.ids.ulid();
+      deps.webhooks.outbox.enqueue({
         tenantId: auth.tenantId,
-        type: 'verify.failed',
-        dedupeKey: null,
-        payload: JSON.stringify({ action_key: body.action_key, href: body.href, vertical: body.action_key.split(':')[0] ?? '', failed_checks: failed }),
-        createdAt: at,
+        event: 'verify.failed',
+        eventKey: `verify.failed:${id}`,
+        fields: { action_key: body.action_key, href: body.href, vertical: body.action_key.split(':')[0] ?? '', failed_checks: failed },
+        createdAt: rfc3339(deps.clock.now()),
       });
     }
     return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
