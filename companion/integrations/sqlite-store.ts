@@ -45,9 +45,9 @@ export function createSqliteIntegrationStore(db: Db): IntegrationStore {
       failing_since = CASE WHEN excluded.enabled = 1 THEN NULL ELSE failing_since END`);
   const success = db.prepare(`UPDATE tenant_integrations SET consecutive_failures = 0, failing_since = NULL
     WHERE tenant_id = ? AND channel = ? AND target = ? AND consecutive_failures > 0`);
-  const failure = db.prepare<[string, string, string, string], { consecutive_failures: number; failing_since: string }>(
-    `UPDATE tenant_integrations SET consecutive_failures = consecutive_failures + 1, failing_since = coalesce(failing_since, ?4)
-     WHERE tenant_id = ?1 AND channel = ?2 AND target = ?3 RETURNING consecutive_failures, failing_since`,
+  const failure = db.prepare<{ tenantId: string; channel: string; target: string; at: string }, { consecutive_failures: number; failing_since: string }>(
+    `UPDATE tenant_integrations SET consecutive_failures = consecutive_failures + 1, failing_since = coalesce(failing_since, @at)
+     WHERE tenant_id = @tenantId AND channel = @channel AND target = @target RETURNING consecutive_failures, failing_since`,
   );
   const disable = db.prepare(`UPDATE tenant_integrations SET disabled_at = ?, disabled_reason = ?
     WHERE tenant_id = ? AND channel = ? AND target = ? AND disabled_at IS NULL`);
@@ -65,7 +65,7 @@ export function createSqliteIntegrationStore(db: Db): IntegrationStore {
       success.run(tenantId, channel, target);
     },
     recordFailure(tenantId, channel, target, at) {
-      const r = failure.get(tenantId, channel, target, at);
+      const r = failure.get({ tenantId, channel, target, at });
       return { consecutiveFailures: r?.consecutive_failures ?? 0, failingSince: r?.failing_since ?? at };
     },
     disable(tenantId, channel, target, at, reason) {
