@@ -59,8 +59,8 @@ export function launch(dataDir: string, env: Record<string, string> = {}) {
   return { child, exited, stdout: () => out, stderr: () => err, waitFor };
 }
 
-export async function start(dataDir: string): Promise<Companion> {
-  const p = launch(dataDir);
+export async function start(dataDir: string, env: Record<string, string> = {}): Promise<Companion> {
+  const p = launch(dataDir, env);
   const listening = /action-gate companion listening on (http:\/\/127\.0\.0\.1:\d+) \(data: (.+)\)\n/;
   const ready = p.waitFor(listening, p.stdout).then(() => 'ready' as const);
   const outcome = await Promise.race([ready, p.exited]);
