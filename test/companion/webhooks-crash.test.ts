@@ -23,9 +23,11 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
 describe('webhook delivery across kill -9', () => {
   it('redelivers every in-flight delivery after a restart, with the same ids', async () => {
     rx = await startReceiver();
-    rx.hold = true; // every request stays in flight until the process dies
+    // Every request stays in flight until the process dies. The lease (8 s) outlasts the time
+    // this takes, so the first process never gives up on its own before the kill.
+    rx.hold = true;
     const dataDir = tempDataDir();
-    const env = { SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_WEBHOOK_LEASE_SECONDS: '3' };
+    const env = { SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_WEBHOOK_LEASE_SECONDS: '8' };
     const first = await start(dataDir, env);
     const call = (base: string, path: string, init: RequestInit & { key?: string } = {}) =>
       fetch(`${base}${path}`, { ...init, headers: { 'content-type': 'application/json', ...(init.key ? { 'x-service-key': init.key } : {}) } });

@@ -44,6 +44,7 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
   readonly table: string;
   readonly schedule: RetrySchedule;
   readonly #random: () => number;
+  readonly #db: Db;
   readonly #claim;
   readonly #complete;
   readonly #fail;
@@ -58,6 +59,7 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
     this.table = t;
     this.schedule = options.schedule;
     this.#random = options.random ?? Math.random;
+    this.#db = options.db;
     const extra = options.claimableWhere ? ` AND (${options.claimableWhere})` : '';
     // One statement: choosing rows and leasing them is atomic, so two workers never hold the
     // same row (SQLite serialises writers).
@@ -89,6 +91,11 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
       `UPDATE ${t} SET status = 'pending', attempt_count = 0, run_at = @now, completed_at = NULL
        WHERE id = @id AND lease_owner IS NULL`,
     );
+  }
+
+  /** Runs `fn` in one transaction (a worker stores a batch of outcomes with one commit). */
+  transaction<T>(fn: () => T): T {
+    return this.#db.transaction(fn)();
   }
 
   /**
