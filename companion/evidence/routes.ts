@@ -87,15 +87,18 @@ export function evidenceRoutes(deps: RouteDeps) {
     const auth = c.var.auth;
     if (auth && !result.verified) {
       // interface-spec Events: verify.failed, only for verification authenticated with a tenant key.
-      // Each failed verification is its own event, so its key is fresh.
+      // Each failed verification is its own event, so its key is fresh; one commit for every
+      // subscribed target's delivery.
       const id = deps.ids.ulid();
-      deps.webhooks.outbox.enqueue({
-        tenantId: auth.tenantId,
-        event: 'verify.failed',
-        eventKey: `verify.failed:${id}`,
-        fields: { action_key: body.action_key, href: body.href, vertical: body.action_key.split(':')[0] ?? '', failed_checks: failed },
-        createdAt: rfc3339(deps.clock.now()),
-      });
+      deps.store.transaction(() =>
+        deps.webhooks.outbox.enqueue({
+          tenantId: auth.tenantId,
+          event: 'verify.failed',
+          eventKey: `verify.failed:${id}`,
+          fields: { action_key: body.action_key, href: body.href, vertical: body.action_key.split(':')[0] ?? '', failed_checks: failed },
+          createdAt: rfc3339(deps.clock.now()),
+        }),
+      );
     }
     return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
   });

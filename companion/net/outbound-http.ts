@@ -16,7 +16,7 @@
  */
 import dns from 'node:dns';
 import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { checkAddress, checkTargetUrl } from './address-policy.ts';
 import type { AddressRules, TargetRefusal } from './address-policy.ts';
 
@@ -97,18 +97,26 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
     );
   }
 
-  const agent = new Agent({
-    connect: { timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true },
-    headersTimeout: readTimeoutMs,
-    bodyTimeout: readTimeoutMs,
-    keepAliveTimeout: 4_000,
-    connections: 64,
-  });
+  // undici is loaded on the first send, not at startup: a service with no webhook target never
+  // pays for it, and the process starts faster.
+  let client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
+  const undici = () =>
+    (client ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({
+        connect: { timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true },
+        headersTimeout: readTimeoutMs,
+        bodyTimeout: readTimeoutMs,
+        keepAliveTimeout: 4_000,
+        connections: 64,
+      }),
+    })));
 
   return {
     async post(req) {
       const target = checkTargetUrl(req.url, rules);
       if (!target.ok) throw new OutboundError(target.code, target.reason);
+      const { agent, request } = await undici();
       let res;
       try {
         res = await request(target.url, {
@@ -143,7 +151,9 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
       for (const c of chunks) (body.set(c, at), (at += c.length));
       return { status: res.statusCode, body };
     },
-    close: () => agent.close(),
+    async close() {
+      if (client) await (await client).agent.close();
+    },
   };
 }
 

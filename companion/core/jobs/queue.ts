@@ -151,7 +151,6 @@ export interface TickReceipt {
 export class TickReceipts {
   readonly #insert;
   readonly #prune;
-  readonly #latest;
   readonly #keep: number;
 
   constructor(db: Db, keep = 10_000) {
@@ -161,27 +160,10 @@ export class TickReceipts {
        VALUES (@queue, @worker, @startedAt, @finishedAt, @claimed, @succeeded, @retrying, @dead, @leaseLost)`,
     );
     this.#prune = db.prepare('DELETE FROM job_ticks WHERE queue = ? AND id <= ?');
-    this.#latest = db.prepare<[string, number], { queue: string; worker: string; started_at: string; finished_at: string; claimed: number; succeeded: number; retrying: number; dead: number; lease_lost: number }>(
-      'SELECT * FROM job_ticks WHERE queue = ? ORDER BY id DESC LIMIT ?',
-    );
   }
 
   record(receipt: TickReceipt): void {
     const id = Number(this.#insert.run(receipt).lastInsertRowid);
     if (id % 1000 === 0) this.#prune.run(receipt.queue, id - this.#keep);
-  }
-
-  latest(queue: string, limit = 1): TickReceipt[] {
-    return this.#latest.all(queue, limit).map((r) => ({
-      queue: r.queue,
-      worker: r.worker,
-      startedAt: r.started_at,
-      finishedAt: r.finished_at,
-      claimed: r.claimed,
-      succeeded: r.succeeded,
-      retrying: r.retrying,
-      dead: r.dead,
-      leaseLost: r.lease_lost,
-    }));
   }
 }
