@@ -3,13 +3,18 @@
  * refusals of names that resolve to non-public addresses use a pinned resolver, so the refused
  * connection is never attempted.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboundError, createOutboundHttp } from '../../companion/net/outbound-http.ts';
 import type { OutboundHttp } from '../../companion/net/outbound-http.ts';
+import { makeTempDir } from './helpers.ts';
 
-const servers: http.Server[] = [];
+const servers: (http.Server | https.Server)[] = [];
 const clients: OutboundHttp[] = [];
 
 afterEach(async () => {
@@ -112,5 +117,23 @@ describe('createOutboundHttp', () => {
     const out = await client({ allowLoopback: true, resolve }).post({ url: `http://localhost:${url.port}/`, headers: {}, body: 'x' });
     expect(out.status).toBe(200);
     expect(new TextDecoder().decode(out.body)).toBe('ok');
+  });
+
+  it('verifies TLS certificates: a self-signed receiver is refused', async () => {
+    const dir = makeTempDir('svc-tls-');
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+        '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+      let hits = 0;
+      const server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) => (hits++, res.end()));
+      servers.push(server);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const err = await failure(client({ allowLoopback: true }).post({ url, headers: {}, body: 'x' }));
+      expect(err.code).toBe('tls_failed');
+      expect(hits).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
