@@ -87,6 +87,16 @@ describe('JobQueue', () => {
     expect(row(db, 'a')).toMatchObject({ status: 'pending', attempt_count: 0, lease_owner: null });
   });
 
+  it('commits bookkeeping without an fsync and restores the durable setting after', () => {
+    const { db, queue } = queueOn(['a']);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    const seen = queue.transaction(() => db.pragma('synchronous', { simple: true }));
+    expect(seen).toBe(1); // NORMAL inside
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(() => queue.transaction(() => { throw new Error('boom'); })).toThrow('boom');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
   it('refuses table names that are not plain identifiers', () => {
     const { db } = queueOn([]);
     expect(() => new JobQueue({ db, table: 'x; DROP TABLE y', doneStatus: 'sent', schedule: DEFAULT_RETRY_SCHEDULE })).toThrow(TypeError);

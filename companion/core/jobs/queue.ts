@@ -93,9 +93,27 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
     );
   }
 
-  /** Runs `fn` in one transaction (a worker stores a batch of outcomes with one commit). */
+  /**
+   * Runs a worker's bookkeeping (claims, outcomes) in one transaction committed with
+   * synchronous=NORMAL: in WAL mode that skips the fsync but keeps the database consistent
+   * (SQLite "WAL mode" §Performance Considerations), and the next synchronous=FULL commit (any
+   * seal) makes these frames durable too. Losing the last few on power loss only means a
+   * delivery is sent again with the same id, which at-least-once delivery allows; the rows
+   * themselves were enqueued durably with their cause. Measured here: 7 ms vs 0.05 ms a commit.
+   */
   transaction<T>(fn: () => T): T {
-    return this.#db.transaction(fn)();
+    const db = this.#db;
+    // The safety level cannot change inside a transaction: nested calls join the outer one.
+    if (db.inTransaction) return db.transaction(fn)();
+    // db.pragma, not prepared statements: SQLite applies a safety-level pragma when it is
+    // prepared, so one prepared ahead of time would change the connection on the spot.
+    const previous = db.pragma('synchronous', { simple: true }) as number;
+    db.pragma('synchronous = NORMAL');
+    try {
+      return db.transaction(fn)();
+    } finally {
+      db.pragma(`synchronous = ${previous}`);
+    }
   }
 
   /**

@@ -2,7 +2,7 @@
  * Drives a JobQueue. A tick claims due rows with a lease (as many as free slots allow) and
  * starts them; each job settles on its own, so one slow receiver holds one slot, never the
  * whole queue. Outcomes that settle in the same turn of the event loop are stored together in
- * one transaction (a few milliseconds apart at most), which also writes the run receipts of the ticks that are now complete and
+ * one transaction (a millisecond apart at most), which also writes the run receipts of the ticks that are now complete and
  * refills the freed slots: group commit, one fsync for many jobs, as the sealer does for seals.
  * Besides, the loop polls every `pollMs`, or at once when `wake()` says new work was just
  * committed.
@@ -37,7 +37,7 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
   pollMs?: number;
 }
 
-const FLUSH_DELAY_MS = 5;
+const FLUSH_DELAY_MS = 1;
 
 interface Tick {
   receipt: TickReceipt;
@@ -108,7 +108,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     const { queue, clock, leaseMs } = this.#o;
     const startedAt = clock.now();
     const free = this.#concurrency - this.#inFlight.size;
-    const jobs = free > 0 ? queue.claim(this.owner, startedAt, leaseMs, free) : [];
+    const jobs = free > 0 ? queue.transaction(() => queue.claim(this.owner, startedAt, leaseMs, free)) : [];
     this.#lastTickAt = startedAt.toISOString();
     const receipt: TickReceipt = {
       queue: queue.table,
@@ -149,8 +149,8 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       this.#settling.push({ job, outcome, tick, controller, done });
       if (this.#flushScheduled) return;
       this.#flushScheduled = true;
-      // A short wait lets the other jobs in flight settle into the same commit: one fsync
-      // per batch instead of one per job, for a few milliseconds of latency.
+      // A short wait lets the other jobs in flight settle into the same commit: one commit
+      // per batch instead of one per job.
       setTimeout(() => this.#flush(), FLUSH_DELAY_MS);
     });
   }
