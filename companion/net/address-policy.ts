@@ -212,9 +212,10 @@ export function checkTargetUrl(raw: string, rules: AddressRules): TargetVerdict 
   const host = url.hostname;
   const literal = classifyIp(host);
   if (url.protocol === 'http:') {
-    const loopbackHost = literal ? literal.range === 'loopback' : host === 'localhost';
-    if (!rules.allowLoopback || !loopbackHost) {
-      return { ok: false, code: 'scheme_not_allowed', reason: 'expected an https:// URL (http is allowed only for loopback receivers when the operator enables SVC_WEBHOOK_ALLOW_LOOPBACK)' };
+    // Only a loopback *literal*: a name would be resolved, and could answer a public address
+    // that plain http must never reach.
+    if (!rules.allowLoopback || literal?.range !== 'loopback') {
+      return { ok: false, code: 'scheme_not_allowed', reason: 'expected an https:// URL (http is allowed only to a loopback address such as http://127.0.0.1:8080/ when the operator enables SVC_WEBHOOK_ALLOW_LOOPBACK)' };
     }
   } else if (url.protocol !== 'https:') {
     return { ok: false, code: 'scheme_not_allowed', reason: `expected an https:// URL, got ${url.protocol}` };

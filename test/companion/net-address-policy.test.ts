@@ -140,7 +140,7 @@ describe('checkTargetUrl', () => {
     expect(checkTargetUrl('http://127.0.0.1:9000/hook', strict)).toMatchObject({ ok: false, code: 'scheme_not_allowed' });
     expect(checkTargetUrl('http://127.0.0.1:9000/hook', dev)).toMatchObject({ ok: true });
     expect(checkTargetUrl('http://[::1]:9000/hook', dev)).toMatchObject({ ok: true });
-    expect(checkTargetUrl('http://localhost:9000/hook', dev)).toMatchObject({ ok: true });
+    expect(checkTargetUrl('http://localhost:9000/hook', dev)).toMatchObject({ ok: false, code: 'scheme_not_allowed' });
     expect(checkTargetUrl('http://hooks.example.com/', dev)).toMatchObject({ ok: false, code: 'scheme_not_allowed' });
     expect(checkTargetUrl('http://10.0.0.1/', dev)).toMatchObject({ ok: false, code: 'scheme_not_allowed' });
     expect(checkTargetUrl('https://127.0.0.1/', strict)).toMatchObject({ ok: false, code: 'address_not_allowed' });

@@ -111,15 +111,7 @@ describe('createOutboundHttp', () => {
     expect(calls).toEqual(['hooks.example.com', 'hooks.example.com', 'hooks.example.com', 'hooks.example.com']);
   });
 
-  it('connects to the checked loopback answer of a name under the operator setting', async () => {
-    const url = new URL(await receiver((_req, res) => res.writeHead(200).end('ok')));
-    const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
-    const out = await client({ allowLoopback: true, resolve }).post({ url: `http://localhost:${url.port}/`, headers: {}, body: 'x' });
-    expect(out.status).toBe(200);
-    expect(new TextDecoder().decode(out.body)).toBe('ok');
-  });
-
-  it('verifies TLS certificates: a self-signed receiver is refused', async () => {
+  it('verifies TLS certificates and connects a name to its checked answer', async () => {
     const dir = makeTempDir('svc-tls-');
     try {
       execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
@@ -128,9 +120,14 @@ describe('createOutboundHttp', () => {
       const server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) => (hits++, res.end()));
       servers.push(server);
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-      const err = await failure(client({ allowLoopback: true }).post({ url, headers: {}, body: 'x' }));
+      const port = (server.address() as AddressInfo).port;
+      const err = await failure(client({ allowLoopback: true }).post({ url: `https://127.0.0.1:${port}/hook`, headers: {}, body: 'x' }));
       expect(err.code).toBe('tls_failed');
+      // A name is connected to the address its checked lookup answered: the TLS handshake with
+      // this receiver is what fails, so the connection reached exactly that address.
+      const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
+      const named = await failure(client({ allowLoopback: true, resolve }).post({ url: `https://receiver.test:${port}/hook`, headers: {}, body: 'x' }));
+      expect(named.code).toBe('tls_failed');
       expect(hits).toBe(0);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
