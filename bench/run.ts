@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- core`, `-- gate`, `-- extension`, `-- input` or `-- anchoring` runs one group.
+ * `npm run bench -- <group>` runs one group: core, gate, extension, input, anchoring or webhooks.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
@@ -8,6 +8,7 @@ import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
 import { benchInput } from './input.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const groups: Record<string, () => Promise<void>> = {
   core: benchEvidenceCore,
@@ -15,6 +16,7 @@ const groups: Record<string, () => Promise<void>> = {
   extension: benchExtensionLatency,
   input: benchInput,
   anchoring: benchAnchoring,
+  webhooks: benchWebhooks,
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in groups));

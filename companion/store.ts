@@ -13,8 +13,10 @@ import type { TenantStore } from './account/store.ts';
 import { createSqliteTenantStore } from './account/sqlite-store.ts';
 import type { AnchoringStore } from './anchoring/store.ts';
 import { createSqliteAnchoringStore } from './anchoring/sqlite-store.ts';
-import type { EventStore } from './events/store.ts';
-import { createSqliteEventStore } from './events/sqlite-store.ts';
+import type { IntegrationStore } from './integrations/store.ts';
+import { createSqliteIntegrationStore } from './integrations/sqlite-store.ts';
+import type { WebhookStore } from './webhooks/store.ts';
+import { createSqliteWebhookStore } from './webhooks/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
@@ -39,10 +41,12 @@ export interface Store {
   readonly usage: UsageStore;
   /** Stored answers to idempotent retries. */
   readonly idempotency: IdempotencyStore;
-  /** The event outbox (events capability). */
-  readonly events: EventStore;
   /** Tenant logs' stored tree levels and the closed epochs (anchoring capability). */
   readonly anchoring: AnchoringStore;
+  /** Route setups per (tenant, channel, target) and their delivery health (integrations capability). */
+  readonly integrations: IntegrationStore;
+  /** The webhook delivery outbox and signing keys (webhooks capability). */
+  readonly webhooks: WebhookStore;
   /** Tenant policy versions per gate pack, append-only (policy capability). */
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
@@ -87,8 +91,9 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     evidence: createSqliteEvidenceStore(db),
     usage: createSqliteUsageStore(db),
     idempotency: createSqliteIdempotencyStore(db),
-    events: createSqliteEventStore(db),
     anchoring: createSqliteAnchoringStore(db),
+    integrations: createSqliteIntegrationStore(db),
+    webhooks: createSqliteWebhookStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
     transaction: (fn) => db.transaction(fn)(),

@@ -44,6 +44,14 @@ export interface LogFields {
   /** An epoch's period end, RFC 3339. */
   period_end?: string;
   tenants?: number;
+  /** A job queue's table name. */
+  queue?: string;
+  job?: string | number;
+  jobs?: number;
+  /** An integration target name (validated at registration). */
+  target?: string;
+  /** A reason the service composed itself (counts, timestamps), never caller text. */
+  reason?: string;
   error?: LoggedError | string;
 }
 
@@ -65,6 +73,11 @@ const LOG_FIELDS: Record<keyof LogFields, Kind> = {
   epoch_seq: 'int',
   period_end: 'id',
   tenants: 'int',
+  queue: 'token',
+  job: 'id',
+  jobs: 'int',
+  target: 'id',
+  reason: 'operator_text',
   // Operator-supplied configuration, not request data.
   url: 'operator_text',
   data_dir: 'operator_text',

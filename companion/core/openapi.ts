@@ -51,6 +51,8 @@ export const TAGS = [
   { name: 'reviews', description: 'Paused actions, review decisions and the law grading mirror' },
   { name: 'metering', description: 'Usage and credits' },
   { name: 'anchoring', description: 'Tenant logs, hourly epochs, inclusion and consistency proofs' },
+  { name: 'integrations', description: 'Route and webhook setups per channel and target, with their readiness' },
+  { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
   { name: 'meta', description: 'This description' },
 ] as const;

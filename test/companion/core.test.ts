@@ -21,6 +21,9 @@ describe('loadConfig', () => {
       maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
       shutdownGraceMs: CONFIG_DEFAULTS.shutdownGraceMs,
       reviewTimeoutSeconds: 72 * 3600,
+      secretGrants: {},
+      secretRefMapFile: undefined,
+      webhookLeaseSeconds: 60,
     });
   });
 
@@ -33,13 +36,13 @@ describe('loadConfig', () => {
   it('fails fast listing every invalid value', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: '70000', SVC_EPOCH_SECONDS: '0', SVC_OUTBOX_EXTERNAL_SEND: 'maybe', HOST: 'http://x' }, ['--bogus']);
+      loadConfig({ PORT: '70000', SVC_EPOCH_SECONDS: '0', SVC_OUTBOX_EXTERNAL_SEND: 'maybe', HOST: 'http://x', SVC_SECRET_GRANTS: '{"ten_1":"env://X"}' }, ['--bogus']);
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const name of ['PORT', 'SVC_EPOCH_SECONDS', 'SVC_OUTBOX_EXTERNAL_SEND', 'HOST', '--bogus']) expect(problems).toContain(name);
+    for (const name of ['PORT', 'SVC_EPOCH_SECONDS', 'SVC_OUTBOX_EXTERNAL_SEND', 'HOST', 'SVC_SECRET_GRANTS', '--bogus']) expect(problems).toContain(name);
   });
 });
 
