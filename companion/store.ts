@@ -13,6 +13,8 @@ import type { TenantStore } from './account/store.ts';
 import { createSqliteTenantStore } from './account/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
+import type { ExportStore } from './exports/store.ts';
+import { createSqliteExportStore } from './exports/sqlite-store.ts';
 import type { PolicyStore } from './policy/store.ts';
 import { createSqlitePolicyStore } from './policy/sqlite-store.ts';
 import type { ReviewStore } from './reviews/store.ts';
@@ -31,6 +33,8 @@ export interface Store {
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
   readonly reviews: ReviewStore;
+  /** Export reads over the evidence, and validation bindings and runs (exports capability). */
+  readonly exports: ExportStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -71,6 +75,7 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     evidence: createSqliteEvidenceStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
+    exports: createSqliteExportStore(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

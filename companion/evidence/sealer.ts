@@ -166,8 +166,12 @@ export class Sealer {
   #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {
     const { evidence, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
-    const now = clock.now();
-    const at = rfc3339(now);
+    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
+    // A tenant's log never goes back in time, even when the server clock steps back (NTP):
+    // recorded_at follows tenant_seq, so the records export's keyset on (recorded_at,
+    // tenant_seq) sees every new seal after every earlier one (interface-spec Tenant exports).
+    const clockAt = rfc3339(clock.now());
+    const at = head && head.recordedAt > clockAt ? head.recordedAt : clockAt;
 
     if (req.idempotency) {
       const keyHash = sha256Hex(req.idempotency.key);
@@ -203,7 +207,6 @@ export class Sealer {
     // sandbox action counts against its allowance only.
     const credits = req.auth.tenantKind === 'production' ? req.metering.credits : 0;
     const signer = keyring.signerFor(req.auth.tenantKind);
-    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {
       action_key: actionKey,
@@ -298,7 +301,7 @@ export class Sealer {
       );
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
-    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash });
+    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });
     return { status, body, replayed: false };
   }
 }
