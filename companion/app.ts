@@ -19,6 +19,7 @@ import type { AppEnv } from './core/router.ts';
 import { validationHook } from './core/router.ts';
 import type { AppDeps, RouteDeps } from './deps.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
 import { packRoutes } from './packs/routes.ts';
@@ -40,6 +41,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   policyRoutes,
   reviewRoutes,
   meteringRoutes,
+  exportRoutes,
 ];
 
 export type App = OpenAPIHono<AppEnv>;

@@ -94,10 +94,10 @@ export function createSqliteExportStore(db: Db): ExportStore {
       GROUP BY pack, kind, action_type, decision, status
       ORDER BY pack, kind, action_type, decision, status`,
   );
-  const reviewCoverage = db.prepare<[string, string], { pack: string; status: string; n: number; overdue: number }>(
+  const reviewCoverage = db.prepare<{ tenantId: string; now: string }, { pack: string; status: string; n: number; overdue: number }>(
     `SELECT pack, status, count(*) AS n,
-            sum(CASE WHEN status IN ('pending', 'escalated') AND expires_at <= ?2 THEN 1 ELSE 0 END) AS overdue
-       FROM review_items WHERE tenant_id = ?1 GROUP BY pack, status ORDER BY pack, status`,
+            sum(CASE WHEN status IN ('pending', 'escalated') AND expires_at <= @now THEN 1 ELSE 0 END) AS overdue
+       FROM review_items WHERE tenant_id = @tenantId GROUP BY pack, status ORDER BY pack, status`,
   );
   const recent = db.prepare<[string, string, number], { action_key: string; vertical: string; kind: string; recorded_at: string }>(
     `SELECT action_key, vertical, kind, recorded_at FROM sealed_records
@@ -170,7 +170,7 @@ export function createSqliteExportStore(db: Db): ExportStore {
       }));
     },
     reviewCoverage(tenantId, now): ReviewCoverageRow[] {
-      return reviewCoverage.all(tenantId, now).map((r) => ({ pack: r.pack, status: r.status, count: r.n, overdue: r.overdue }));
+      return reviewCoverage.all({ tenantId, now }).map((r) => ({ pack: r.pack, status: r.status, count: r.n, overdue: r.overdue }));
     },
     recentRecords(tenantId, pack, limit): RecentRecord[] {
       return recent.all(tenantId, pack, limit).map((r) => ({ actionKey: r.action_key, vertical: r.vertical, kind: r.kind, recordedAt: r.recorded_at }));

@@ -1,0 +1,14 @@
+/**
+ * Tenant exports (interface-spec Endpoints "Tenant exports", What the service does 6): machine-
+ * readable read models of the tenant's evidence for auditors and procurement, each stating that
+ * it is for owner review and is not an authorization decision or an official approval.
+ */
+import { createRouter } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { mountRecordExports } from './records-routes.ts';
+
+export function exportRoutes(deps: RouteDeps) {
+  const router = createRouter();
+  mountRecordExports(router, deps);
+  return router;
+}
