@@ -24,6 +24,17 @@ export interface Config {
   shutdownGraceMs: number;
   /** Review window: a paused action unanswered this long expires and fails closed (reviews/state.ts). */
   reviewTimeoutSeconds: number;
+  /** DCAT-US 1.1 federal fields of the data-catalog export (exports/data-catalog.ts); null when unset. */
+  catalog: CatalogConfig;
+}
+
+export interface CatalogConfig {
+  /** OMB Circular A-11 Appendix C agency:bureau code, e.g. 015:11. */
+  bureauCode: string | null;
+  /** Federal Program Inventory agency:program code, e.g. 015:001. */
+  programCode: string | null;
+  contactName: string | null;
+  contactEmail: string | null;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -70,6 +81,12 @@ export function loadConfig(
     maxBodyBytes: integer(merged, 'SVC_MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1024, 64 * 1024 * 1024, problems),
     shutdownGraceMs: integer(merged, 'SVC_SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0, 600_000, problems),
     reviewTimeoutSeconds: integer(merged, 'SVC_REVIEW_TIMEOUT_SECONDS', CONFIG_DEFAULTS.reviewTimeoutSeconds, 60, 365 * 86_400, problems),
+    catalog: {
+      bureauCode: optionalMatching(merged, 'SVC_CATALOG_BUREAU_CODE', /^\d{3}:\d{2}$/, 'NNN:NN', problems),
+      programCode: optionalMatching(merged, 'SVC_CATALOG_PROGRAM_CODE', /^\d{3}:\d{3}$/, 'NNN:NNN', problems),
+      contactName: optionalMatching(merged, 'SVC_CATALOG_CONTACT_NAME', /^\S.{0,199}$/, 'a name', problems),
+      contactEmail: optionalMatching(merged, 'SVC_CATALOG_CONTACT_EMAIL', /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address', problems),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -137,6 +154,14 @@ function nonEmpty(
     problems.push(`${name} must not be empty`);
     return fallback;
   }
+  return raw;
+}
+
+/** An optional setting that must match `pattern` when given; null when unset. */
+function optionalMatching(src: Record<string, string | undefined>, name: string, pattern: RegExp, expected: string, problems: string[]): string | null {
+  const raw = src[name]?.trim();
+  if (raw === undefined || raw === '') return null;
+  if (!pattern.test(raw)) problems.push(`${name} must be ${expected}, got ${JSON.stringify(src[name])}`);
   return raw;
 }
 

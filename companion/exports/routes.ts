@@ -5,10 +5,14 @@
  */
 import { createRouter } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
+import { mountDocumentExports } from './document-routes.ts';
 import { mountRecordExports } from './records-routes.ts';
+import { mountValidation } from './validation-routes.ts';
 
 export function exportRoutes(deps: RouteDeps) {
   const router = createRouter();
   mountRecordExports(router, deps);
+  mountDocumentExports(router, deps);
+  mountValidation(router, deps);
   return router;
 }
