@@ -15,12 +15,14 @@ import { sandboxOnlyKeySet, trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { verifyEvidence } from '../../shared/verify.ts';
 import type { VerifyResult } from '../../shared/types.ts';
+import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './verify-export.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
 
   <bundle-dir>   a seal bundle (payload.json, attestation.json, attestation.sig, verify.json),
                  or a batch package whose sub-folders are bundles
   <packet.json>  a verify request, a gate/record response, or an exported record
+  <export.ndjson> a records export (npm run export), verified record by record
   --keys         the tenant's published keys (/.well-known/service-keys.json), file or URL;
                  without it only the sandbox dev key is trusted
   --json         print the result as JSON
@@ -154,6 +156,12 @@ export async function main(argv: string[], out: (s: string) => void = console.lo
   try {
     const opts = parseArgs(argv);
     const keys = await loadKeys(opts.keys);
+    if (isRecordsExport(opts.target)) {
+      if (!existsSync(opts.target)) throw new UsageError(`no such file ${opts.target}`);
+      const summary = await verifyRecordsExport(opts.target, keys);
+      out(opts.json ? JSON.stringify(summary, null, 2) : formatExportSummary(summary));
+      return summary.records > 0 && summary.failed === 0 ? 0 : 1;
+    }
     const reports = await verifyTarget(opts.target, keys);
     if (opts.json) {
       const body = reports.map((r) => ({ source: r.source, action_key: r.action_key, ...r.result }));

@@ -70,7 +70,8 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     summary: 'Sealed records in chronological order, half-open on recorded_at, one page per call (JSON or NDJSON)',
     description:
       'from <= recorded_at < to on the signed recorded_at. Each record carries its evidence packet (with seal) and a ready verify_request. ' +
-      'Send Accept: application/x-ndjson for one record per line; the next cursor is then in the Link header (rel="next") and X-Next-Cursor.',
+      'Send Accept: application/x-ndjson for one record per line; the next cursor is then in the Link header (rel="next") and X-Next-Cursor. ' +
+      'The first page (no cursor) carries X-Total-Count: the records in the range when it was read.',
     request: { query: RecordsQuery },
     responses: {
       200: {
@@ -83,6 +84,8 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     const q = recordsQuery(c.req.valid('query'));
     const page = recordsPage(deps.store.exports, c.var.auth.tenantId, q);
     const headers: Record<string, string> = { 'cache-control': 'no-store', [NOTICE_HEADER]: OWNER_REVIEW_NOTICE };
+    // The first page says how many records the range holds now, so a client can show progress.
+    if (!q.after) headers['x-total-count'] = String(deps.store.exports.countRange(c.var.auth.tenantId, q.from, q.to));
     if (page.end) {
       const cursor = encodeCursor(page.end);
       const next = new URLSearchParams({ ...(c.req.query('from') ? { from: q.from } : {}), ...(c.req.query('to') ? { to: q.to } : {}), cursor });

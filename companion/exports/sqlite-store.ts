@@ -87,6 +87,9 @@ export function createSqliteExportStore(db: Db): ExportStore {
     );
   const recordsFirst = records(false);
   const recordsNext = records(true);
+  const countRange = db.prepare<[string, string, string], { n: number }>(
+    'SELECT count(*) AS n FROM sealed_records WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ?',
+  );
   const coverage = db.prepare<[string], { pack: string; kind: string; action_type: string; decision: string | null; status: string; n: number; first_at: string; last_at: string }>(
     `SELECT pack, kind, ${ACTION_TYPE} AS action_type, decision, status, count(*) AS n,
             min(recorded_at) AS first_at, max(recorded_at) AS last_at
@@ -156,6 +159,9 @@ export function createSqliteExportStore(db: Db): ExportStore {
     *records(tenantId, { from, after, end }, limit) {
       const stmt = after ? recordsNext : recordsFirst;
       for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) yield toRecord(r);
+    },
+    countRange(tenantId, from, to) {
+      return countRange.get(tenantId, from, to)!.n;
     },
     coverage(tenantId): CoverageRow[] {
       return coverage.all(tenantId).map((r) => ({

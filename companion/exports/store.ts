@@ -83,6 +83,8 @@ export interface ExportStore {
   pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined }, limit: number): RecordPosition | undefined;
   /** Records strictly after `after` (or from `from`) up to and including `end`, in order, at most `limit`. */
   records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition }, limit: number): Iterable<SealedRecordRow>;
+  /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
+  countRange(tenantId: string, from: string, to: string): number;
   coverage(tenantId: string): CoverageRow[];
   reviewCoverage(tenantId: string, now: string): ReviewCoverageRow[];
   /** The newest records of a pack, newest first. */

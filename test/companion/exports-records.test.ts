@@ -129,6 +129,7 @@ describe('GET /tenant/exports/records', () => {
     const res = await exportNdjson('?from=2020-01-01T00:00:00Z');
     expect(res.headers.get('content-type')).toBe(NDJSON);
     expect(res.headers.get('x-service-export-notice')).toMatch(/owner review/);
+    expect(res.headers.get('x-total-count')).toBe('3');
     expect(res.lines.map((l) => l.action_key)).toEqual(sealed);
     const cursor = res.headers.get('x-next-cursor')!;
     expect(res.headers.get('link')).toBe(`</tenant/exports/records?from=2020-01-01T00%3A00%3A00.000Z&cursor=${cursor}>; rel="next"`);
