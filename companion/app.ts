@@ -9,6 +9,7 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { accountRoutes } from './account/routes.ts';
+import { anchoringRoutes } from './anchoring/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
@@ -18,6 +19,7 @@ import { mountOpenApi } from './core/openapi.ts';
 import type { AppEnv } from './core/router.ts';
 import { validationHook } from './core/router.ts';
 import type { AppDeps, RouteDeps } from './deps.ts';
+import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
@@ -38,6 +40,8 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   gateRoutes,
   recordRoutes,
   evidenceRoutes,
+  evidencePacketRoutes,
+  anchoringRoutes,
   policyRoutes,
   reviewRoutes,
   meteringRoutes,

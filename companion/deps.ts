@@ -15,11 +15,16 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
-import { Checkpointer } from './core/checkpointer.ts';
+import { tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
+import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
+import { meteringParticipant } from './metering/participant.ts';
+import { reviewsParticipant } from './reviews/participant.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
+import { registerWorkers } from './workers.ts';
+import type { Workers } from './workers.ts';
 
 export interface AppDeps {
   config: Config;
@@ -32,6 +37,8 @@ export interface AppDeps {
   lifecycle: Lifecycle;
   /** The one sealing pipeline (evidence/sealer.ts), group-committing seals. */
   sealer: Sealer;
+  /** Background workers' liveness (workers.ts), for the readiness probe. */
+  workers: Workers;
 }
 
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
@@ -59,14 +66,24 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const ids = options.ids ?? createIdFactory(clock);
     const log = options.log ?? createJsonLogger();
     const lifecycle = new Lifecycle();
-    const checkpointer = new Checkpointer(store.db, { log });
-    lifecycle.onStart(() => checkpointer.start());
-    lifecycle.onStop(() => checkpointer.stop());
-    const sealer = new Sealer({ evidence: store.evidence, transaction: store.transaction, keyring, clock, ids });
-    // Stop hooks run last-registered first: queued seals commit, then the checkpoint worker
-    // closes its connection, then the database closes.
-    lifecycle.onStop(() => sealer.drain());
-    return { config, store, keyring, clock, ids, log, lifecycle, sealer };
+    const sealer = new Sealer({
+      evidence: store.evidence,
+      idempotency: store.idempotency,
+      // In this order inside each seal's transaction (evidence/participants.ts): metering
+      // refuses first and records the usage totals the later participants may read.
+      participants: [
+        meteringParticipant(store.usage),
+        reviewsParticipant(store.reviews),
+        eventsParticipant(store.events, ids),
+        tenantLogParticipant(store.anchoring),
+      ],
+      transaction: store.transaction,
+      keyring,
+      clock,
+      ids,
+    });
+    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle });
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers };
   } catch (err) {
     store.close();
     throw err;

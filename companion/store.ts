@@ -11,10 +11,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TenantStore } from './account/store.ts';
 import { createSqliteTenantStore } from './account/sqlite-store.ts';
+import type { AnchoringStore } from './anchoring/store.ts';
+import { createSqliteAnchoringStore } from './anchoring/sqlite-store.ts';
+import type { EventStore } from './events/store.ts';
+import { createSqliteEventStore } from './events/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
 import type { ExportStore } from './exports/store.ts';
 import { createSqliteExportStore } from './exports/sqlite-store.ts';
+import type { IdempotencyStore } from './idempotency/store.ts';
+import { createSqliteIdempotencyStore } from './idempotency/sqlite-store.ts';
+import type { UsageStore } from './metering/store.ts';
+import { createSqliteUsageStore } from './metering/sqlite-store.ts';
 import type { PolicyStore } from './policy/store.ts';
 import { createSqlitePolicyStore } from './policy/sqlite-store.ts';
 import type { ReviewStore } from './reviews/store.ts';
@@ -27,8 +35,16 @@ export interface Store {
   readonly engine: string;
   /** Tenants and API keys (account capability); also the API key lookup for auth. */
   readonly tenants: TenantStore;
-  /** Sealed records, the tenant logs, usage counters, idempotency keys and the event outbox. */
+  /** Sealed records and the tenant logs they form (evidence capability). */
   readonly evidence: EvidenceStore;
+  /** Usage counters behind the usage ledger (metering capability). */
+  readonly usage: UsageStore;
+  /** Stored answers to idempotent retries. */
+  readonly idempotency: IdempotencyStore;
+  /** The event outbox (events capability). */
+  readonly events: EventStore;
+  /** Tenant logs' stored tree levels and the closed epochs (anchoring capability). */
+  readonly anchoring: AnchoringStore;
   /** Tenant policy versions per gate pack, append-only (policy capability). */
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
@@ -73,6 +89,10 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     file,
     tenants: createSqliteTenantStore(db),
     evidence: createSqliteEvidenceStore(db),
+    usage: createSqliteUsageStore(db),
+    idempotency: createSqliteIdempotencyStore(db),
+    events: createSqliteEventStore(db),
+    anchoring: createSqliteAnchoringStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
     exports: createSqliteExportStore(db),

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './db.ts';
 import type { Logger } from './log.ts';
+import type { WorkerStatus } from './worker-status.ts';
 
 /** Pages (4 KiB each) the WAL may grow to before the writer checkpoints by itself. */
 export const BACKSTOP_AUTOCHECKPOINT_PAGES = 8192;
@@ -55,6 +56,8 @@ export class Checkpointer {
   readonly #log: Logger;
   #worker: Worker | undefined;
   #stats: CheckpointStats = { runs: 0, lastLogFrames: 0, lastCheckpointedFrames: 0 };
+  #lastTickAt: string | null = null;
+  #lastError: string | null = null;
 
   constructor(db: Db, options: { intervalMs?: number; log: Logger }) {
     this.#file = db.name;
@@ -67,15 +70,25 @@ export class Checkpointer {
     return { ...this.#stats };
   }
 
+  status(): WorkerStatus {
+    return { name: 'wal-checkpoint', running: this.#worker !== undefined, lastTickAt: this.#lastTickAt, lastError: this.#lastError };
+  }
+
   start(): void {
     if (this.#worker) return;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.#file, driver, intervalMs: this.#intervalMs } });
     worker.on('message', (m: { log?: number; checkpointed?: number; error?: string }) => {
+      if (m.error === undefined && m.log === undefined) return;
+      this.#lastTickAt = new Date().toISOString();
+      this.#lastError = m.error ?? null;
       if (m.error) this.#log.warn('wal checkpoint failed', { error: m.error });
       else if (m.log !== undefined) this.#stats = { runs: this.#stats.runs + 1, lastLogFrames: m.log, lastCheckpointedFrames: m.checkpointed ?? 0 };
     });
-    worker.on('error', (err) => this.#log.error('checkpoint worker failed', { error: err.message }));
+    worker.on('error', (err) => {
+      this.#lastError = err.message;
+      this.#log.error('checkpoint worker failed', { error: err.message });
+    });
     // A background helper must never keep the process alive on its own.
     worker.unref();
     this.#worker = worker;

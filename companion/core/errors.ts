@@ -32,6 +32,8 @@ export type ProblemCode =
   | 'batch_must_be_array'
   | 'policy_version_conflict'
   | 'review_not_pending'
+  | 'not_yet_anchored'
+  | 'seal_not_verified'
   | 'internal_error'
   | 'service_unavailable';
 

@@ -88,7 +88,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     if (auth && !result.verified) {
       // interface-spec Events: verify.failed, only for verification authenticated with a tenant key.
       const at = rfc3339(deps.clock.now());
-      deps.store.evidence.insertEvent({
+      deps.store.events.insert({
         id: deps.ids.next('evt'),
         tenantId: auth.tenantId,
         type: 'verify.failed',

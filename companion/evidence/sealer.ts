@@ -1,8 +1,10 @@
 /**
  * The one sealing pipeline every seal goes through (gate decisions, records, and reviews):
- * payload_hash → packet_hash → attestation v2 with the server-clock recorded_at → Ed25519
- * signature → append to the tenant log → metering → event rows, all in one transaction
- * (DESIGN.md §3, §4; interface-spec States and transitions).
+ * idempotent replay → participants admit (the sandbox allowance) → payload_hash → packet_hash
+ * → attestation v2 with the server-clock recorded_at → Ed25519 signature → the record row →
+ * participants write their rows (usage, review item, event outbox, tenant-log leaf) → the
+ * request's own writes, all in one transaction (DESIGN.md §3, §4; interface-spec States and
+ * transitions). The participants are owned by their capabilities (./participants.ts).
  *
  * Durability with speed comes from group commit: requests that arrive while the event loop is
  * busy are sealed together in one transaction, so many answers share one fsync under
@@ -12,17 +14,19 @@
  */
 import { packetHash } from '../../shared/attestation.ts';
 import { canonicalize } from '../../shared/canonical-json.ts';
-import { sha256Hex } from '../../shared/hash.ts';
 import { evidencePacket, sealAttestation, verifyRequestFor } from '../../shared/seal.ts';
 import { ATTESTATION_FORMAT } from '../../shared/types.ts';
 import type { AttestationV2, EvidencePacket, PacketFields, SealKind, VerifyRequest } from '../../shared/types.ts';
 import type { AuthContext } from '../core/auth.ts';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
-import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
-import { SANDBOX_ACTION_ALLOWANCE } from '../metering/credits.ts';
+import { findReplay } from '../idempotency/replay.ts';
+import type { IdempotencyClaim } from '../idempotency/replay.ts';
+import type { IdempotencyStore } from '../idempotency/store.ts';
+import { chargedCredits } from '../metering/credits.ts';
+import type { SealContext, SealParticipant } from './participants.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
 
 export interface SealRequest {
@@ -45,7 +49,12 @@ export interface SealRequest {
   /** Whether this seal counts as a sealed action against the sandbox allowance, and its credits. */
   metering: { counted: boolean; credits: number };
   /** interface-spec Gate request: same key → the original response, metered once. */
-  idempotency?: { scope: string; key: string; requestHash: string };
+  idempotency?: IdempotencyClaim;
+  /**
+   * interface-spec States and transitions: a needs_review action pauses. The reviews
+   * participant opens its review item in the seal's transaction.
+   */
+  pauseForReview?: { actionType: string; nextStep: string; windowSeconds: number };
   /**
    * Extra writes that must commit atomically with the seal (a pending review item, a policy
    * version). Runs inside the seal's transaction; throwing refuses this request alone.
@@ -55,10 +64,13 @@ export interface SealRequest {
   respond(record: SealedRecord): unknown;
 }
 
-/** What onSealed and respond receive: the new record's identity and its evidence. */
+/** What participants, onSealed and respond receive: the new record's identity and its evidence. */
 export interface SealedRecord {
   tenantId: string;
   actionKey: string;
+  /** Leaf index in the tenant's log (DESIGN.md §4). */
+  tenantSeq: number;
+  attestationHash: string;
   vertical: string;
   pack: string;
   recordedAt: string;
@@ -75,6 +87,9 @@ export interface SealOutcome {
 
 export interface SealerDeps {
   evidence: EvidenceStore;
+  idempotency: IdempotencyStore;
+  /** Called in order inside each seal's savepoint (./participants.ts). */
+  participants: readonly SealParticipant[];
   transaction<T>(fn: () => T): T;
   keyring: Keyring;
   clock: Clock;
@@ -164,7 +179,7 @@ export class Sealer {
   }
 
   #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {
-    const { evidence, keyring, clock, ids } = this.#deps;
+    const { evidence, idempotency, participants, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
     const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
     // A tenant's log never goes back in time, even when the server clock steps back (NTP):
@@ -174,38 +189,12 @@ export class Sealer {
     const at = head && head.recordedAt > clockAt ? head.recordedAt : clockAt;
 
     if (req.idempotency) {
-      const keyHash = sha256Hex(req.idempotency.key);
-      const earlier = evidence.findIdempotent(tenantId, req.idempotency.scope, keyHash);
-      if (earlier) {
-        if (earlier.requestHash !== req.idempotency.requestHash) {
-          throw new ProblemError({
-            status: 422,
-            code: 'idempotency_key_reused',
-            title: 'Idempotency key reused',
-            detail: 'This idempotency_key was already used for a different request body; use a new key for a new request.',
-            errors: [{ in: 'body', path: '/idempotency_key', message: 'already used for a different request body' }],
-          });
-        }
-        return { status: earlier.status, body: JSON.parse(earlier.response), replayed: true };
-      }
+      const replay = findReplay(idempotency, tenantId, req.idempotency);
+      if (replay) return { ...replay, replayed: true };
     }
+    for (const p of participants) p.admit?.(req);
 
-    if (req.metering.counted && req.auth.tenantKind === 'sandbox') {
-      const used = evidence.usage(tenantId).actionsUsed;
-      if (used >= SANDBOX_ACTION_ALLOWANCE) {
-        throw new ProblemError({
-          status: 402,
-          code: 'sandbox_allowance_exhausted',
-          title: 'Sandbox allowance used up',
-          detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
-          extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, upgrade: { method: 'POST', href: '/account/billing/upgrade-checkout' } },
-        });
-      }
-    }
-
-    // interface-spec "What the service does" 9: credits are for sealed production actions; a
-    // sandbox action counts against its allowance only.
-    const credits = req.auth.tenantKind === 'production' ? req.metering.credits : 0;
+    const credits = chargedCredits(req.auth.tenantKind, req.metering);
     const signer = keyring.signerFor(req.auth.tenantKind);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {
@@ -241,6 +230,8 @@ export class Sealer {
     const record: SealedRecord = {
       tenantId,
       actionKey,
+      tenantSeq: attestation.tenant_seq,
+      attestationHash: seal.attestation_hash,
       vertical: req.vertical,
       pack: req.pack,
       recordedAt: at,
@@ -269,36 +260,15 @@ export class Sealer {
       credits,
       details: canonicalize(req.details),
     });
-    if (req.metering.counted || credits > 0) {
-      evidence.addUsage(tenantId, req.metering.counted ? 1 : 0, credits, at);
-    }
-    // interface-spec Events: record.sealed, enqueued at most once per sealed record.
-    evidence.insertEvent({
-      id: ids.next('evt'),
-      tenantId,
-      type: 'record.sealed',
-      dedupeKey: `record.sealed:${actionKey}`,
-      payload: JSON.stringify({
-        action_key: actionKey,
-        decision: req.decision ?? req.status,
-        attestation_root: seal.attestation_hash,
-        stamp_id: `${tenantId}/${attestation.tenant_seq}`,
-        href: fields.href,
-      }),
-      createdAt: at,
-    });
+    const context: SealContext = { request: req, record, credits };
+    for (const p of participants) p.sealed?.(context);
 
     req.onSealed?.(record);
     const body = req.respond(record);
     const status = 201;
     if (req.idempotency) {
-      evidence.saveIdempotent(
-        tenantId,
-        req.idempotency.scope,
-        sha256Hex(req.idempotency.key),
-        { requestHash: req.idempotency.requestHash, actionKey, status, response: JSON.stringify(body) },
-        at,
-      );
+      const { scope, key, requestHash } = req.idempotency;
+      idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: JSON.stringify(body) }, at);
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
     heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });

@@ -1,6 +1,7 @@
 /** SQLite implementation of EvidenceStore; statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import type { EvidenceStore, IdempotentResponse, LogHead, SealedRecordRow, UsageRow } from './store.ts';
+import type { EvidenceStore, LogHead } from './store.ts';
+import type { SealedRecordRow } from './store.ts';
 
 export interface RecordDbRow {
   tenant_id: string;
@@ -56,23 +57,6 @@ export function createSqliteEvidenceStore(db: Db): EvidenceStore {
      packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const find = db.prepare<[string, string], RecordDbRow>('SELECT * FROM sealed_records WHERE action_key = ? AND tenant_id = ?');
-  const usage = db.prepare<[string], { actions_used: number; credits_used: number }>(
-    'SELECT actions_used, credits_used FROM usage_counters WHERE tenant_id = ?',
-  );
-  const addUsage = db.prepare(`INSERT INTO usage_counters (tenant_id, actions_used, credits_used, updated_at)
-    VALUES (?, ?, ?, ?)
-    ON CONFLICT (tenant_id) DO UPDATE SET actions_used = actions_used + excluded.actions_used,
-      credits_used = credits_used + excluded.credits_used, updated_at = excluded.updated_at`);
-  const findIdem = db.prepare<[string, string, string], { request_hash: string; action_key: string; status: number; response: string }>(
-    'SELECT request_hash, action_key, status, response FROM idempotency_keys WHERE tenant_id = ? AND scope = ? AND key_hash = ?',
-  );
-  const saveIdem = db.prepare(`INSERT INTO idempotency_keys
-    (tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-  const insertEvent = db.prepare(`INSERT INTO events (id, tenant_id, type, dedupe_key, payload, created_at)
-    VALUES (@id, @tenantId, @type, @dedupeKey, @payload, @createdAt) ON CONFLICT (dedupe_key) DO NOTHING`);
-  const eventsAll = db.prepare<[string], { id: string; tenant_id: string; type: string; dedupe_key: string | null; payload: string; created_at: string }>(
-    'SELECT * FROM events WHERE tenant_id = ? ORDER BY id',
-  );
 
   return {
     logHead(tenantId): LogHead | undefined {
@@ -88,29 +72,6 @@ export function createSqliteEvidenceStore(db: Db): EvidenceStore {
     findRecord(tenantId, actionKey) {
       const r = find.get(actionKey, tenantId);
       return r && toRecord(r);
-    },
-    usage(tenantId): UsageRow {
-      const r = usage.get(tenantId);
-      return { actionsUsed: r?.actions_used ?? 0, creditsUsed: r?.credits_used ?? 0 };
-    },
-    addUsage(tenantId, actions, credits, at) {
-      addUsage.run(tenantId, actions, credits, at);
-    },
-    findIdempotent(tenantId, scope, keyHash): IdempotentResponse | undefined {
-      const r = findIdem.get(tenantId, scope, keyHash);
-      return r && { requestHash: r.request_hash, actionKey: r.action_key, status: r.status, response: r.response };
-    },
-    saveIdempotent(tenantId, scope, keyHash, v, at) {
-      saveIdem.run(tenantId, scope, keyHash, v.requestHash, v.actionKey, v.status, v.response, at);
-    },
-    insertEvent(row) {
-      return insertEvent.run(row).changes === 1;
-    },
-    eventsFor(tenantId, type) {
-      return eventsAll
-        .all(tenantId)
-        .filter((e) => type === undefined || e.type === type)
-        .map((e) => ({ id: e.id, tenantId: e.tenant_id, type: e.type, dedupeKey: e.dedupe_key, payload: e.payload, createdAt: e.created_at }));
     },
   };
 }

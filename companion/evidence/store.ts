@@ -34,38 +34,9 @@ export interface LogHead {
   recordedAt: string;
 }
 
-export interface UsageRow {
-  actionsUsed: number;
-  creditsUsed: number;
-}
-
-export interface IdempotentResponse {
-  requestHash: string;
-  actionKey: string;
-  status: number;
-  response: string;
-}
-
-export interface EventRow {
-  id: string;
-  tenantId: string;
-  type: string;
-  /** Unique per underlying event, or null where repeats are legitimate (verify.failed). */
-  dedupeKey: string | null;
-  payload: string;
-  createdAt: string;
-}
-
 export interface EvidenceStore {
   /** The newest entry of the tenant's log, or undefined for an empty log. */
   logHead(tenantId: string): LogHead | undefined;
   insertRecord(row: SealedRecordRow): void;
   findRecord(tenantId: string, actionKey: string): SealedRecordRow | undefined;
-  usage(tenantId: string): UsageRow;
-  addUsage(tenantId: string, actions: number, credits: number, at: string): void;
-  findIdempotent(tenantId: string, scope: string, keyHash: string): IdempotentResponse | undefined;
-  saveIdempotent(tenantId: string, scope: string, keyHash: string, value: IdempotentResponse, at: string): void;
-  /** Inserts an event; returns false when its dedupe key was already used. */
-  insertEvent(row: EventRow): boolean;
-  eventsFor(tenantId: string, type?: string): EventRow[];
 }

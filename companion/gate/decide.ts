@@ -15,33 +15,9 @@
  */
 import type { Decision, GateManifest } from '../packs/manifest.ts';
 import type { GatePack } from '../packs/registry.ts';
+import { EMPTY_OVERLAY } from '../policy/policy-overlay.ts';
+import type { PolicyOverlay } from '../policy/policy-overlay.ts';
 import { lawCoreEngine } from './law-engine/index.ts';
-
-/**
- * The tenant-policy seam (interface-spec "What the service does" 3). The tenant policy
- * capability builds one from the tenant's current policy receipt; until it exists every tenant
- * gets EMPTY_OVERLAY. Only action type ids and routes live here, never raw content.
- */
-export interface PolicyOverlay {
-  /** Digest of the policy receipt this overlay came from; null when the tenant has no policy. */
-  readonly digest: string | null;
-  /** Action types whose pack default of needs_review the tenant waives. */
-  readonly allow_action_types: readonly string[];
-  /** Hard denies: blocked whatever the pack says. */
-  readonly deny_action_types: readonly string[];
-  /** Required review: needs_review even when the pack or an allow entry would allow. */
-  readonly review_action_types: readonly string[];
-  /** Review route per action type, overriding the pack's. */
-  readonly review_routes: Readonly<Record<string, string>>;
-}
-
-export const EMPTY_OVERLAY: PolicyOverlay = Object.freeze({
-  digest: null,
-  allow_action_types: Object.freeze([]),
-  deny_action_types: Object.freeze([]),
-  review_action_types: Object.freeze([]),
-  review_routes: Object.freeze({}),
-});
 
 /** What the decision reads from a validated gate request. */
 export interface GateInput {

@@ -11,7 +11,7 @@ import type { SealOutcome } from '../evidence/sealer.ts';
 import { gatePacks, getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { currentOverlay } from '../policy/overlay.ts';
-import type { PolicyOverlay } from './decide.ts';
+import type { PolicyOverlay } from '../policy/policy-overlay.ts';
 import { GateRequest, GateResponse, verticalRequestSchema } from './schema.ts';
 import { sealGate } from './seal-gate.ts';
 import type { GateBody } from './seal-gate.ts';

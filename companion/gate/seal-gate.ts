@@ -8,13 +8,11 @@
  */
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
-import type { Sealer, SealOutcome, SealedRecord } from '../evidence/sealer.ts';
+import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
 import type { GatePack } from '../packs/registry.ts';
-import { openReviewItem } from '../reviews/state.ts';
-import type { ReviewStore } from '../reviews/store.ts';
 import { decide, gateInput } from './decide.ts';
-import type { PolicyOverlay } from './decide.ts';
+import type { PolicyOverlay } from '../policy/policy-overlay.ts';
 
 /** One scope for /v1/gate and its /{vertical}/proposed-action aliases: a retry may use either. */
 export const GATE_IDEMPOTENCY_SCOPE = 'POST /v1/gate';
@@ -22,10 +20,9 @@ export const GATE_IDEMPOTENCY_SCOPE = 'POST /v1/gate';
 /** A validated gate body (gate/schema.ts); the context sits under law_context or context. */
 export type GateBody = { action_type?: string | undefined; idempotency_key?: string | undefined } & Record<string, unknown>;
 
-/** What sealing a gate decision needs: the pipeline, and where a paused action's review item goes. */
+/** What sealing a gate decision needs: the pipeline, and how long a paused action waits for review. */
 export interface GateSealDeps {
   sealer: Sealer;
-  store: { reviews: ReviewStore };
   config: { reviewTimeoutSeconds: number };
 }
 
@@ -54,14 +51,10 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
     details: { action_type: d.actionType, next_step: d.nextStep, catalog_refs: d.catalogRefs },
     metering: { counted: true, credits },
     ...(idempotencyKey !== undefined ? { idempotency: { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
-    // interface-spec States and transitions: a needs_review action pauses. Its review item
-    // (companion/reviews/) commits in the seal's own transaction, so no paused action is ever
-    // missing from the board and no item exists without its sealed decision.
+    // interface-spec States and transitions: a needs_review action pauses (its review item is
+    // written by the reviews participant in the seal's transaction).
     ...(d.decision === 'needs_review'
-      ? {
-          onSealed: (record: SealedRecord) =>
-            openReviewItem(deps.store.reviews, record, { actionType: d.actionType, reviewRoute: d.reviewRoute, nextStep: d.nextStep }, deps.config.reviewTimeoutSeconds),
-        }
+      ? { pauseForReview: { actionType: d.actionType, nextStep: d.nextStep, windowSeconds: deps.config.reviewTimeoutSeconds } }
       : {}),
     // interface-spec "Gate response": exactly these fields.
     respond: (record) => ({

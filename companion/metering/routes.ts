@@ -18,7 +18,7 @@ const Usage = z
   .openapi('Usage');
 
 export function usageBody(deps: RouteDeps, tenantId: string, tenantKind: 'sandbox' | 'production'): z.infer<typeof Usage> {
-  const { actionsUsed, creditsUsed } = deps.store.evidence.usage(tenantId);
+  const { actionsUsed, creditsUsed } = deps.store.usage.usage(tenantId);
   const cap = tenantKind === 'sandbox' ? SANDBOX_ACTION_ALLOWANCE : null;
   const remaining = cap === null ? null : Math.max(0, cap - actionsUsed);
   let warning: string | null = null;

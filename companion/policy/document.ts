@@ -1,7 +1,7 @@
 /**
  * The tenant policy document for one policy_pack (interface-spec "What the service does" 3:
  * "allow lists, hard denies, required review routes"), how it is checked, normalised and
- * digested, and the gate overlay it stands for (gate/decide.ts PolicyOverlay).
+ * digested, and the gate overlay it stands for (./policy-overlay.ts).
  *
  *   { policy_pack?, allow_action_types?, deny_action_types?, review_action_types?,
  *     review_routes?: { <action type>: "<channel>:<target>" }, label?, note? }
@@ -23,7 +23,7 @@ import { payloadHash } from '../../shared/attestation.ts';
 import { fieldErrors, jsonPointer, ProblemError } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
 import { z } from '../core/router.ts';
-import type { PolicyOverlay } from '../gate/decide.ts';
+import type { PolicyOverlay } from './policy-overlay.ts';
 import { GATE_PACKS, REVIEW_ROUTE_PATTERN } from '../packs/manifest.ts';
 import type { GateManifest, GatePackName } from '../packs/manifest.ts';
 import type { GatePack } from '../packs/registry.ts';

@@ -11,8 +11,8 @@
  * without a policy is cached too (as EMPTY_OVERLAY), since that is the common case. The cache
  * is bounded; the least recently used entry goes first.
  */
-import { EMPTY_OVERLAY } from '../gate/decide.ts';
-import type { PolicyOverlay } from '../gate/decide.ts';
+import { EMPTY_OVERLAY } from './policy-overlay.ts';
+import type { PolicyOverlay } from './policy-overlay.ts';
 import { overlayOf } from './document.ts';
 import type { PolicyDocument } from './document.ts';
 import type { PolicyStore, PolicyVersionRow } from './store.ts';

@@ -10,7 +10,7 @@
 import { fieldErrors, jsonPointer } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
 import { decide, gateInput } from '../gate/decide.ts';
-import type { PolicyOverlay } from '../gate/decide.ts';
+import type { PolicyOverlay } from './policy-overlay.ts';
 import { gateRequestSchema } from '../gate/schema.ts';
 import { DECISIONS } from '../packs/manifest.ts';
 import type { Decision } from '../packs/manifest.ts';

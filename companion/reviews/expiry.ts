@@ -18,7 +18,6 @@ import { sha256Hex } from '../../shared/hash.ts';
 import type { TenantStore } from '../account/store.ts';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
-import type { Lifecycle } from '../core/lifecycle.ts';
 import type { Logger } from '../core/log.ts';
 import { errorFields } from '../core/log.ts';
 import type { Sealer } from '../evidence/sealer.ts';
@@ -142,41 +141,4 @@ export async function sweepExpiredReviews(deps: ExpiryDeps): Promise<number> {
 /** Background sweep interval: a minute, or a quarter of a short window (at least a second). */
 export function sweepIntervalMs(windowSeconds: number): number {
   return Math.min(60_000, Math.max(1_000, Math.floor((windowSeconds * 1000) / 4)));
-}
-
-const registered = new WeakSet<Lifecycle>();
-
-/**
- * Runs the sweep once at start (so a restart after downtime settles what expired meanwhile)
- * and then every `intervalMs`; stop waits for a running sweep, whose seals the sealer then
- * drains (stop hooks run in reverse order, core/lifecycle.ts). Registered once per lifecycle.
- */
-export function registerExpirySweep(lifecycle: Lifecycle, deps: ExpiryDeps, intervalMs: number): void {
-  if (registered.has(lifecycle)) return;
-  registered.add(lifecycle);
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-
-  const tick = (): Promise<unknown> => {
-    if (stopped) return Promise.resolve();
-    running ??= sweepExpiredReviews(deps)
-      .catch((err: unknown) => deps.log.error('review expiry sweep failed', errorFields(err)))
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
-  };
-
-  lifecycle.onStart(async () => {
-    await tick();
-    if (stopped) return;
-    timer = setInterval(() => void tick(), intervalMs);
-    timer.unref();
-  });
-  lifecycle.onStop(async () => {
-    stopped = true;
-    if (timer) clearInterval(timer);
-    await running;
-  });
 }

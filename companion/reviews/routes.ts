@@ -1,7 +1,8 @@
 /**
  * POST /v1/reviews and GET /active-manifest (interface-spec Endpoints "Gate, record, review,
  * verify" and "Routing and integrations"; companion/REVIEW-CONTRACT.tmp.md), plus the law
- * grading mirror routes (./mirror-routes.ts) and the expiry sweep's registration.
+ * grading mirror routes (./mirror-routes.ts). The expiry sweep is a background worker started
+ * by companion/workers.ts.
  *
  * Order of answers for a review: 422 (body) → 404 (no such record for this tenant, never 403:
  * interface-spec Authentication 6) → 409 review_not_pending (never paused) → 422 (pack) →
@@ -15,7 +16,7 @@ import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema } from 
 import type { RouteDeps } from '../deps.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import type { SealOutcome } from '../evidence/sealer.ts';
-import { expireReview, registerExpirySweep, sweepIntervalMs } from './expiry.ts';
+import { expireReview } from './expiry.ts';
 import type { ExpiryDeps } from './expiry.ts';
 import { mirrorRoutes } from './mirror-routes.ts';
 import { neverPaused, notOpen } from './refusals.ts';
@@ -32,7 +33,6 @@ const problem = (description: string) => ({ description, content: { [PROBLEM_CON
 export function reviewRoutes(deps: RouteDeps) {
   const router = createRouter();
   const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
-  registerExpirySweep(deps.lifecycle, expiryDeps, sweepIntervalMs(deps.config.reviewTimeoutSeconds));
 
   const review = defineRoute({
     method: 'post',

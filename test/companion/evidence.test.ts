@@ -72,8 +72,8 @@ describe('sealer', () => {
       expect(r.key_status).toBe('sandbox');
     }
     // Sandbox: 25 actions against the allowance, no credits (credits are for production actions).
-    expect(ctx.store.evidence.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
-    expect(ctx.store.evidence.eventsFor(auth.tenantId, 'record.sealed')).toHaveLength(25);
+    expect(ctx.store.usage.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
+    expect(ctx.store.events.listFor(auth.tenantId, 'record.sealed')).toHaveLength(25);
   });
 
   it('keeps the log contiguous when a seal in the middle of a batch is refused after its head was read', async () => {
@@ -102,7 +102,7 @@ describe('sealer', () => {
 
   it('refuses the sandbox action past the allowance with 402 and seals nothing, without failing its neighbours', async () => {
     const { auth } = await sandboxTenant();
-    ctx.store.evidence.addUsage(auth.tenantId, SANDBOX_ACTION_ALLOWANCE - 1, 0, '2025-01-01T00:00:00.000Z');
+    ctx.store.usage.add(auth.tenantId, SANDBOX_ACTION_ALLOWANCE - 1, 0, '2025-01-01T00:00:00.000Z');
     const other = await sandboxTenant();
     const results = await Promise.allSettled([
       ctx.deps.sealer.seal(request(auth)),
@@ -113,7 +113,7 @@ describe('sealer', () => {
     const refused = (results[1] as PromiseRejectedResult).reason;
     expect(refused).toMatchObject({ status: 402, code: 'sandbox_allowance_exhausted' });
     expect(count('sealed_records')).toBe(2);
-    expect(ctx.store.evidence.usage(auth.tenantId).actionsUsed).toBe(SANDBOX_ACTION_ALLOWANCE);
+    expect(ctx.store.usage.usage(auth.tenantId).actionsUsed).toBe(SANDBOX_ACTION_ALLOWANCE);
   });
 
   it('replays an idempotent request, under 20 concurrent copies, as one sealed and metered action', async () => {
@@ -123,7 +123,7 @@ describe('sealer', () => {
     expect(new Set(outcomes.map((o) => JSON.stringify(o.body))).size).toBe(1);
     expect(outcomes.filter((o) => !o.replayed)).toHaveLength(1);
     expect(count('sealed_records')).toBe(1);
-    expect(ctx.store.evidence.usage(auth.tenantId).actionsUsed).toBe(1);
+    expect(ctx.store.usage.usage(auth.tenantId).actionsUsed).toBe(1);
 
     const reused = ctx.deps.sealer.seal(request(auth, { idempotency: { ...idem, requestHash: sha256Hex('body-2') } }));
     await expect(reused).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
@@ -189,11 +189,11 @@ describe('evidence endpoints', () => {
     const { key, auth, sealed } = await sealOne();
     const bad = { ...sealed.verify_request, decision: 'allow' };
     await ctx.request('/v1/verify', { method: 'POST', json: bad });
-    expect(ctx.store.evidence.eventsFor(auth.tenantId, 'verify.failed')).toHaveLength(0);
+    expect(ctx.store.events.listFor(auth.tenantId, 'verify.failed')).toHaveLength(0);
     await ctx.request('/v1/verify', { method: 'POST', json: sealed.verify_request, key });
-    expect(ctx.store.evidence.eventsFor(auth.tenantId, 'verify.failed')).toHaveLength(0);
+    expect(ctx.store.events.listFor(auth.tenantId, 'verify.failed')).toHaveLength(0);
     await ctx.request('/v1/verify', { method: 'POST', json: bad, key });
-    const events = ctx.store.evidence.eventsFor(auth.tenantId, 'verify.failed');
+    const events = ctx.store.events.listFor(auth.tenantId, 'verify.failed');
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0]!.payload)).toEqual({ action_key: sealed.action_key, href: sealed.verify_request.href, vertical: 'law', failed_checks: ['packet_hash'] });
     const wrongKey = await ctx.request('/v1/verify', { method: 'POST', json: bad, key: 'svc_test_' + 'x'.repeat(43) });
@@ -222,7 +222,7 @@ describe('evidence endpoints', () => {
     await ctx.deps.sealer.seal(request({ tenantId: prod.tenantId, tenantKind: 'production', keyId: 'k' }));
     const p = await ctx.request('/tenant/usage', { key: prod.apiKey });
     expect(p.body).toMatchObject({ tenant_kind: 'production', actions_used: 1, cap: null, remaining: null, credits_used: 3, cost_cents: 3, warning: null });
-    ctx.store.evidence.addUsage(auth.tenantId, 79, 0, '2025-01-01T00:00:00.000Z');
+    ctx.store.usage.add(auth.tenantId, 79, 0, '2025-01-01T00:00:00.000Z');
     const u2 = await ctx.request('/tenant/usage', { key });
     expect(u2.body).toMatchObject({ actions_used: 80, remaining: 20 });
     expect(u2.body.warning).toMatch(/80 of 100/);

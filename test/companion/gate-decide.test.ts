@@ -5,8 +5,9 @@
  * allowlists the action type; a pack or policy deny blocks).
  */
 import { describe, expect, it } from 'vitest';
-import { decide, EMPTY_OVERLAY } from '../../companion/gate/decide.ts';
-import type { PolicyOverlay } from '../../companion/gate/decide.ts';
+import { decide } from '../../companion/gate/decide.ts';
+import { EMPTY_OVERLAY } from '../../companion/policy/policy-overlay.ts';
+import type { PolicyOverlay } from '../../companion/policy/policy-overlay.ts';
 import { gatePacks, getGatePack } from '../../companion/packs/registry.ts';
 import { QUIET_CONTEXT } from './pack-fixtures.ts';
 

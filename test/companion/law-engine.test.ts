@@ -7,8 +7,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalBytes } from '../../shared/canonical-json.ts';
-import { decide, EMPTY_OVERLAY } from '../../companion/gate/decide.ts';
-import type { GateInput, PolicyOverlay } from '../../companion/gate/decide.ts';
+import { decide } from '../../companion/gate/decide.ts';
+import { EMPTY_OVERLAY } from '../../companion/policy/policy-overlay.ts';
+import type { PolicyOverlay } from '../../companion/policy/policy-overlay.ts';
+import type { GateInput } from '../../companion/gate/decide.ts';
 import {
   ACTION_CLASS_IDS,
   actionClasses,

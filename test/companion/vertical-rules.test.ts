@@ -8,8 +8,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalBytes } from '../../shared/canonical-json.ts';
-import { decide, EMPTY_OVERLAY } from '../../companion/gate/decide.ts';
-import type { GateDecision, PolicyOverlay } from '../../companion/gate/decide.ts';
+import { decide } from '../../companion/gate/decide.ts';
+import { EMPTY_OVERLAY } from '../../companion/policy/policy-overlay.ts';
+import type { PolicyOverlay } from '../../companion/policy/policy-overlay.ts';
+import type { GateDecision } from '../../companion/gate/decide.ts';
 import { CLAIM_BOUNDARY } from '../../companion/packs/manifest.ts';
 import type { Decision, GatePackName } from '../../companion/packs/manifest.ts';
 import { getGatePack } from '../../companion/packs/registry.ts';

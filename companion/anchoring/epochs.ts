@@ -1,0 +1,193 @@
+/**
+ * Closing epochs (DESIGN.md §4; interface-spec Events receipt.anchored). Each due period is
+ * closed in one IMMEDIATE transaction that writes the epoch, its leaves, the tenants' anchored
+ * sizes and the receipt.anchored events together: a crash mid-close leaves nothing behind and
+ * the next round closes the same period again. The transaction re-reads the last epoch under
+ * the write lock, so a period is closed exactly once even if two closers ever raced, and
+ * `epochs.period_end` is UNIQUE besides.
+ *
+ * Cost: the tenant logs with unanchored leaves are found through a partial index, and each
+ * costs one index probe for its size at the boundary and O(log n) stored nodes for its root:
+ * O(tenants with new leaves), independent of how many records exist.
+ */
+import { canonicalize } from '../../shared/canonical-json.ts';
+import { fromHex, toBase64Url, toHex, utf8 } from '../../shared/encoding.ts';
+import { EPOCH_HEADER_FORMAT, checkpointBody, epochDigest, epochLeafBytes, signedNote } from '../../shared/epoch.ts';
+import type { EpochHeader, EpochLeaf } from '../../shared/epoch.ts';
+import { sha256Hex } from '../../shared/hash.ts';
+import { leafHash, treeHead } from '../../shared/merkle.ts';
+import type { Clock } from '../core/clock.ts';
+import { rfc3339 } from '../core/clock.ts';
+import type { IdFactory } from '../core/ids.ts';
+import type { Signer } from '../core/signer.ts';
+import type { EventStore } from '../events/store.ts';
+import { nextPeriod } from './schedule.ts';
+import type { Period } from './schedule.ts';
+import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
+import { StoredTrees } from './stored-tree.ts';
+import { catchUpTenantLog } from './tenant-log.ts';
+
+/** log_id of the epoch log in merkle_nodes; '#' never starts a tenant id. */
+export const EPOCH_LOG_ID = '#epochs';
+/** Periods closed per round at most, so a long catch-up never holds the event loop for long. */
+export const MAX_EPOCHS_PER_ROUND = 100;
+
+export interface EpochDeps {
+  store: { anchoring: AnchoringStore; events: EventStore };
+  /** Runs fn in one IMMEDIATE transaction (takes the write lock first). */
+  immediate<T>(fn: () => T): T;
+  /** Signs epoch headers and checkpoints; its public key is in the JWKS. */
+  signer: Signer;
+  clock: Clock;
+  ids: IdFactory;
+  cadenceSeconds: number;
+}
+
+/** The checkpoint origin and signer name: one per signing key, so a witness can tell logs apart. */
+export function checkpointOrigin(signer: Signer): string {
+  return `svc/epochs/${signer.keyId}`;
+}
+
+export class EpochCloser {
+  readonly #d: EpochDeps;
+  readonly #trees: StoredTrees;
+  #caughtUp = false;
+
+  constructor(deps: EpochDeps) {
+    this.#d = deps;
+    this.#trees = new StoredTrees(deps.store.anchoring.nodes);
+  }
+
+  /** The next period to close and whether it is due now. */
+  next(): { period: Period; due: boolean } | undefined {
+    const a = this.#d.store.anchoring;
+    const last = a.lastEpoch();
+    const first = last ? undefined : a.firstRecordedAt();
+    const period = nextPeriod(last && new Date(last.periodEnd), first === undefined ? undefined : new Date(first), this.#d.cadenceSeconds);
+    return period && { period, due: period.end.getTime() <= this.#d.clock.now().getTime() };
+  }
+
+  /** Closes every due period, oldest first (bounded per call); returns the epochs closed. */
+  closeDue(): EpochRow[] {
+    this.#catchUpLogs();
+    const closed: EpochRow[] = [];
+    for (let i = 0; i < MAX_EPOCHS_PER_ROUND; i++) {
+      const next = this.next();
+      if (!next?.due) break;
+      const epoch = this.#d.immediate(() => this.#close(next.period));
+      if (epoch) closed.push(epoch);
+    }
+    return closed;
+  }
+
+  /** Once per process: logs of records sealed before anchoring existed get their leaves. */
+  #catchUpLogs(): void {
+    if (this.#caughtUp) return;
+    const a = this.#d.store.anchoring;
+    this.#d.immediate(() => {
+      for (const log of a.logsBehind()) catchUpTenantLog(a, this.#trees, log.tenantId, log.records);
+    });
+    this.#caughtUp = true;
+  }
+
+  #close(period: Period): EpochRow | undefined {
+    const { store, signer, clock, cadenceSeconds } = this.#d;
+    const a = store.anchoring;
+    const last = a.lastEpoch();
+    // Under the write lock: another closer may have closed it since `next()` looked.
+    if (last && Date.parse(last.periodEnd) >= period.end.getTime()) return undefined;
+    const periodEnd = rfc3339(period.end);
+
+    const leaves: EpochLeaf[] = [];
+    for (const log of a.unanchoredLogs()) {
+      // Leaves sealed before the boundary, never fewer than already anchored (a clock that
+      // stepped back cannot un-anchor anything).
+      const size = Math.max(log.anchoredSize, Math.min(log.size, a.recordsBefore(log.tenantId, periodEnd)));
+      if (size === log.anchoredSize) continue;
+      leaves.push({ tenant_id: log.tenantId, tenant_size: size, tenant_chain_root: toHex(this.#trees.rootAt(log.tenantId, size)) });
+    }
+    const canonicalRoot = toHex(treeHead(leaves.map((l) => leafHash(epochLeafBytes(l)))));
+    const epochSeq = last ? last.epochSeq + 1 : 0;
+    const digestInput = {
+      epoch_seq: epochSeq,
+      canonical_root: canonicalRoot,
+      prev_epoch_digest: last?.epochDigest ?? null,
+      anchored_at: rfc3339(clock.now()),
+      cadence_seconds: cadenceSeconds,
+    };
+    const digest = epochDigest(digestInput);
+    this.#trees.append(EPOCH_LOG_ID, epochSeq, fromHex(digest));
+    const epochLogRoot = this.#trees.rootAt(EPOCH_LOG_ID, epochSeq + 1);
+
+    const header: EpochHeader = {
+      format: EPOCH_HEADER_FORMAT,
+      ...digestInput,
+      epoch_digest: digest,
+      period_start: rfc3339(period.start),
+      period_end: periodEnd,
+      tenant_count: leaves.length,
+      epoch_log: { size: epochSeq + 1, root: toHex(epochLogRoot) },
+      key_id: signer.keyId,
+    };
+    const headerText = canonicalize(header);
+    const origin = checkpointOrigin(signer);
+    const body = checkpointBody(origin, epochSeq + 1, epochLogRoot);
+    const row: EpochRow = {
+      epochSeq,
+      periodStart: header.period_start,
+      periodEnd,
+      cadenceSeconds,
+      tenantCount: leaves.length,
+      canonicalRoot,
+      prevEpochDigest: digestInput.prev_epoch_digest,
+      epochDigest: digest,
+      anchoredAt: digestInput.anchored_at,
+      header: headerText,
+      signature: toBase64Url(signer.sign(utf8(headerText))),
+      keyId: signer.keyId,
+      checkpoint: signedNote(body, origin, signer.publicKey, signer.sign(utf8(body))),
+    };
+    const rows: EpochLeafRow[] = leaves.map((l, i) => ({
+      epochSeq,
+      leafIndex: i,
+      tenantId: l.tenant_id,
+      tenantSize: l.tenant_size,
+      tenantChainRoot: l.tenant_chain_root,
+    }));
+    a.insertEpoch(row, rows);
+    for (const l of rows) this.#enqueueAnchored(row, l);
+    return row;
+  }
+
+  /** interface-spec Events: receipt.anchored, once per tenant per epoch (dedupe key). */
+  #enqueueAnchored(epoch: EpochRow, leaf: EpochLeafRow): void {
+    this.#d.store.events.insert({
+      id: this.#d.ids.next('evt'),
+      tenantId: leaf.tenantId,
+      type: 'receipt.anchored',
+      dedupeKey: `receipt.anchored:${leaf.tenantId}:${epoch.epochSeq}`,
+      payload: JSON.stringify({
+        epoch_seq: epoch.epochSeq,
+        canonical_root: epoch.canonicalRoot,
+        epoch_digest: epoch.epochDigest,
+        tenant_chain_root: leaf.tenantChainRoot,
+        // The newest leaf this epoch anchored for the tenant.
+        tenant_seq: leaf.tenantSize - 1,
+        leaf_index: leaf.leafIndex,
+      }),
+      createdAt: epoch.anchoredAt,
+    });
+  }
+}
+
+/** The header as served, with its hash (the verifier recomputes it from the exact text). */
+export function signedHeader(epoch: EpochRow) {
+  return {
+    header: JSON.parse(epoch.header) as EpochHeader,
+    header_hash: sha256Hex(epoch.header),
+    signature: epoch.signature,
+    key_id: epoch.keyId,
+    alg: 'Ed25519' as const,
+    checkpoint: epoch.checkpoint,
+  };
+}

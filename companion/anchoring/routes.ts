@@ -1,0 +1,187 @@
+/**
+ * Anchoring's read side (interface-spec "Inclusion proof", Errors 409; DESIGN.md §4): a
+ * record's inclusion proof, and for monitors the epochs, their signed headers and RFC 9162
+ * consistency proofs between epochs and between two sizes of a tenant log, so anyone holding
+ * an old head can check the history was only appended to. Epoch headers carry digests and
+ * roots only (no tenant ids), so they are public like the keys that sign them.
+ */
+import { toHex } from '../../shared/encoding.ts';
+import { ProblemError } from '../core/errors.ts';
+import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { EPOCH_LOG_ID, signedHeader } from './epochs.ts';
+import { InclusionProver } from './inclusion.ts';
+import { boundaryAfter } from './schedule.ts';
+import {
+  EpochConsistency,
+  EpochConsistencyQuery,
+  EpochList,
+  EpochListQuery,
+  EpochSeqParam,
+  InclusionProofSchema,
+  NotYetAnchored,
+  SignedEpochHeaderSchema,
+  TenantConsistency,
+  TenantConsistencyQuery,
+  TenantLogHead,
+} from './schemas.ts';
+import { StoredTrees } from './stored-tree.ts';
+
+const ActionKeyParam = z.object({
+  action_key: z.string().min(1).max(200).openapi({ param: { name: 'action_key', in: 'path' }, example: 'law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
+});
+
+/** Slack after a boundary before the scheduler has surely closed it (one worker interval). */
+const CLOSE_SLACK_MS = 30_000;
+
+export function cadenceName(seconds: number): string {
+  if (seconds === 3600) return 'hourly';
+  if (seconds === 86_400) return 'daily';
+  return `every ${seconds} seconds`;
+}
+
+export function anchoringRoutes(deps: RouteDeps) {
+  const router = createRouter();
+  const store = deps.store.anchoring;
+  const prover = new InclusionProver(store);
+  const trees = new StoredTrees(store.nodes);
+  const cadence = deps.config.epochSeconds;
+
+  const inclusion = defineRoute({
+    method: 'get',
+    path: '/v1/records/{action_key}/inclusion-proof',
+    tags: ['anchoring'],
+    auth: deps.auth.apiKey,
+    summary: 'Roll-up inclusion proof: record → tenant log root → epoch canonical root, with the signed epoch header',
+    description:
+      'Both hops are RFC 9162 §2.1.3 audit paths. Verify: leaf_hash = SHA-256(0x00 ‖ attestation hash bytes) reaches tenant_log.root; ' +
+      'SHA-256(0x00 ‖ JCS(epoch.leaf)) reaches epoch.canonical_root; the header signature verifies under key_id from the JWKS. ' +
+      'Before the record’s epoch closes the answer is 409 with epoch_cadence, next_epoch_hint and estimated_next_epoch_at.',
+    request: { params: ActionKeyParam },
+    responses: {
+      200: jsonContent(InclusionProofSchema, 'The proof'),
+      404: jsonContent(z.object({}), 'Unknown record'),
+      409: { description: 'Not anchored yet', content: { 'application/problem+json': { schema: NotYetAnchored } } },
+    },
+  });
+  router.openapi(inclusion, (c) => {
+    const { action_key } = c.req.valid('param');
+    const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
+    if (!row) throw ProblemError.notFound(`no sealed record ${action_key} for this tenant`);
+    const proof = prover.prove(row);
+    if (!proof) throw notYetAnchored(row.recordedAt, deps.clock.now(), cadence);
+    return c.json(proof as never, 200);
+  });
+
+  const list = defineRoute({
+    method: 'get',
+    path: '/epochs',
+    tags: ['anchoring'],
+    auth: 'public',
+    summary: 'Closed epochs with their signed headers, oldest first',
+    request: { query: EpochListQuery },
+    responses: { 200: jsonContent(EpochList, 'A page of epochs; pass next_after as after for the next page') },
+  });
+  router.openapi(list, (c) => {
+    const q = c.req.valid('query');
+    const limit = q.limit === undefined ? 50 : Number(q.limit);
+    const rows = store.epochs(q.after === undefined ? -1 : Number(q.after), limit);
+    return c.json({ epochs: rows.map(signedHeader), next_after: rows.length === limit ? rows[rows.length - 1]!.epochSeq : null } as never, 200);
+  });
+
+  // Declared before /epochs/{epoch_seq}, which would otherwise take "consistency" as a seq.
+  const epochConsistency = defineRoute({
+    method: 'get',
+    path: '/epochs/consistency',
+    tags: ['anchoring'],
+    auth: 'public',
+    summary: 'RFC 9162 consistency proof between two epochs (the log of epoch digests at sizes from+1 and to+1)',
+    request: { query: EpochConsistencyQuery },
+    responses: { 200: jsonContent(EpochConsistency, 'Both heads and the proof'), 404: jsonContent(z.object({}), 'No such epoch') },
+  });
+  router.openapi(epochConsistency, (c) => {
+    const q = c.req.valid('query');
+    const from = store.epoch(Number(q.from));
+    const to = q.to === undefined ? store.lastEpoch() : store.epoch(Number(q.to));
+    if (!from || !to) throw ProblemError.notFound(`no closed epoch ${!from ? q.from : q.to ?? '(none yet)'}`);
+    if (to.epochSeq < from.epochSeq) {
+      throw ProblemError.validation([{ in: 'query', path: '/to', message: `expected to >= from (${from.epochSeq}), got ${to.epochSeq}` }]);
+    }
+    return c.json({ log: 'epoch digests' as const, ...prover.epochConsistency(EPOCH_LOG_ID, from, to) }, 200);
+  });
+
+  const one = defineRoute({
+    method: 'get',
+    path: '/epochs/{epoch_seq}',
+    tags: ['anchoring'],
+    auth: 'public',
+    summary: 'One epoch’s signed header and tlog-checkpoint',
+    request: { params: EpochSeqParam },
+    responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: jsonContent(z.object({}), 'No such epoch') },
+  });
+  router.openapi(one, (c) => {
+    const { epoch_seq } = c.req.valid('param');
+    const epoch = store.epoch(Number(epoch_seq));
+    if (!epoch) throw ProblemError.notFound(`no closed epoch ${epoch_seq}`);
+    return c.json(signedHeader(epoch) as never, 200);
+  });
+
+  const head = defineRoute({
+    method: 'get',
+    path: '/tenant/log',
+    tags: ['anchoring'],
+    auth: deps.auth.apiKey,
+    summary: 'The tenant log’s current head (size and RFC 9162 root) and how much of it epochs have anchored',
+    responses: { 200: jsonContent(TenantLogHead, 'The head') },
+  });
+  router.openapi(head, (c) => {
+    const tenantId = c.var.auth.tenantId;
+    const log = store.tenantLog(tenantId) ?? { size: 0, anchoredSize: 0 };
+    return c.json({ tenant_id: tenantId, size: log.size, root: toHex(trees.rootAt(tenantId, log.size)), anchored_size: log.anchoredSize }, 200);
+  });
+
+  const tenantConsistency = defineRoute({
+    method: 'get',
+    path: '/tenant/log/consistency',
+    tags: ['anchoring'],
+    auth: deps.auth.apiKey,
+    summary: 'RFC 9162 consistency proof between two sizes of the tenant log',
+    request: { query: TenantConsistencyQuery },
+    responses: { 200: jsonContent(TenantConsistency, 'Both heads and the proof') },
+  });
+  router.openapi(tenantConsistency, (c) => {
+    const tenantId = c.var.auth.tenantId;
+    const q = c.req.valid('query');
+    const size = store.tenantLogSize(tenantId);
+    const from = Number(q.from_size);
+    const to = q.to_size === undefined ? size : Number(q.to_size);
+    const errors = [
+      ...(from < 1 || from > to ? [{ in: 'query' as const, path: '/from_size', message: `expected 1 <= from_size <= ${to}, got ${from}` }] : []),
+      ...(to > size ? [{ in: 'query' as const, path: '/to_size', message: `expected at most the log size ${size}, got ${to}` }] : []),
+    ];
+    if (errors.length > 0) throw ProblemError.validation(errors);
+    return c.json({ tenant_id: tenantId, ...prover.tenantConsistency(tenantId, from, to) }, 200);
+  });
+
+  return router;
+}
+
+/** 409 until the record's epoch closes (interface-spec Errors 409, "Inclusion proof"). */
+function notYetAnchored(recordedAt: string, now: Date, cadenceSeconds: number): ProblemError {
+  const boundary = boundaryAfter(new Date(recordedAt), cadenceSeconds);
+  // Past the boundary the scheduler is about to close it (or catching up after downtime).
+  const estimate = new Date(Math.max(boundary.getTime(), now.getTime() + 1000) + (boundary.getTime() > now.getTime() ? 0 : CLOSE_SLACK_MS));
+  const retryAfter = Math.max(1, Math.ceil((estimate.getTime() - now.getTime()) / 1000));
+  return new ProblemError({
+    status: 409,
+    code: 'not_yet_anchored',
+    detail: `this record anchors in the epoch that closes at ${boundary.toISOString()}; retry after estimated_next_epoch_at`,
+    extra: {
+      epoch_cadence: cadenceName(cadenceSeconds),
+      epoch_cadence_seconds: cadenceSeconds,
+      next_epoch_hint: `epochs close on UTC boundaries ${cadenceName(cadenceSeconds)}; this record's epoch closes at ${boundary.toISOString()}`,
+      estimated_next_epoch_at: estimate.toISOString(),
+    },
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}

@@ -1,0 +1,111 @@
+/** Request and response schemas of the anchoring routes (OpenAPI is generated from these). */
+import { z } from '../core/router.ts';
+
+const Hex = z.string().regex(/^[0-9a-f]{64}$/).openapi({ description: 'SHA-256, lowercase hex' });
+const Proof = z.array(Hex).openapi({ description: 'RFC 9162 proof hashes, leaf side first' });
+
+export const EpochHeaderSchema = z
+  .object({
+    format: z.literal('svc.epoch/v1'),
+    epoch_seq: z.number().int(),
+    canonical_root: Hex,
+    prev_epoch_digest: Hex.nullable(),
+    anchored_at: z.string(),
+    cadence_seconds: z.number().int(),
+    epoch_digest: Hex,
+    period_start: z.string(),
+    period_end: z.string(),
+    tenant_count: z.number().int(),
+    epoch_log: z.object({ size: z.number().int(), root: Hex }),
+    key_id: z.string(),
+  })
+  .openapi('EpochHeader');
+
+export const SignedEpochHeaderSchema = z
+  .object({
+    header: EpochHeaderSchema,
+    header_hash: Hex,
+    signature: z.string().openapi({ description: 'base64url Ed25519 over the JCS bytes of header' }),
+    key_id: z.string(),
+    alg: z.literal('Ed25519'),
+    checkpoint: z.string().openapi({ description: 'C2SP tlog-checkpoint signed note of the epoch log at this epoch' }),
+  })
+  .openapi('SignedEpochHeader');
+
+export const InclusionProofSchema = z
+  .object({
+    action_key: z.string(),
+    tenant_id: z.string(),
+    attestation_hash: Hex,
+    tenant_log: z.object({ leaf_index: z.number().int(), tree_size: z.number().int(), leaf_hash: Hex, root: Hex, proof: Proof }),
+    epoch: z.object({
+      epoch_seq: z.number().int(),
+      leaf_index: z.number().int(),
+      tree_size: z.number().int(),
+      leaf: z.object({ tenant_id: z.string(), tenant_size: z.number().int(), tenant_chain_root: Hex }),
+      leaf_hash: Hex,
+      canonical_root: Hex,
+      proof: Proof,
+    }),
+    epoch_header: SignedEpochHeaderSchema,
+  })
+  .openapi('InclusionProof');
+
+export const NotYetAnchored = z
+  .object({
+    code: z.literal('not_yet_anchored'),
+    epoch_cadence: z.string(),
+    epoch_cadence_seconds: z.number().int(),
+    next_epoch_hint: z.string(),
+    estimated_next_epoch_at: z.string(),
+  })
+  .openapi('NotYetAnchored');
+
+const IntParam = (description: string) =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,14})$/, { error: 'expected a non-negative integer' })
+    .openapi({ description });
+
+export const EpochListQuery = z.strictObject({
+  after: IntParam('Only epochs with epoch_seq greater than this').optional(),
+  limit: IntParam('Most epochs returned, 1 to 100 (default 50)')
+    .refine((v) => Number(v) >= 1 && Number(v) <= 100, { error: 'expected an integer from 1 to 100' })
+    .optional(),
+});
+
+export const EpochList = z
+  .object({ epochs: z.array(SignedEpochHeaderSchema), next_after: z.number().int().nullable() })
+  .openapi('EpochList');
+
+export const EpochSeqParam = z.object({
+  epoch_seq: IntParam('Epoch sequence number, from 0').openapi({ param: { name: 'epoch_seq', in: 'path' } }),
+});
+
+export const EpochConsistencyQuery = z.strictObject({
+  from: IntParam('The older epoch_seq'),
+  to: IntParam('The newer epoch_seq (default: the latest)').optional(),
+});
+
+const Head = z.object({ size: z.number().int(), root: Hex });
+export const EpochConsistency = z
+  .object({
+    log: z.literal('epoch digests'),
+    from: Head.extend({ epoch_seq: z.number().int() }),
+    to: Head.extend({ epoch_seq: z.number().int() }),
+    proof: Proof,
+  })
+  .openapi('EpochConsistency');
+
+export const TenantLogHead = z
+  .object({ tenant_id: z.string(), size: z.number().int(), root: Hex, anchored_size: z.number().int() })
+  .openapi('TenantLogHead');
+
+export const TenantConsistencyQuery = z.strictObject({
+  from_size: IntParam('The older tree size (at least 1)'),
+  to_size: IntParam('The newer tree size (default: the current size)').optional(),
+});
+
+export const TenantConsistency = z
+  .object({ tenant_id: z.string(), from: Head, to: Head, proof: Proof })
+  .openapi('TenantConsistency');

@@ -1,0 +1,140 @@
+/** SQLite implementation of AnchoringStore (migration 0005); statements are prepared once. */
+import type { Db } from '../core/db.ts';
+import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
+
+interface EpochDbRow {
+  epoch_seq: number;
+  period_start: string;
+  period_end: string;
+  cadence_seconds: number;
+  tenant_count: number;
+  canonical_root: string;
+  prev_epoch_digest: string | null;
+  epoch_digest: string;
+  anchored_at: string;
+  header: string;
+  signature: string;
+  key_id: string;
+  checkpoint: string;
+}
+
+interface LeafDbRow {
+  epoch_seq: number;
+  leaf_index: number;
+  tenant_id: string;
+  tenant_size: number;
+  tenant_chain_root: string;
+}
+
+const toEpoch = (r: EpochDbRow): EpochRow => ({
+  epochSeq: r.epoch_seq,
+  periodStart: r.period_start,
+  periodEnd: r.period_end,
+  cadenceSeconds: r.cadence_seconds,
+  tenantCount: r.tenant_count,
+  canonicalRoot: r.canonical_root,
+  prevEpochDigest: r.prev_epoch_digest,
+  epochDigest: r.epoch_digest,
+  anchoredAt: r.anchored_at,
+  header: r.header,
+  signature: r.signature,
+  keyId: r.key_id,
+  checkpoint: r.checkpoint,
+});
+
+const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
+  epochSeq: r.epoch_seq,
+  leafIndex: r.leaf_index,
+  tenantId: r.tenant_id,
+  tenantSize: r.tenant_size,
+  tenantChainRoot: r.tenant_chain_root,
+});
+
+export function createSqliteAnchoringStore(db: Db): AnchoringStore {
+  const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
+  const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');
+  const logSize = db.prepare<[string], { size: number }>('SELECT size FROM tenant_logs WHERE tenant_id = ?');
+  const logState = db.prepare<[string], { size: number; anchored_size: number }>('SELECT size, anchored_size FROM tenant_logs WHERE tenant_id = ?');
+  const setLogSize = db.prepare(`INSERT INTO tenant_logs (tenant_id, size) VALUES (?, ?)
+    ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size`);
+  const setAnchored = db.prepare('UPDATE tenant_logs SET anchored_size = ? WHERE tenant_id = ? AND anchored_size < ?');
+  const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number }>(
+    'SELECT tenant_id, size, anchored_size FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
+  );
+  const behind = db.prepare<[], { tenant_id: string; records: number; size: number }>(`
+    SELECT r.tenant_id, r.records, coalesce(l.size, 0) AS size
+      FROM (SELECT tenant_id, max(tenant_seq) + 1 AS records FROM sealed_records GROUP BY tenant_id) AS r
+      LEFT JOIN tenant_logs AS l ON l.tenant_id = r.tenant_id
+     WHERE r.records > coalesce(l.size, 0)`);
+  const hashes = db.prepare<[string, number, number], { attestation_hash: string }>(
+    'SELECT attestation_hash FROM sealed_records WHERE tenant_id = ? AND tenant_seq >= ? AND tenant_seq < ? ORDER BY tenant_seq',
+  );
+  // Uses sealed_records_by_time (tenant_id, recorded_at, tenant_seq): one index probe.
+  const before = db.prepare<[string, string], { seq: number | null }>(
+    'SELECT max(tenant_seq) AS seq FROM sealed_records WHERE tenant_id = ? AND recorded_at < ?',
+  );
+  const first = db.prepare<[], { at: string | null }>('SELECT min(recorded_at) AS at FROM sealed_records');
+  const last = db.prepare<[], EpochDbRow>('SELECT * FROM epochs ORDER BY epoch_seq DESC LIMIT 1');
+  const one = db.prepare<[number], EpochDbRow>('SELECT * FROM epochs WHERE epoch_seq = ?');
+  const page = db.prepare<[number, number], EpochDbRow>('SELECT * FROM epochs WHERE epoch_seq > ? ORDER BY epoch_seq LIMIT ?');
+  const leaves = db.prepare<[number], LeafDbRow>('SELECT * FROM epoch_leaves WHERE epoch_seq = ? ORDER BY leaf_index');
+  const anchoring = db.prepare<[string, number], LeafDbRow>(
+    'SELECT * FROM epoch_leaves WHERE tenant_id = ? AND tenant_size > ? ORDER BY tenant_size LIMIT 1',
+  );
+  const insertEpoch = db.prepare(`INSERT INTO epochs
+    (epoch_seq, period_start, period_end, cadence_seconds, tenant_count, canonical_root, prev_epoch_digest, epoch_digest,
+     anchored_at, header, signature, key_id, checkpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertLeaf = db.prepare('INSERT INTO epoch_leaves (epoch_seq, leaf_index, tenant_id, tenant_size, tenant_chain_root) VALUES (?, ?, ?, ?, ?)');
+
+  return {
+    nodes: {
+      get(logId, level, idx) {
+        const r = getNode.get(logId, level, idx);
+        return r && new Uint8Array(r.hash.buffer, r.hash.byteOffset, r.hash.byteLength);
+      },
+      put(logId, level, idx, hash) {
+        putNode.run(logId, level, idx, hash);
+      },
+    },
+    tenantLogSize: (tenantId) => logSize.get(tenantId)?.size ?? 0,
+    tenantLog(tenantId) {
+      const r = logState.get(tenantId);
+      return r && { tenantId, size: r.size, anchoredSize: r.anchored_size };
+    },
+    setTenantLogSize(tenantId, size) {
+      setLogSize.run(tenantId, size);
+    },
+    unanchoredLogs: () => unanchored.all().map((r) => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size })),
+    logsBehind: () => behind.all().map((r) => ({ tenantId: r.tenant_id, records: r.records, size: r.size })),
+    attestationHashes: (tenantId, from, to) => hashes.all(tenantId, from, to).map((r) => r.attestation_hash),
+    recordsBefore(tenantId, at) {
+      const seq = before.get(tenantId, at)?.seq;
+      return seq === null || seq === undefined ? 0 : seq + 1;
+    },
+    firstRecordedAt: () => first.get()?.at ?? undefined,
+    lastEpoch() {
+      const r = last.get();
+      return r && toEpoch(r);
+    },
+    epoch(epochSeq) {
+      const r = one.get(epochSeq);
+      return r && toEpoch(r);
+    },
+    epochs: (after, limit) => page.all(after, limit).map(toEpoch),
+    epochLeaves: (epochSeq) => leaves.all(epochSeq).map(toLeaf),
+    anchoringLeaf(tenantId, tenantSeq) {
+      const r = anchoring.get(tenantId, tenantSeq);
+      return r && toLeaf(r);
+    },
+    insertEpoch(e, rows) {
+      insertEpoch.run(
+        e.epochSeq, e.periodStart, e.periodEnd, e.cadenceSeconds, e.tenantCount, e.canonicalRoot, e.prevEpochDigest, e.epochDigest,
+        e.anchoredAt, e.header, e.signature, e.keyId, e.checkpoint,
+      );
+      for (const l of rows) {
+        insertLeaf.run(l.epochSeq, l.leafIndex, l.tenantId, l.tenantSize, l.tenantChainRoot);
+        setAnchored.run(l.tenantSize, l.tenantId, l.tenantSize);
+      }
+    },
+  };
+}

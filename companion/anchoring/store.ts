@@ -1,0 +1,61 @@
+/**
+ * What anchoring needs from storage (SQLite implementation: ./sqlite-store.ts): the stored
+ * tree levels, each tenant log's size and anchored size, and the closed epochs.
+ */
+import type { NodeStore } from './stored-tree.ts';
+
+export interface TenantLogState {
+  tenantId: string;
+  size: number;
+  anchoredSize: number;
+}
+
+export interface EpochRow {
+  epochSeq: number;
+  periodStart: string;
+  periodEnd: string;
+  cadenceSeconds: number;
+  tenantCount: number;
+  canonicalRoot: string;
+  prevEpochDigest: string | null;
+  epochDigest: string;
+  anchoredAt: string;
+  /** The signed JCS text of the epoch header, byte for byte. */
+  header: string;
+  signature: string;
+  keyId: string;
+  checkpoint: string;
+}
+
+export interface EpochLeafRow {
+  epochSeq: number;
+  leafIndex: number;
+  tenantId: string;
+  tenantSize: number;
+  tenantChainRoot: string;
+}
+
+export interface AnchoringStore {
+  readonly nodes: NodeStore;
+  tenantLogSize(tenantId: string): number;
+  tenantLog(tenantId: string): TenantLogState | undefined;
+  setTenantLogSize(tenantId: string, size: number): void;
+  /** Tenant logs with leaves no epoch has anchored yet. */
+  unanchoredLogs(): TenantLogState[];
+  /** Tenants whose records outnumber their log's leaves (records sealed before anchoring existed). */
+  logsBehind(): { tenantId: string; records: number; size: number }[];
+  /** Attestation hashes of the tenant's records with from <= tenant_seq < to, in order. */
+  attestationHashes(tenantId: string, from: number, to: number): string[];
+  /** How many of the tenant's records were sealed before `at` (recorded_at < at). */
+  recordsBefore(tenantId: string, at: string): number;
+  /** The earliest recorded_at of any sealed record, or undefined when there is none. */
+  firstRecordedAt(): string | undefined;
+  lastEpoch(): EpochRow | undefined;
+  epoch(epochSeq: number): EpochRow | undefined;
+  /** Epochs with epoch_seq > after, oldest first. */
+  epochs(after: number, limit: number): EpochRow[];
+  epochLeaves(epochSeq: number): EpochLeafRow[];
+  /** The epoch leaf that first anchored the tenant's leaf `tenantSeq`, or undefined. */
+  anchoringLeaf(tenantId: string, tenantSeq: number): EpochLeafRow | undefined;
+  insertEpoch(epoch: EpochRow, leaves: readonly EpochLeafRow[]): void;
+}

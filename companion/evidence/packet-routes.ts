@@ -1,0 +1,186 @@
+/**
+ * /evidence-packets/* (interface-spec Endpoints "Evidence packets", "Batch seal request";
+ * DESIGN.md §3): the public proof kit, seal verification, and seal bundles for one posted
+ * packet or many stored records, as JSON or, by Accept, a tar or zip archive. Nothing here
+ * stores or meters anything.
+ */
+import { buildBundle, verifyBundle } from '../../shared/bundle.ts';
+import { fromBase64Url } from '../../shared/encoding.ts';
+import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import type { VerifyRequest as SealedPacket } from '../../shared/types.ts';
+import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
+import { ProblemError } from '../core/errors.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package.ts';
+import type { PackageRecord } from './bundle-package.ts';
+import { proofKit } from './proof-kit.ts';
+import { viewRecord } from './record-view.ts';
+import { VerifyRequest, VerifyResponse } from './schemas.ts';
+
+/** Records per batch package: bounded so one request's work and answer stay bounded. */
+export const BATCH_BUNDLE_MAX = 1000;
+
+const Base64 = z.string().max(1_000_000).regex(/^[A-Za-z0-9+/_-]*={0,2}$/, { error: 'expected base64' });
+const BundleFiles = z
+  .strictObject({
+    files: z.strictObject({
+      'payload.json': Base64,
+      'attestation.json': Base64,
+      'attestation.sig': Base64,
+      'verify.json': Base64,
+    }),
+  })
+  .openapi('SealBundleFiles');
+
+const BatchRequest = z
+  .strictObject({
+    action_keys: z.array(z.string().min(1).max(200)).min(1).max(BATCH_BUNDLE_MAX),
+  })
+  .openapi('SealBundleBatchRequest');
+
+const BundleFile = z.object({ name: z.string(), path: z.string(), sha256: z.string(), content_base64: z.string() });
+const PackageSchema = z
+  .object({
+    format: z.string(),
+    records: z.array(z.object({ action_key: z.string(), path: z.string(), files: z.array(BundleFile) })),
+    manifest_path: z.literal('MANIFEST.json'),
+    manifest: z.record(z.string(), z.unknown()),
+    sha256sums: z.string(),
+  })
+  .openapi('SealBundlePackage');
+
+const archiveContent = {
+  'application/x-tar': { schema: { type: 'string' as const, format: 'binary' } },
+  'application/zip': { schema: { type: 'string' as const, format: 'binary' } },
+};
+
+const decodeFiles = (files: Record<string, string>) =>
+  Object.fromEntries(Object.entries(files).map(([name, b64]) => [name, fromBase64Url(b64.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'))]));
+
+export function evidencePacketRoutes(deps: RouteDeps) {
+  const router = createRouter();
+  const trusted = trustedKeySet(deps.keyring.jwks());
+  const publicKeyOf = (keyId: string) => deps.keyring.find(keyId)!.publicKey;
+
+  const kit = defineRoute({
+    method: 'get',
+    path: '/evidence-packets/proof-kit',
+    tags: ['evidence'],
+    auth: 'public',
+    summary: 'The proof kit: how to check seals, bundles, inclusion and consistency proofs with stock tools',
+    responses: { 200: jsonContent(z.record(z.string(), z.unknown()).openapi('ProofKit'), 'The recipe') },
+  });
+  router.openapi(kit, (c) => c.json(proofKit(deps.config.epochSeconds), 200));
+
+  const verifySeal = defineRoute({
+    method: 'post',
+    path: '/evidence-packets/verify-seal',
+    tags: ['evidence'],
+    auth: deps.auth.apiKey,
+    summary: 'Verify a seal: an evidence packet (as for /v1/verify) or a 4-file seal bundle (files in base64)',
+    request: { body: jsonBody(z.union([BundleFiles, VerifyRequest])) },
+    responses: { 200: jsonContent(VerifyResponse.omit({ action_key: true }).extend({ action_key: z.string().nullable() }), 'Itemized checks') },
+  });
+  router.openapi(verifySeal, async (c) => {
+    const body = c.req.valid('json');
+    if ('files' in body) {
+      let files: Record<string, Uint8Array>;
+      try {
+        files = decodeFiles(body.files);
+      } catch {
+        throw ProblemError.validation([{ in: 'body', path: '/files', message: 'expected every file as base64' }]);
+      }
+      const result = await verifyBundle(files, trusted);
+      const attestation = tryJson(files['attestation.json']);
+      return c.json({ ...result, action_key: typeof attestation?.action_key === 'string' ? attestation.action_key : null, failed_checks: failedChecks(result) }, 200);
+    }
+    const result = await verifyEvidence(body, trusted);
+    return c.json({ ...result, action_key: body.action_key, failed_checks: failedChecks(result) }, 200);
+  });
+
+  const single = defineRoute({
+    method: 'post',
+    path: '/evidence-packets/seal-bundle',
+    tags: ['evidence'],
+    auth: deps.auth.apiKey,
+    summary: 'The 4-file seal bundle for a posted evidence packet (stateless: nothing stored, nothing metered)',
+    description:
+      'Post an evidence packet as /v1/verify takes it. It must verify under the published keys and belong to this tenant; it is then canonicalized ' +
+      'into payload.json, attestation.json, attestation.sig and verify.json. Only hashes travel, so the call is raw-safe. JSON by default; ' +
+      'Accept: application/x-tar or application/zip for an archive.',
+    request: { body: jsonBody(VerifyRequest) },
+    responses: { 200: { description: 'The bundle', content: { ...jsonContent(PackageSchema, '').content, ...archiveContent } } },
+  });
+  router.openapi(single, async (c) => {
+    // The schema checked the shape; verifyEvidence checks every field of the seal itself.
+    const body = c.req.valid('json') as unknown as SealedPacket;
+    const result = await verifyEvidence(body, trusted);
+    const failed = failedChecks(result);
+    if (failed.length > 0 || body.seal.attestation.tenant_id !== c.var.auth.tenantId) {
+      throw new ProblemError({
+        status: 422,
+        code: 'seal_not_verified',
+        detail: failed.length > 0 ? `the packet does not verify: ${failed.join(', ')}` : 'the packet was sealed for another tenant',
+        errors: [{ in: 'body', path: failed.length > 0 ? '/seal' : '/seal/attestation/tenant_id', message: failed.length > 0 ? `failed checks: ${failed.join(', ')}` : 'not this tenant' }],
+        extra: { failed_checks: failed },
+      });
+    }
+    const record: PackageRecord = { actionKey: body.action_key, bundle: buildBundle(body, body.seal, publicKeyOf(body.seal.key_id)) };
+    return packageAnswer(c.req.header('accept'), [record], 'seal-bundle');
+  });
+
+  const batch = defineRoute({
+    method: 'post',
+    path: '/evidence-packets/seal-bundle/batch',
+    tags: ['evidence'],
+    auth: deps.auth.apiKey,
+    summary: 'Seal bundles for many stored records, all or nothing, with MANIFEST.json (nothing stored, nothing metered)',
+    description:
+      `A wrapped {"action_keys": [...]} (1 to ${BATCH_BUNDLE_MAX}; a bare array is refused with 422). Any unknown action_key fails the whole call ` +
+      'with 404 listing every missing key. Per record a folder <vertical>/<action-type>/<id> with its 4 files; MANIFEST.json and SHA256SUMS at the root. ' +
+      'JSON by default; Accept: application/x-tar or application/zip for an archive.',
+    request: { body: jsonBody(BatchRequest) },
+    responses: {
+      200: { description: 'The package', content: { ...jsonContent(PackageSchema, '').content, ...archiveContent } },
+      404: jsonContent(z.object({ missing_action_keys: z.array(z.string()) }), 'Unknown action keys, all of them'),
+    },
+  });
+  router.openapi(batch, (c) => {
+    const keys = [...new Set(c.req.valid('json').action_keys)];
+    const tenantId = c.var.auth.tenantId;
+    const rows = keys.map((k) => deps.store.evidence.findRecord(tenantId, k));
+    const missing = keys.filter((_, i) => !rows[i]);
+    if (missing.length > 0) {
+      throw new ProblemError({
+        status: 404,
+        code: 'not_found',
+        detail: `${missing.length} of ${keys.length} action_keys are not sealed records of this tenant; nothing was bundled`,
+        extra: { missing_action_keys: missing },
+      });
+    }
+    const records = rows.map((row): PackageRecord => {
+      const v = viewRecord(row!);
+      return { actionKey: row!.actionKey, bundle: buildBundle(v.fields, v.packet.seal, publicKeyOf(row!.keyId)) };
+    });
+    return packageAnswer(c.req.header('accept'), records, 'seal-bundles');
+  });
+
+  return router;
+}
+
+function packageAnswer(accept: string | undefined, records: PackageRecord[], name: string): Response {
+  const pkg = bundlePackage(records);
+  const kind = archiveKindFor(accept);
+  if (kind) return archiveResponse(kind, pkg.entries, name);
+  return new Response(JSON.stringify(pkg.json), { status: 200, headers: { 'content-type': 'application/json', vary: 'accept' } });
+}
+
+function tryJson(bytes: Uint8Array | undefined): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = bytes && JSON.parse(new TextDecoder().decode(bytes));
+    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

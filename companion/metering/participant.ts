@@ -1,0 +1,35 @@
+/**
+ * Metering's part of every seal (interface-spec Limits, "Usage ledger"): the sandbox
+ * allowance is checked before anything is sealed (402), and the counters move in the seal's
+ * own transaction, so a seal is metered exactly when it commits.
+ */
+import { ProblemError } from '../core/errors.ts';
+import type { SealParticipant } from '../evidence/participants.ts';
+import { SANDBOX_ACTION_ALLOWANCE } from './credits.ts';
+import type { UsageStore } from './store.ts';
+
+export function meteringParticipant(usage: UsageStore): SealParticipant {
+  return {
+    name: 'metering',
+    admit(req) {
+      if (!req.metering.counted || req.auth.tenantKind !== 'sandbox') return;
+      const used = usage.usage(req.auth.tenantId).actionsUsed;
+      if (used < SANDBOX_ACTION_ALLOWANCE) return;
+      throw new ProblemError({
+        status: 402,
+        code: 'sandbox_allowance_exhausted',
+        title: 'Sandbox allowance used up',
+        detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
+        extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, upgrade: { method: 'POST', href: '/account/billing/upgrade-checkout' } },
+      });
+    },
+    sealed(seal) {
+      const actions = seal.request.metering.counted ? 1 : 0;
+      if (actions === 0 && seal.credits === 0) return;
+      const { tenantId, recordedAt } = seal.record;
+      const after = usage.add(tenantId, actions, seal.credits, recordedAt);
+      // Later participants (meter.threshold events) see which thresholds this seal crossed.
+      seal.usage = { before: { actionsUsed: after.actionsUsed - actions, creditsUsed: after.creditsUsed - seal.credits }, after };
+    },
+  };
+}

@@ -1,0 +1,8 @@
+/** The usage ledger's counters (interface-spec "Usage ledger"): one row per tenant. */
+import type { UsageTotals } from '../evidence/participants.ts';
+
+export interface UsageStore {
+  usage(tenantId: string): UsageTotals;
+  /** Adds to the tenant's counters and returns them as they stand afterwards. */
+  add(tenantId: string, actions: number, credits: number, at: string): UsageTotals;
+}

@@ -1,0 +1,93 @@
+/**
+ * The one place background work is built and started (STYLE.md "Persistence and workers"):
+ * every worker is registered here on the service lifecycle, never from a route factory, and
+ * reports its liveness for the readiness probe.
+ *
+ * Order matters at stop (core/lifecycle.ts runs stop hooks last-registered first): the
+ * periodic workers finish their round, then queued seals commit, then the checkpoint thread
+ * closes its connection, then the database closes (deps.ts closeDeps).
+ */
+import { EpochCloser } from './anchoring/epochs.ts';
+import type { Clock } from './core/clock.ts';
+import { Checkpointer } from './core/checkpointer.ts';
+import type { Config } from './core/config.ts';
+import type { IdFactory } from './core/ids.ts';
+import type { Keyring } from './core/keyring.ts';
+import type { Lifecycle } from './core/lifecycle.ts';
+import type { Logger } from './core/log.ts';
+import { PeriodicWorker } from './core/periodic-worker.ts';
+import type { WorkerStatus } from './core/worker-status.ts';
+import type { Sealer } from './evidence/sealer.ts';
+import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
+import type { SqliteStore } from './store.ts';
+
+export interface WorkerDeps {
+  config: Config;
+  store: SqliteStore;
+  sealer: Sealer;
+  keyring: Keyring;
+  clock: Clock;
+  ids: IdFactory;
+  log: Logger;
+  lifecycle: Lifecycle;
+}
+
+export interface Workers {
+  /** Closes due epochs (anchoring/epochs.ts); tests and tools may run a round directly. */
+  epochs: EpochCloser;
+  /** Each worker's liveness, in start order. */
+  status(): WorkerStatus[];
+}
+
+interface Startable {
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+  status(): WorkerStatus;
+}
+
+export function registerWorkers(deps: WorkerDeps): Workers {
+  const { lifecycle } = deps;
+  const all: Startable[] = [];
+  const add = (worker: Startable) => {
+    all.push(worker);
+    lifecycle.onStart(() => worker.start());
+    lifecycle.onStop(() => worker.stop());
+  };
+
+  add(new Checkpointer(deps.store.db, { log: deps.log }));
+  lifecycle.onStop(() => deps.sealer.drain());
+  add(
+    new PeriodicWorker({
+      name: 'review-expiry',
+      intervalMs: sweepIntervalMs(deps.config.reviewTimeoutSeconds),
+      round: () => sweepExpiredReviews(deps),
+      clock: deps.clock,
+      log: deps.log,
+    }),
+  );
+
+  const epochs = new EpochCloser({
+    store: deps.store,
+    immediate: (fn) => deps.store.db.transaction(fn).immediate(),
+    // Epoch headers are signed like a seal by the production key, published in the JWKS; the
+    // header's own format (svc.epoch/v1) keeps it from ever passing as an attestation.
+    signer: deps.keyring.production,
+    clock: deps.clock,
+    ids: deps.ids,
+    cadenceSeconds: deps.config.epochSeconds,
+  });
+  add(
+    new PeriodicWorker({
+      name: 'epochs',
+      // Often enough to close within a fraction of the cadence, never busier than 4 Hz.
+      intervalMs: Math.min(30_000, Math.max(250, (deps.config.epochSeconds * 1000) / 8)),
+      round: async () => {
+        for (const e of epochs.closeDue()) deps.log.info('epoch closed', { epoch_seq: e.epochSeq, period_end: e.periodEnd, tenants: e.tenantCount });
+      },
+      clock: deps.clock,
+      log: deps.log,
+    }),
+  );
+
+  return { epochs, status: () => all.map((w) => w.status()) };
+}

@@ -1,0 +1,66 @@
+/**
+ * The stored tenant-log trees (companion/anchoring/stored-tree.ts) against the RFC 6962 /
+ * RFC 9162 vectors in test/vectors/merkle, through the real SQLite node store.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSqliteAnchoringStore } from '../../companion/anchoring/sqlite-store.ts';
+import { StoredTrees } from '../../companion/anchoring/stored-tree.ts';
+import { fromHex, toHex } from '../../shared/encoding.ts';
+import { MerkleTree, leafHash, verifyConsistency, verifyInclusion } from '../../shared/merkle.ts';
+import { readVectorJson } from '../helpers/vectors.ts';
+import { createTestContext } from './helpers.ts';
+import type { TestContext } from './helpers.ts';
+
+interface TreeVectors {
+  leaf_inputs: string[];
+  root_hash_by_tree_size: string[];
+  inclusion_proofs: { leaf_index: number; tree_size: number; proof: string[]; root: string }[];
+  consistency_proofs: { size1: number; size2: number; proof: string[]; root1: string; root2: string }[];
+}
+
+const v = readVectorJson<TreeVectors>('merkle', 'rfc6962_8leaf_tree.json');
+let ctx: TestContext;
+afterEach(async () => ctx?.close());
+
+async function storedTrees(): Promise<StoredTrees> {
+  ctx = await createTestContext();
+  return new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
+}
+
+describe('stored RFC 9162 trees', () => {
+  it('reproduce every root, inclusion proof and consistency proof of the 8-leaf vectors', async () => {
+    const trees = await storedTrees();
+    ctx.store.transaction(() => v.leaf_inputs.forEach((hex, i) => trees.append('t', i, fromHex(hex))));
+    v.root_hash_by_tree_size.forEach((root, size) => expect(toHex(trees.rootAt('t', size))).toBe(root));
+    for (const p of v.inclusion_proofs) expect(trees.inclusionProof('t', p.leaf_index, p.tree_size).map(toHex)).toEqual(p.proof);
+    for (const p of v.consistency_proofs) expect(trees.consistencyProof('t', p.size1, p.size2).map(toHex)).toEqual(p.proof);
+  });
+
+  it('agree with the in-memory tree at every size up to 70, and their proofs verify', async () => {
+    const trees = await storedTrees();
+    const leaves = Array.from({ length: 70 }, (_, i) => Uint8Array.of(i, i >> 8, 7));
+    ctx.store.transaction(() => leaves.forEach((l, i) => trees.append('t', i, l)));
+    const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
+    for (let size = 1; size <= 70; size++) {
+      const root = trees.rootAt('t', size);
+      expect(toHex(root)).toBe(toHex(memory.rootAt(size)));
+      for (const index of [0, Math.floor(size / 2), size - 1]) {
+        expect(verifyInclusion(leafHash(leaves[index]!), index, size, trees.inclusionProof('t', index, size), root)).toBe(true);
+      }
+      for (const old of [1, Math.ceil(size / 3), size]) {
+        expect(verifyConsistency(old, size, trees.rootAt('t', old), root, trees.consistencyProof('t', old, size))).toBe(true);
+      }
+    }
+  });
+
+  it('keeps logs apart and refuses a size past the log', async () => {
+    const trees = await storedTrees();
+    ctx.store.transaction(() => {
+      trees.append('a', 0, Uint8Array.of(1));
+      trees.append('b', 0, Uint8Array.of(2));
+    });
+    expect(toHex(trees.rootAt('a', 1))).toBe(toHex(leafHash(Uint8Array.of(1))));
+    expect(toHex(trees.rootAt('b', 1))).toBe(toHex(leafHash(Uint8Array.of(2))));
+    expect(() => trees.rootAt('a', 2)).toThrow(/no node/);
+  });
+});
