@@ -7,7 +7,7 @@
 import { ProblemError } from '../core/errors.ts';
 import type { AppDeps } from '../deps.ts';
 import { rfc3339 } from '../core/clock.ts';
-import { noEpochsYet } from './anchoring-coverage.ts';
+import { anchoredCounts } from './anchoring-coverage.ts';
 import { evidenceCoverage } from './coverage.ts';
 import type { Coverage } from './coverage.ts';
 import type { RecentRecord } from './store.ts';
@@ -27,7 +27,7 @@ export interface ExportInputs {
 export function gatherInputs(deps: AppDeps, tenantId: string): ExportInputs {
   const tenant = deps.store.tenants.getTenant(tenantId);
   if (!tenant) throw ProblemError.notFound('tenant not found');
-  const coverage = evidenceCoverage(deps.store.exports, noEpochsYet, tenantId, rfc3339(deps.clock.now()));
+  const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
   const recent = new Map(
     coverage.packs.filter((p) => p.records > 0).map((p) => [p.pack, deps.store.exports.recentRecords(tenantId, p.pack, LINKED_RECORDS_PER_PACK)]),
   );

@@ -8,7 +8,7 @@ import type { AppEnv } from '../core/router.ts';
 import { defineRoute, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { SealedRecord } from '../evidence/schemas.ts';
-import { noEpochsYet } from './anchoring-coverage.ts';
+import { anchoredCounts } from './anchoring-coverage.ts';
 import { evidenceCoverage } from './coverage.ts';
 import { NOTICE_HEADER, OWNER_REVIEW_NOTICE } from './notice.ts';
 import { NDJSON, encodeCursor, jsonStream, ndjsonStream, recordsPage, recordsQuery } from './records-export.ts';
@@ -108,8 +108,7 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
   });
   router.openapi(summary, (c) => {
     const tenantId = c.var.auth.tenantId;
-    // No epochs exist in this build yet: every record is honestly "not yet anchored".
-    const coverage = evidenceCoverage(deps.store.exports, noEpochsYet, tenantId, rfc3339(deps.clock.now()));
+    const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
     return c.json({ notice: OWNER_REVIEW_NOTICE, tenant_id: tenantId, ...coverage }, 200);
   });
 }

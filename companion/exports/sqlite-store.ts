@@ -97,6 +97,9 @@ export function createSqliteExportStore(db: Db): ExportStore {
       GROUP BY pack, kind, action_type, decision, status
       ORDER BY pack, kind, action_type, decision, status`,
   );
+  const belowSeq = db.prepare<[string, number], { pack: string; n: number }>(
+    'SELECT pack, count(*) AS n FROM sealed_records WHERE tenant_id = ? AND tenant_seq < ? GROUP BY pack',
+  );
   const reviewCoverage = db.prepare<{ tenantId: string; now: string }, { pack: string; status: string; n: number; overdue: number }>(
     `SELECT pack, status, count(*) AS n,
             sum(CASE WHEN status IN ('pending', 'escalated') AND expires_at <= @now THEN 1 ELSE 0 END) AS overdue
@@ -174,6 +177,9 @@ export function createSqliteExportStore(db: Db): ExportStore {
         firstRecordedAt: r.first_at,
         lastRecordedAt: r.last_at,
       }));
+    },
+    recordsByPackBelowSeq(tenantId, seq) {
+      return new Map(belowSeq.all(tenantId, seq).map((r) => [r.pack, r.n]));
     },
     reviewCoverage(tenantId, now): ReviewCoverageRow[] {
       return reviewCoverage.all({ tenantId, now }).map((r) => ({ pack: r.pack, status: r.status, count: r.n, overdue: r.overdue }));

@@ -86,6 +86,8 @@ export interface ExportStore {
   /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
   countRange(tenantId: string, from: string, to: string): number;
   coverage(tenantId: string): CoverageRow[];
+  /** Records per pack with tenant_seq < `seq` (the anchored prefix of the tenant log). */
+  recordsByPackBelowSeq(tenantId: string, seq: number): Map<string, number>;
   reviewCoverage(tenantId: string, now: string): ReviewCoverageRow[];
   /** The newest records of a pack, newest first. */
   recentRecords(tenantId: string, pack: string, limit: number): RecentRecord[];

@@ -170,7 +170,7 @@ describe('sealer clock', () => {
 });
 
 describe('GET /tenant/exports/records/summary', () => {
-  it('counts per pack: decisions by seal kind, review states, events by type, anchored vs not yet', async () => {
+  it('counts per pack: decisions by seal kind, review states, events by type, anchored in a closed epoch vs not yet', async () => {
     await sealBatch(2);
     const disclosure = recordBody({ event_type: 'disclosure_rendered', source_payload: { disclosure_sha256: 'a'.repeat(64) }, metadata: {} });
     expect((await ctx.request('/v1/record', { json: disclosure, key })).status).toBe(201);
@@ -195,5 +195,14 @@ describe('GET /tenant/exports/records/summary', () => {
     expect(byPack.medicine.records).toBe(0);
     expect(res.body.records).toBe(6);
     expect((await ctx.request('/tenant/exports/records/summary?x=1', { key })).status).toBe(422);
+
+    // The hourly epoch anchors everything sealed before it; a later seal waits for the next one.
+    ctx.clock.set('2025-01-01T01:00:00.000Z');
+    expect(ctx.deps.workers.epochs.closeDue()).toHaveLength(1);
+    await ctx.request('/v1/gate', { json: gateBody('law'), key });
+    const after = await ctx.request('/tenant/exports/records/summary', { key });
+    const law = after.body.packs.find((p: any) => p.pack === 'law');
+    expect(law.anchoring).toEqual({ anchored: 2, not_yet_anchored: 1 });
+    expect(after.body.packs.find((p: any) => p.pack === 'eu-ai-act').anchoring).toEqual({ anchored: 3, not_yet_anchored: 0 });
   });
 });
