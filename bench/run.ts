@@ -1,13 +1,19 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- core`, `-- gate` or `-- extension` runs one group.
+ * `npm run bench -- core`, `-- gate`, `-- extension` or `-- exports` runs one group.
  */
 import os from 'node:os';
 import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
+import { benchExports } from './exports.ts';
 
-const groups: Record<string, () => Promise<void>> = { core: benchEvidenceCore, gate: benchCompanionGate, extension: benchExtensionLatency };
+const groups: Record<string, () => Promise<void>> = {
+  core: benchEvidenceCore,
+  gate: benchCompanionGate,
+  extension: benchExtensionLatency,
+  exports: benchExports,
+};
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in groups));
 if (unknown.length > 0) {
