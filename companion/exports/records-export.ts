@@ -15,7 +15,7 @@
  */
 import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
 import { ProblemError } from '../core/errors.ts';
-import { recordBody } from '../evidence/record-view.ts';
+import { recordBodyJson } from '../evidence/record-view.ts';
 import type { SealedRecordRow } from '../evidence/store.ts';
 import { OWNER_REVIEW_NOTICE } from './notice.ts';
 import type { ExportStore, RecordPosition } from './store.ts';
@@ -94,9 +94,9 @@ export function recordsQuery(q: { from?: string | undefined; to?: string | undef
   return { from, to, after: q.cursor === undefined ? undefined : decodeCursor(q.cursor) };
 }
 
-/** One exported record: the same self-contained body as GET /v1/records/{action_key}. */
-export function exportedRecord(row: SealedRecordRow): Record<string, unknown> {
-  return recordBody(row);
+/** One exported record as JSON text: the same self-contained body as GET /v1/records/{action_key}. */
+export function exportedRecord(row: SealedRecordRow): string {
+  return recordBodyJson(row);
 }
 
 export interface RecordsPage {
@@ -118,7 +118,7 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
         let last: SealedRecordRow | undefined;
         // Read the whole chunk before yielding: no statement stays open across a yield.
         for (const row of [...store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)]) {
-          out.push(JSON.stringify(exportedRecord(row)));
+          out.push(exportedRecord(row));
           last = row;
         }
         if (out.length > 0) yield out;
@@ -131,7 +131,7 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
 
 /** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */
 export function ndjsonStream(page: RecordsPage): ReadableStream<Uint8Array> {
-  return pullStream(page.chunks(), (records) => records.map((r) => `${r}\n`).join(''));
+  return pullStream(page.chunks(), (records) => `${records.join('\n')}\n`);
 }
 
 /** A JSON page object whose records array is streamed; count and next_cursor close it. */

@@ -119,6 +119,9 @@ describe('GET /tenant/exports/records', () => {
       expect(failedChecks(result)).toEqual([]);
       expect(result.key_status).toBe('active');
     }
+    // The same body GET /v1/records/{action_key} answers.
+    const first = res.body.records[0];
+    expect(first).toEqual((await ctx.request(`/v1/records/${first.action_key}`, { key })).body);
     // A tampered copy fails: the check above can fail.
     const forged = { ...res.body.records[0].verify_request, payload_hash: '0'.repeat(64) };
     expect((await verifyEvidence(forged, keys)).verified).toBe(false);
