@@ -52,16 +52,16 @@ async function seedEvidence(k: string): Promise<void> {
   expect((await ctx.request('/v1/gate', { json: gateBody('defense'), key: k })).status).toBe(201);
 }
 
-describe('document exports', () => {
-  beforeEach(async () => {
-    ctx = await createTestContext({ env: CATALOG_ENV });
-    key = ctx.productionTenant().apiKey;
-    await seedEvidence(key);
-  });
-  afterEach(async () => {
-    await ctx.close();
-  });
+beforeEach(async () => {
+  ctx = await createTestContext({ env: CATALOG_ENV });
+  key = ctx.productionTenant().apiKey;
+  await seedEvidence(key);
+});
+afterEach(async () => {
+  await ctx.close();
+});
 
+describe('document exports', () => {
   it('OSCAL: an assessment-results document that validates against NIST oscal_complete_schema.json, and fails without a required member', async () => {
     const validate = oscalValidator();
     expect(validate(readJson(path.join(REPO_ROOT, 'test/vectors/oscal/ifa_assessment-results-example.json')))).toBe(true);
@@ -136,15 +136,6 @@ describe('document exports', () => {
 });
 
 describe('validation profiles, bindings and runs', () => {
-  beforeEach(async () => {
-    ctx = await createTestContext({ env: CATALOG_ENV });
-    key = ctx.productionTenant().apiKey;
-    await seedEvidence(key);
-  });
-  afterEach(async () => {
-    await ctx.close();
-  });
-
   const count = (table: string) => (ctx.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
   it('ships every vendored schema pinned by SHA-256, with its licence; the manifest re-reads the files', async () => {
