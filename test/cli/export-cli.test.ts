@@ -45,7 +45,8 @@ async function seeded(): Promise<{ url: string; key: string; keys: string[] }> {
   return { url: companion.url, key, keys };
 }
 
-describe('npm run export -- records, then svc-verify on the file', () => {
+// Each test starts a companion and several CLI processes; a loaded 2-core machine needs minutes.
+describe('npm run export -- records, then svc-verify on the file', { timeout: 180_000 }, () => {
   it('exports every record to NDJSON with a final count, and every exported record verifies offline', async () => {
     const { url, key, keys } = await seeded();
     const out = path.join(work, 'records.ndjson');

@@ -19,7 +19,14 @@ describe('loadConfig', () => {
       maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
       shutdownGraceMs: CONFIG_DEFAULTS.shutdownGraceMs,
       reviewTimeoutSeconds: 72 * 3600,
+      catalog: { bureauCode: null, programCode: null, contactName: null, contactEmail: null },
     });
+  });
+
+  it('reads the data-catalog settings and refuses malformed federal codes', () => {
+    const env = { SVC_CATALOG_BUREAU_CODE: '015:11', SVC_CATALOG_PROGRAM_CODE: '015:001', SVC_CATALOG_CONTACT_NAME: 'Desk', SVC_CATALOG_CONTACT_EMAIL: 'desk@example.gov' };
+    expect(loadConfig(env, [], '/srv').catalog).toEqual({ bureauCode: '015:11', programCode: '015:001', contactName: 'Desk', contactEmail: 'desk@example.gov' });
+    expect(() => loadConfig({ SVC_CATALOG_BUREAU_CODE: '15:11', SVC_CATALOG_CONTACT_EMAIL: 'nobody' }, [], '/srv')).toThrow(/SVC_CATALOG_BUREAU_CODE must be NNN:NN[\s\S]*SVC_CATALOG_CONTACT_EMAIL must be an email address/);
   });
 
   it('reads the environment, and flags win over it', () => {
