@@ -94,11 +94,6 @@ export function recordsQuery(q: { from?: string | undefined; to?: string | undef
   return { from, to, after: q.cursor === undefined ? undefined : decodeCursor(q.cursor) };
 }
 
-/** One exported record as JSON text: the same self-contained body as GET /v1/records/{action_key}. */
-export function exportedRecord(row: SealedRecordRow): string {
-  return recordBodyJson(row);
-}
-
 export interface RecordsPage {
   /** Position of the page's last record; undefined when the page is empty. */
   end: RecordPosition | undefined;
@@ -118,7 +113,8 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
         let last: SealedRecordRow | undefined;
         // Read the whole chunk before yielding: no statement stays open across a yield.
         for (const row of [...store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)]) {
-          out.push(exportedRecord(row));
+          // The same self-contained body as GET /v1/records/{action_key}.
+          out.push(recordBodyJson(row));
           last = row;
         }
         if (out.length > 0) yield out;
