@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- <group>` runs one group: core, gate, extension, input, anchoring or webhooks.
+ * `npm run bench -- <group>` runs one group: core, gate, extension, input, anchoring, webhooks or exports.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
 import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
+import { benchExports } from './exports.ts';
 import { benchInput } from './input.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -17,6 +18,7 @@ const groups: Record<string, () => Promise<void>> = {
   input: benchInput,
   anchoring: benchAnchoring,
   webhooks: benchWebhooks,
+  exports: benchExports,
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in groups));

@@ -23,6 +23,7 @@ import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { requestTelemetry, routePattern } from './ops/access-log.ts';
 import { opsRoutes } from './ops/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
 import { integrationRoutes } from './integrations/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
@@ -53,6 +54,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   // Each channel of PUT /tenant/integrations/{channel}/{target} registers here.
   integrationRoutes([webhookChannel]),
   webhookRoutes,
+  exportRoutes,
 ];
 
 export type App = OpenAPIHono<AppEnv>;

@@ -19,6 +19,8 @@ import type { WebhookStore } from './webhooks/store.ts';
 import { createSqliteWebhookStore } from './webhooks/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
+import type { ExportStore } from './exports/store.ts';
+import { createSqliteExportStore } from './exports/sqlite-store.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
 import { createSqliteIdempotencyStore } from './idempotency/sqlite-store.ts';
 import type { UsageStore } from './metering/store.ts';
@@ -51,6 +53,8 @@ export interface Store {
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
   readonly reviews: ReviewStore;
+  /** Export reads over the evidence, and validation bindings and runs (exports capability). */
+  readonly exports: ExportStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -96,6 +100,7 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     webhooks: createSqliteWebhookStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
+    exports: createSqliteExportStore(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

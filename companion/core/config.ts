@@ -38,6 +38,11 @@ export interface Config {
   secretRefMapFile: string | undefined;
   /** How long a delivery worker holds a claimed job before another may take it over. */
   webhookLeaseSeconds: number;
+  /** DCAT-US 1.1 federal fields of the data-catalog export (exports/data-catalog.ts); null when unset. */
+  catalogBureauCode: string | null;
+  catalogProgramCode: string | null;
+  catalogContactName: string | null;
+  catalogContactEmail: string | null;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -171,7 +176,54 @@ export const SETTINGS = [
     help: 'how long a delivery worker holds a claimed delivery before another may take it over',
     parse: integer(CONFIG_DEFAULTS.webhookLeaseSeconds, 1, 3600),
   }),
+  setting({
+    key: 'catalogBureauCode',
+    env: 'SVC_CATALOG_BUREAU_CODE',
+    defaultText: '(unset)',
+    help: 'data-catalog export: OMB Circular A-11 Appendix C agency:bureau code (NNN:NN)',
+    parse: optionalMatching(/^\d{3}:\d{2}$/, 'NNN:NN'),
+  }),
+  setting({
+    key: 'catalogProgramCode',
+    env: 'SVC_CATALOG_PROGRAM_CODE',
+    defaultText: '(unset)',
+    help: 'data-catalog export: Federal Program Inventory agency:program code (NNN:NNN)',
+    parse: optionalMatching(/^\d{3}:\d{3}$/, 'NNN:NNN'),
+  }),
+  setting({
+    key: 'catalogContactName',
+    env: 'SVC_CATALOG_CONTACT_NAME',
+    defaultText: '(unset)',
+    help: 'data-catalog export: contact point name',
+    parse: optionalMatching(/^\S.{0,199}$/, 'a name'),
+  }),
+  setting({
+    key: 'catalogContactEmail',
+    env: 'SVC_CATALOG_CONTACT_EMAIL',
+    defaultText: '(unset)',
+    help: 'data-catalog export: contact point email',
+    parse: optionalMatching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'),
+  }),
 ] as const satisfies readonly Setting<any>[];
+
+export interface CatalogConfig {
+  /** OMB Circular A-11 Appendix C agency:bureau code, e.g. 015:11. */
+  bureauCode: string | null;
+  /** Federal Program Inventory agency:program code, e.g. 015:001. */
+  programCode: string | null;
+  contactName: string | null;
+  contactEmail: string | null;
+}
+
+/** The DCAT-US federal fields, as the data-catalog export reads them. */
+export function catalogConfig(config: Config): CatalogConfig {
+  return {
+    bureauCode: config.catalogBureauCode,
+    programCode: config.catalogProgramCode,
+    contactName: config.catalogContactName,
+    contactEmail: config.catalogContactEmail,
+  };
+}
 
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
@@ -272,6 +324,16 @@ function nonEmpty(fallback: string): Parse<string> {
       return fallback;
     }
     return raw;
+  };
+}
+
+/** An optional setting that must match `pattern` when given; null when unset. */
+function optionalMatching(pattern: RegExp, expected: string): Parse<string | null> {
+  return (raw, name, problems) => {
+    const value = raw?.trim();
+    if (value === undefined || value === '') return null;
+    if (!pattern.test(value)) problems.push(`${name} must be ${expected}, got ${JSON.stringify(raw)}`);
+    return value;
   };
 }
 

@@ -53,6 +53,7 @@ export const TAGS = [
   { name: 'anchoring', description: 'Tenant logs, hourly epochs, inclusion and consistency proofs' },
   { name: 'integrations', description: 'Route and webhook setups per channel and target, with their readiness' },
   { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
+  { name: 'exports', description: 'Read models for auditors and procurement, schema bindings and validation runs (owner review, not approvals)' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
   { name: 'meta', description: 'This description' },
 ] as const;

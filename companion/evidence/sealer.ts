@@ -201,7 +201,12 @@ export class Sealer {
   #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {
     const { evidence, idempotency, participants, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
-    const at = rfc3339(clock.now());
+    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
+    // A tenant's log never goes back in time, even when the server clock steps back (NTP):
+    // recorded_at follows tenant_seq, so the records export's keyset on (recorded_at,
+    // tenant_seq) sees every new seal after every earlier one (interface-spec Tenant exports).
+    const clockAt = rfc3339(clock.now());
+    const at = head && head.recordedAt > clockAt ? head.recordedAt : clockAt;
 
     if (req.idempotency) {
       const replay = findReplay(idempotency, tenantId, req.idempotency);
@@ -211,7 +216,6 @@ export class Sealer {
 
     const credits = chargedCredits(req.auth.tenantKind, req.metering);
     const signer = keyring.signerFor(req.auth.tenantKind);
-    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {
       action_key: actionKey,
@@ -287,7 +291,7 @@ export class Sealer {
       idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: JSON.stringify(body) }, at);
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
-    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash });
+    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });
     return { status, body, replayed: false };
   }
 }
