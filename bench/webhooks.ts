@@ -14,12 +14,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../companion/app.ts';
-import { generateApiKey } from '../companion/core/auth.ts';
+import { hashApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import type { SqliteStore } from '../companion/store.ts';
+import { seedProductionTenant } from './companion-gate.ts';
 import { line, median, section } from './harness.ts';
 
 const CONCURRENCY = 64;
@@ -75,29 +76,18 @@ async function plainPostLoop(url: string, total: number): Promise<number> {
   return rate;
 }
 
-function open(env: Record<string, string> = {}): AppDeps & { store: SqliteStore; dataDir: string } {
+/** A fresh data directory with one production tenant (no sandbox cap), and the app's deps on it. */
+function open(): AppDeps & { store: SqliteStore; dataDir: string; tenantId: string; apiKey: string } {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-webhooks-'));
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1', ...env }, []), { log: createMemoryLogger() });
-  return Object.assign(deps, { dataDir });
+  const apiKey = seedProductionTenant(dataDir);
+  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1' }, []), { log: createMemoryLogger() });
+  const tenantId = deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey))!.tenantId;
+  return Object.assign(deps, { dataDir, tenantId, apiKey });
 }
 
 async function dispose(deps: AppDeps & { dataDir: string }): Promise<void> {
   await closeDeps(deps);
   fs.rmSync(deps.dataDir, { recursive: true, force: true });
-}
-
-/** A production tenant (no sandbox cap) and its key, written through the stores. */
-function productionTenant(deps: AppDeps & { store: SqliteStore }): { tenantId: string; apiKey: string } {
-  const now = new Date().toISOString();
-  const tenantId = deps.ids.next('ten');
-  const key = generateApiKey('production');
-  deps.store.transaction(() => {
-    deps.store.db
-      .prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Benchmark', 0, ?, ?)")
-      .run(tenantId, now, now);
-    deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
-  });
-  return { tenantId, apiKey: key.key };
 }
 
 async function subscribe(deps: AppDeps, apiKey: string, url: string): Promise<void> {
@@ -113,7 +103,7 @@ async function subscribe(deps: AppDeps, apiKey: string, url: string): Promise<vo
 async function deliveryRate(url: string, count: () => number): Promise<number> {
   const deps = open();
   try {
-    const { tenantId, apiKey } = productionTenant(deps);
+    const { tenantId, apiKey } = deps;
     await subscribe(deps, apiKey, url);
     const outbox = deps.webhooks.outbox;
     const createdAt = new Date().toISOString();
@@ -145,7 +135,7 @@ async function deliveryRate(url: string, count: () => number): Promise<number> {
 /** A gate load generator over one in-process app: 50 requests in flight for `ms`. */
 async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Promise<number>; delivered(): number; close(): Promise<void> }> {
   const deps = open();
-  const { apiKey } = productionTenant(deps);
+  const { apiKey } = deps;
   if (url) await subscribe(deps, apiKey, url);
   await deps.lifecycle.start();
   const app = createApp(deps);

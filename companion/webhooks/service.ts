@@ -12,7 +12,6 @@ import type { Config } from '../core/config.ts';
 import type { Db } from '../core/db.ts';
 import type { IdFactory } from '../core/ids.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
-import type { RetrySchedule } from '../core/jobs/backoff.ts';
 import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
 import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
@@ -20,7 +19,7 @@ import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SecretResolver } from '../integrations/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
-import type { OutboundHttp, OutboundHttpOptions } from '../net/outbound-http.ts';
+import type { OutboundHttp } from '../net/outbound-http.ts';
 import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.ts';
 import { attemptDelivery } from './delivery.ts';
 import { WebhookOutbox } from './outbox.ts';
@@ -36,11 +35,6 @@ export interface WebhookServiceDeps {
   ids: IdFactory;
   log: Logger;
   config: Pick<Config, 'webhookAllowLoopback' | 'webhookLeaseSeconds'>;
-  /** Overrides for tests and benchmarks. */
-  schedule?: RetrySchedule;
-  outbound?: Partial<OutboundHttpOptions>;
-  concurrency?: number;
-  pollMs?: number;
 }
 
 export interface WebhookService {
@@ -56,12 +50,12 @@ export interface WebhookService {
 
 export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const { db, store, clock, log } = deps;
-  const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback, ...deps.outbound });
+  const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
   const queue = new JobQueue<DeliveryRow>({
     db,
     table: DELIVERY_QUEUE,
     doneStatus: 'delivered',
-    schedule: deps.schedule ?? DEFAULT_RETRY_SCHEDULE,
+    schedule: DEFAULT_RETRY_SCHEDULE,
     // A target the tenant disabled, or the service disabled after sustained failure, keeps its
     // deliveries pending until it is enabled again.
     claimableWhere: `EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id AND i.channel = 'webhook'
@@ -75,8 +69,6 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     clock,
     log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
-    ...(deps.concurrency ? { concurrency: deps.concurrency } : {}),
-    ...(deps.pollMs ? { pollMs: deps.pollMs } : {}),
     handle: (job, signal) => attemptDelivery({ webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock }, job, signal),
     settled(job, _outcome, stored) {
       const { tenant_id: tenantId, target } = job.row;

@@ -1,11 +1,10 @@
 /**
  * Drives a JobQueue. A tick claims due rows with a lease (as many as free slots allow) and
  * starts them; each job settles on its own, so one slow receiver holds one slot, never the
- * whole queue. Outcomes that settle in the same turn of the event loop are stored together in
- * one transaction (a millisecond apart at most), which also writes the run receipts of the ticks that are now complete and
- * refills the freed slots: group commit, one fsync for many jobs, as the sealer does for seals.
- * Besides, the loop polls every `pollMs`, or at once when `wake()` says new work was just
- * committed.
+ * whole queue. Outcomes that settle within a millisecond of each other are stored in one
+ * transaction, which also writes the run receipts of the ticks now complete and refills the
+ * freed slots (group commit, as the sealer does for seals). Besides, the loop polls every
+ * `pollMs`, or at once when `wake()` says new work was just committed.
  *
  * Started and stopped by the service lifecycle only. `stop()` stops claiming, aborts the jobs
  * in flight and hands their rows back untried, so a graceful shutdown neither waits for slow
