@@ -112,6 +112,16 @@ export const GateResponse = z
     review_route: z.string().nullable().openapi({ example: 'browser:legal-review' }),
     verify_request: VerifyRequest,
     next_step: z.string(),
+    reasons: z
+      .array(
+        z
+          .strictObject({
+            rule: z.string().openapi({ description: 'A rule id the seal commits in its attestation context (findings)', example: 'law.default.proposed-action' }),
+            explanation: z.string().openapi({ description: 'Fixed by the pack or the tenant policy, never built from the request: safe to show the employee' }),
+          })
+          .openapi('DecisionReason'),
+      )
+      .openapi({ description: 'Why the decision is what it is: one entry per deciding rule (waived pack defaults excluded)' }),
     catalog_refs: z.array(z.string()),
   })
   .openapi('GateResponse');
