@@ -4,11 +4,14 @@
  * chrome://extensions); `npm run build:extension:firefox` writes .output/firefox-mv3.
  */
 import { defineConfig } from 'wxt';
-import { CONTENT_SCRIPT_MATCHES } from './extension/utils/adapters/hosts.ts';
+import { HOST_PERMISSIONS } from './extension/utils/adapters/hosts.ts';
+
+const ICONS = { 16: 'icons/icon-16.png', 32: 'icons/icon-32.png', 48: 'icons/icon-48.png', 128: 'icons/icon-128.png' };
 
 export default defineConfig({
   srcDir: 'extension',
   outDir: '.output',
+  publicDir: 'extension/public',
   // Explicit imports everywhere: a reader (and tsc on a fresh clone, without .wxt/) sees where
   // every name comes from.
   imports: false,
@@ -16,12 +19,16 @@ export default defineConfig({
   manifest: ({ browser }) => ({
     name: 'Action Gate',
     description: 'Holds AI-tool actions until your organisation\'s gate answers, and verifies every sealed decision.',
-    permissions: ['storage', 'scripting'],
+    permissions: ['storage', 'scripting', 'alarms'],
     // The AI sites' composers and the companion on loopback; anything else (a remote companion,
     // an internal tool) is asked for from the options page when the admin configures it.
-    host_permissions: [...CONTENT_SCRIPT_MATCHES],
+    host_permissions: [...HOST_PERMISSIONS],
     optional_host_permissions: ['https://*/*', 'http://*/*'],
-    action: { default_title: 'Action Gate' },
+    icons: ICONS,
+    action: { default_title: 'Action Gate', default_icon: ICONS },
+    // The newest APIs used: Element.checkVisibility({ visibilityProperty }) (Chrome 121,
+    // Firefox 122) and world "MAIN" content scripts (Chrome 111, Firefox 128).
+    ...(browser === 'firefox' ? {} : { minimum_chrome_version: '121' }),
     ...(browser === 'firefox'
       ? {
           browser_specific_settings: {

@@ -1,17 +1,19 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- core`, `-- gate`, `-- extension` or `-- anchoring` runs one group.
+ * `npm run bench -- core`, `-- gate`, `-- extension`, `-- input` or `-- anchoring` runs one group.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
 import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
+import { benchInput } from './input.ts';
 
 const groups: Record<string, () => Promise<void>> = {
   core: benchEvidenceCore,
   gate: benchCompanionGate,
   extension: benchExtensionLatency,
+  input: benchInput,
   anchoring: benchAnchoring,
 };
 const wanted = process.argv.slice(2);

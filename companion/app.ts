@@ -21,6 +21,8 @@ import { validationHook } from './core/router.ts';
 import type { AppDeps, RouteDeps } from './deps.ts';
 import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
+import { requestTelemetry, routePattern } from './ops/access-log.ts';
+import { opsRoutes } from './ops/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
 import { packRoutes } from './packs/routes.ts';
@@ -33,6 +35,7 @@ type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
 
 /** Every capability's router, mounted at the root in this order. */
 export const CAPABILITIES: readonly CapabilityRoutes[] = [
+  opsRoutes,
   wellKnownRoutes,
   accountRoutes,
   packRoutes,
@@ -55,12 +58,7 @@ export function createApp(deps: AppDeps): App {
     auth: { apiKey: createApiKeyAuth(deps.store.tenants), optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants) },
   };
 
-  app.use('*', async function requestId(c, next) {
-    const id = deps.ids.next('req');
-    c.set('requestId', id);
-    await next();
-    c.res.headers.set('x-request-id', id);
-  });
+  app.use('*', requestTelemetry(deps));
 
   const max = deps.config.maxBodyBytes;
   app.use('*', limitRequestBody(max));
@@ -86,7 +84,7 @@ export function createApp(deps: AppDeps): App {
   app.onError((err, c) => {
     const { problem, internal } = toProblem(err);
     const requestId = c.get('requestId') as string | undefined;
-    if (internal) deps.log.error('request failed', { request_id: requestId, method: c.req.method, path: c.req.path, ...errorFields(err) });
+    if (internal) deps.log.error('request failed', { request_id: requestId, method: c.req.method, route: routePattern(c), ...errorFields(err) });
     return problemResponse(problem, { path: c.req.path, ...(requestId ? { requestId } : {}) });
   });
 

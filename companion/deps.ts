@@ -20,6 +20,8 @@ import { installNativeSha256 } from './core/native-hash.ts';
 import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
 import { meteringParticipant } from './metering/participant.ts';
+import { Metrics } from './ops/metrics.ts';
+import { Readiness, databaseWritable, migrationsCurrent, signersUsable, workersAlive } from './ops/readiness.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
@@ -39,6 +41,10 @@ export interface AppDeps {
   sealer: Sealer;
   /** Background workers' liveness (workers.ts), for the readiness probe. */
   workers: Workers;
+  /** Prometheus metrics (ops/metrics.ts), served at GET /metrics. */
+  metrics: Metrics;
+  /** Named checks behind GET /readyz; background workers register theirs here. */
+  readiness: Readiness;
 }
 
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
@@ -55,6 +61,8 @@ export interface OpenDepsOptions {
   clock?: Clock;
   log?: Logger;
   ids?: IdFactory;
+  /** Also export the process's own metrics (CPU, memory, event loop lag); main.ts sets it. */
+  processMetrics?: boolean;
 }
 
 export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps & { store: SqliteStore } {
@@ -64,7 +72,8 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
   try {
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
     const ids = options.ids ?? createIdFactory(clock);
-    const log = options.log ?? createJsonLogger();
+    const log = options.log ?? createJsonLogger({ level: config.logLevel });
+    const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
     catchUpTenantLogs(store.anchoring, store.transaction);
     const sealer = new Sealer({
@@ -82,9 +91,16 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       keyring,
       clock,
       ids,
+      observer: metrics.sealObserver,
     });
+    metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
     const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle });
-    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers };
+    const readiness = new Readiness();
+    readiness.register('database_writable', databaseWritable(store.db));
+    readiness.register('migrations_current', migrationsCurrent(store.db));
+    readiness.register('signer_usable', signersUsable(keyring));
+    readiness.register('workers_alive', workersAlive(lifecycle, workers));
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness };
   } catch (err) {
     store.close();
     throw err;

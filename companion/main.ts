@@ -1,33 +1,58 @@
 /**
- * Entry point (`npm start`): configuration → data directory, database and keys → app →
- * HTTP on HOST:PORT (DESIGN.md §2). SIGTERM/SIGINT shut down gracefully: stop accepting,
- * finish in-flight requests, stop background work, close the database, exit 0.
- * Nothing imports this file.
+ * Entry point (`npm start`, which runs the build in dist/ with plain node): configuration →
+ * data directory, database and keys → app → HTTP on HOST:PORT (DESIGN.md §2). SIGTERM/SIGINT
+ * shut down gracefully: stop accepting, finish in-flight requests, stop background work,
+ * close the database, exit 0. Nothing imports this file.
  */
+import { parseArgs } from 'node:util';
 import { createApp } from './app.ts';
-import { ConfigError, loadConfig } from './core/config.ts';
+import { COMMAND_OPTIONS, ConfigError, loadConfig, settingsHelp } from './core/config.ts';
+import type { Config } from './core/config.ts';
 import { createJsonLogger, errorFields } from './core/log.ts';
+import { API_VERSION } from './core/openapi.ts';
 import { startServer } from './core/server.ts';
+import { SERVICE_VERSION } from './core/version.ts';
 import { closeDeps, openDeps } from './deps.ts';
 
+const USAGE = `usage: npm start -- [options]      (or: node dist/companion/main.js [options])
+
+Runs the Action Gate companion. Every setting is an environment variable; most have a flag,
+which wins over the variable.
+
+options:
+  -h, --help     print this help and exit
+  -v, --version  print the version and exit
+
+settings (variable, flag, default, meaning):
+${settingsHelp()}
+`;
+
 async function main(): Promise<void> {
-  const log = createJsonLogger();
-  let config;
+  const argv = process.argv.slice(2);
+  // --help and --version answer even beside an invalid setting.
+  const { values } = parseArgs({ args: argv, options: COMMAND_OPTIONS, strict: false });
+  if (values.help) return void process.stdout.write(USAGE);
+  if (values.version) return void process.stdout.write(`action-gate companion ${SERVICE_VERSION} (interface ${API_VERSION})\n`);
+
+  let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env, argv);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`action-gate companion: ${err.message}\n`);
+      process.stderr.write(`action-gate companion: ${err.message}\n(see --help)\n`);
       process.exit(2);
     }
     throw err;
   }
 
-  const deps = openDeps(config, { log });
+  const log = createJsonLogger({ level: config.logLevel });
+  const deps = openDeps(config, { log, processMetrics: true });
   const app = createApp(deps);
   const running = await startServer(app, { host: config.host, port: config.port, graceMs: config.shutdownGraceMs, log });
-  process.stdout.write(`action-gate companion listening on ${running.url} (data: ${config.dataDir})\n`);
   await deps.lifecycle.start();
+  const keyIds = [deps.keyring.sandbox.keyId, deps.keyring.production.keyId];
+  process.stdout.write(banner(running.url, config, keyIds));
+  log.info('started', { version: SERVICE_VERSION, url: running.url, data_dir: config.dataDir, key_ids: keyIds });
 
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals) => {
@@ -49,6 +74,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', (s) => void shutdown(s));
   process.on('SIGINT', (s) => void shutdown(s));
+}
+
+/** For the person who just ran `npm start`: where it is, what it holds, what to do next. */
+function banner(url: string, config: Config, [sandboxKid, productionKid]: string[]): string {
+  return [
+    `action-gate companion listening on ${url} (data: ${config.dataDir})`,
+    `  version ${SERVICE_VERSION}, interface ${API_VERSION}; log level ${config.logLevel}; metrics ${config.metricsToken ? 'need a token' : 'open'} at ${url}/metrics`,
+    `  signing keys: sandbox ${sandboxKid} (public dev key), production ${productionKid}`,
+    `  next: create a sandbox tenant and its API key:`,
+    `    curl -s -X POST ${url}/signup/checkout -H 'content-type: application/json' -d '{"email":"you@example.com"}'`,
+    '',
+  ].join('\n');
 }
 
 main().catch((err: unknown) => {

@@ -130,7 +130,8 @@ class JcsWriter {
       const path = formatPath(this.path);
       throw new SvcError(
         'JCS_LONE_SURROGATE',
-        `expected well-formed Unicode at ${path}, got a lone surrogate in ${JSON.stringify(value)}`,
+        // Never the value itself: it is caller data, and this message may reach a log.
+        `expected well-formed Unicode at ${path}, got a lone surrogate`,
         { path },
       );
     }
@@ -265,7 +266,7 @@ class IJsonParser {
         const key = this.string();
         // RFC 7493 §2.3: member names MUST be unique (after unescaping: "a" and "\u0061" clash).
         if (Object.hasOwn(object, key)) {
-          throw new SvcError('JCS_INVALID_JSON', `expected unique member names, got ${JSON.stringify(key)} again at offset ${keyOffset}`, {
+          throw new SvcError('JCS_DUPLICATE_MEMBER', `expected unique member names, got the name at offset ${keyOffset} twice`, {
             offset: keyOffset,
           });
         }

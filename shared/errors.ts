@@ -11,6 +11,7 @@ export type SvcErrorCode =
   | 'JCS_LONE_SURROGATE'
   | 'JCS_CYCLE'
   | 'JCS_INVALID_JSON'
+  | 'JCS_DUPLICATE_MEMBER'
   // ed25519.ts, keys.ts
   | 'KEY_INVALID'
   | 'SIGNATURE_INVALID_ENCODING'

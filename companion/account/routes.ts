@@ -2,7 +2,7 @@
  * Account routes: sandbox signup (DESIGN.md §6) and the tenant's key listing
  * (interface-spec Endpoints, "Other").
  */
-import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { SANDBOX_ALLOWANCE, signUpSandbox } from './signup.ts';
 
@@ -52,13 +52,14 @@ export function accountRoutes(deps: RouteDeps) {
   const signup = defineRoute({
     method: 'post',
     path: '/signup/checkout',
+    operationId: 'createSandboxTenant',
     tags: ['account'],
     auth: 'public',
     summary: 'Create a sandbox tenant and its svc_test_ key (one sandbox per email)',
     request: { body: jsonBody(SignupRequest) },
     responses: {
       201: jsonContent(SignupResponse, 'Sandbox created; the API key is shown only in this response'),
-      409: jsonContent(z.looseObject({ code: z.literal('sandbox_exists') }), 'A sandbox exists for this email; the body points to the upgrade'),
+      409: problemContent('sandbox_exists: a sandbox exists for this email; the body points to the upgrade'),
     },
   });
 
@@ -86,6 +87,7 @@ export function accountRoutes(deps: RouteDeps) {
   const listKeys = defineRoute({
     method: 'get',
     path: '/tenant/api-keys',
+    operationId: 'listApiKeys',
     tags: ['account'],
     auth: deps.auth.apiKey,
     summary: "The calling tenant's API keys: prefix and last four characters only",

@@ -54,26 +54,33 @@ export function createSqliteTenantStore(db: Db): TenantStore {
      WHERE k.key_sha256 = ? AND k.status = 'active'`,
   );
 
-  // Auth resolves a key on every request. What a key resolves to changes only through this
-  // store (one process owns the database, as for the policy overlay cache), so active keys are
-  // cached and every write to tenants or keys clears the cache: a future revoke or tenant-kind
-  // change must call forget() too. Only hits are kept, so unknown keys cannot fill it.
+  // Auth resolves a key on every request, so active keys are cached (only hits, so unknown keys
+  // cannot fill it). Another process or connection may revoke a key at any time, so before each
+  // cached answer the credential version (migrations/0007: bumped by triggers on every key or
+  // tenant-kind change) is read, one primary-key row, and a changed version empties the cache:
+  // a revocation committed anywhere is seen by the very next request in every process.
   const activeKeys = new Map<string, ApiKeyMatch>();
   const ACTIVE_KEY_CACHE_LIMIT = 10_000;
-  const forget = () => activeKeys.clear();
+  const selectCredentialVersion = db.prepare<[], number>('SELECT version FROM credential_version WHERE id = 1').pluck();
+  let cachedVersion = -1;
+  const forgetIfChanged = () => {
+    const version = selectCredentialVersion.get() ?? -1;
+    if (version !== cachedVersion) {
+      activeKeys.clear();
+      cachedVersion = version;
+    }
+  };
 
   const revokeKey = db.prepare(
     "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE tenant_id = ? AND id = ? AND status = 'active'",
   );
 
   const addKey = (key: NewApiKeyRow) => {
-    forget();
     insertKey.run({ ...key, keyHash: Buffer.from(key.keyHash) });
   };
 
   const createSandbox = db.transaction((input: NewSandboxTenant): 'created' | 'email_taken' => {
     if (signupExists.get(Buffer.from(input.emailDigest))) return 'email_taken';
-    forget();
     const t = input.tenant;
     insertTenant.run({
       id: t.id,
@@ -103,7 +110,6 @@ export function createSqliteTenantStore(db: Db): TenantStore {
     },
 
     revokeApiKey(tenantId, keyId, revokedAt) {
-      forget();
       return revokeKey.run(revokedAt, tenantId, keyId).changes === 1;
     },
 
@@ -112,13 +118,14 @@ export function createSqliteTenantStore(db: Db): TenantStore {
     },
 
     findActiveApiKeyByHash(keyHash): ApiKeyMatch | undefined {
+      forgetIfChanged();
       const id = Buffer.from(keyHash).toString('hex');
       const cached = activeKeys.get(id);
       if (cached) return cached;
       const row = selectActiveKeyByHash.get(Buffer.from(keyHash));
       if (!row) return undefined;
       const match: ApiKeyMatch = { keyId: row.id, tenantId: row.tenant_id, tenantKind: row.kind, keyHash: new Uint8Array(row.key_sha256) };
-      if (activeKeys.size >= ACTIVE_KEY_CACHE_LIMIT) forget();
+      if (activeKeys.size >= ACTIVE_KEY_CACHE_LIMIT) activeKeys.clear();
       activeKeys.set(id, match);
       return match;
     },

@@ -7,7 +7,7 @@
  */
 import { toHex } from '../../shared/encoding.ts';
 import { ProblemError } from '../core/errors.ts';
-import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
+import { createRouter, defineRoute, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { EPOCH_LOG_ID, signedHeader } from './epochs.ts';
 import { InclusionProver } from './inclusion.ts';
@@ -50,6 +50,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   const inclusion = defineRoute({
     method: 'get',
     path: '/v1/records/{action_key}/inclusion-proof',
+    operationId: 'getInclusionProof',
     tags: ['anchoring'],
     auth: deps.auth.apiKey,
     summary: 'Roll-up inclusion proof: record → tenant log root → epoch canonical root, with the signed epoch header',
@@ -60,7 +61,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     request: { params: ActionKeyParam },
     responses: {
       200: jsonContent(InclusionProofSchema, 'The proof'),
-      404: jsonContent(z.object({}), 'Unknown record'),
+      404: problemContent("Unknown record (another tenant's record answers the same)"),
       409: { description: 'Not anchored yet', content: { 'application/problem+json': { schema: NotYetAnchored } } },
     },
   });
@@ -76,6 +77,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   const list = defineRoute({
     method: 'get',
     path: '/epochs',
+    operationId: 'listEpochs',
     tags: ['anchoring'],
     auth: 'public',
     summary: 'Closed epochs with their signed headers, oldest first',
@@ -93,11 +95,12 @@ export function anchoringRoutes(deps: RouteDeps) {
   const epochConsistency = defineRoute({
     method: 'get',
     path: '/epochs/consistency',
+    operationId: 'getEpochConsistency',
     tags: ['anchoring'],
     auth: 'public',
     summary: 'RFC 9162 consistency proof between two epochs (the log of epoch digests at sizes from+1 and to+1)',
     request: { query: EpochConsistencyQuery },
-    responses: { 200: jsonContent(EpochConsistency, 'Both heads and the proof'), 404: jsonContent(z.object({}), 'No such epoch') },
+    responses: { 200: jsonContent(EpochConsistency, 'Both heads and the proof'), 404: problemContent('No such closed epoch') },
   });
   router.openapi(epochConsistency, (c) => {
     const q = c.req.valid('query');
@@ -113,11 +116,12 @@ export function anchoringRoutes(deps: RouteDeps) {
   const one = defineRoute({
     method: 'get',
     path: '/epochs/{epoch_seq}',
+    operationId: 'getEpoch',
     tags: ['anchoring'],
     auth: 'public',
     summary: 'One epoch’s signed header and tlog-checkpoint',
     request: { params: EpochSeqParam },
-    responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: jsonContent(z.object({}), 'No such epoch') },
+    responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: problemContent('No such closed epoch') },
   });
   router.openapi(one, (c) => {
     const { epoch_seq } = c.req.valid('param');
@@ -129,6 +133,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   const head = defineRoute({
     method: 'get',
     path: '/tenant/log',
+    operationId: 'getTenantLog',
     tags: ['anchoring'],
     auth: deps.auth.apiKey,
     summary: 'The tenant log’s current head (size and RFC 9162 root) and how much of it epochs have anchored',
@@ -143,6 +148,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   const tenantConsistency = defineRoute({
     method: 'get',
     path: '/tenant/log/consistency',
+    operationId: 'getTenantLogConsistency',
     tags: ['anchoring'],
     auth: deps.auth.apiKey,
     summary: 'RFC 9162 consistency proof between two sizes of the tenant log',

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// Package bin for the offline verifier: loads the TypeScript entry through tsx.
-import { register } from 'tsx/esm/api';
+// Package bin for the offline verifier: plain node on the compiled verifier (`npm run build`,
+// run by `npm install`), so it needs no TypeScript loader.
+import { main } from '../../dist/companion/cli/verify.js';
 
-register();
-const { main } = await import('./verify.ts');
-process.exit(await main(process.argv.slice(2)));
+try {
+  process.exit(await main(process.argv.slice(2)));
+} catch (e) {
+  console.error(`svc-verify: unexpected failure: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(2);
+}

@@ -1,35 +1,70 @@
 /**
- * Offline verifier: `npm run verify -- <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]`
+ * Offline verifier: `svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]`
  *
  * Needs no companion: all checks are shared/ code. Trusts only the keys it is given; with no
  * --keys it trusts just the sandbox dev key, which anyone can re-derive (DESIGN.md §3), so
  * production evidence fails key identity until the tenant's published JWKS is supplied.
- * Exit codes: 0 every check passed, 1 a check failed, 2 usage error.
+ * Exit codes: 0 every check passed, 1 a check failed, 2 usage or network error.
+ *
+ * Arguments are parsed with util.parseArgs. A subcommand (e.g. one for inclusion proofs) is an
+ * entry in SUBCOMMANDS: its own options and run(); --help, --version, --json errors and exit
+ * codes are handled here once for all of them.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { BUNDLE_FILE_NAMES, verifyBundle } from '../../shared/bundle.ts';
 import { parseJson } from '../../shared/canonical-json.ts';
 import { isRecord } from '../../shared/attestation.ts';
 import { sandboxOnlyKeySet, trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { verifyEvidence } from '../../shared/verify.ts';
-import { PROOFS_USAGE, bundleCommand, formatProofReport, verifyProofFile } from './verify-proofs.ts';
-import type { VerifyResult } from '../../shared/types.ts';
+import type { Check, VerifyResult } from '../../shared/types.ts';
+import { SERVICE_VERSION } from '../core/version.ts';
+import { BUNDLE_SUBCOMMAND, PROOFS_USAGE, formatProofReport, verifyProofFile } from './verify-proofs.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
 ${PROOFS_USAGE}
+       svc-verify --help | --version
 
   <bundle-dir>   a seal bundle (payload.json, attestation.json, attestation.sig, verify.json),
                  or a batch package whose sub-folders are bundles
   <packet.json>  a verify request, a gate/record response, or an exported record
   --keys         the tenant's published keys (/.well-known/service-keys.json), file or URL;
                  without it only the sandbox dev key is trusted
-  --json         print the result as JSON
+  --json         print the result (and any error) as JSON
+  -h, --help     print this help
+  -v, --version  print the version
 
-exit status: 0 verified, 1 a check failed, 2 usage error`;
+Each check prints PASS, FAIL, or SKIP when an earlier failure means it could not run.
+exit status: 0 verified, 1 a check failed, 2 usage or network error`;
 
+/** A mistake in the command line: reported with the usage text. */
 export class UsageError extends Error {}
+/** The keys or target could not be read (unreachable URL, missing file): one line, no usage. */
+export class InputError extends Error {}
+
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+/** One way of using the verifier beyond the default `<target>` form. */
+export interface Subcommand {
+  usage: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(values: Record<string, string | boolean | undefined>, positionals: string[], io: Io & { json: boolean }): Promise<number>;
+}
+
+/** Subcommands by name: `svc-verify <name> …`. */
+export const SUBCOMMANDS: Record<string, Subcommand> = { bundle: BUNDLE_SUBCOMMAND };
+
+const COMMON_OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
 
 interface Options {
   target: string;
@@ -37,42 +72,51 @@ interface Options {
   json: boolean;
 }
 
-export function parseArgs(argv: string[]): Options {
-  let target: string | undefined;
-  let keys: string | undefined;
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--json') json = true;
-    else if (arg === '--keys') {
-      keys = argv[++i];
-      if (!keys) throw new UsageError('--keys needs a file or URL');
-    } else if (arg.startsWith('--keys=')) keys = arg.slice('--keys='.length);
-    else if (arg === '-h' || arg === '--help') throw new UsageError('');
-    else if (arg.startsWith('-')) throw new UsageError(`unknown option ${arg}`);
-    else if (target === undefined) target = arg;
-    else throw new UsageError(`unexpected argument ${arg}`);
+export function parseVerifyArgs(argv: string[]): Options & { help: boolean; version: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, keys: { type: 'string' } }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
-  if (target === undefined) throw new UsageError('missing <bundle-dir | packet.json>');
-  return { target, keys, json };
+  const { values, positionals } = parsed;
+  const help = values.help === true;
+  const version = values.version === true;
+  if (!help && !version && positionals.length === 0) throw new UsageError('missing <bundle-dir | packet.json>');
+  if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
+  if (values.keys === '') throw new UsageError('--keys needs a file or URL');
+  return { target: positionals[0] ?? '', keys: values.keys, json: values.json === true, help, version };
 }
 
 export async function loadKeys(source: string | undefined): Promise<TrustedKeySet> {
   if (source === undefined) return sandboxOnlyKeySet();
   let text: string;
   if (/^https?:\/\//i.test(source)) {
-    const res = await fetch(source, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
-    if (!res.ok) throw new UsageError(`keys: ${source} answered ${res.status}`);
-    text = await res.text();
+    let res: Response;
+    try {
+      res = await fetch(source, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
+      text = await res.text();
+    } catch (e) {
+      throw new InputError(`keys: cannot fetch ${source}: ${networkReason(e)}`);
+    }
+    if (!res.ok) throw new InputError(`keys: ${source} answered HTTP ${res.status}`);
   } else {
-    if (!existsSync(source)) throw new UsageError(`keys: no such file ${source}`);
+    if (!existsSync(source)) throw new InputError(`keys: no such file ${source}`);
     text = readFileSync(source, 'utf8');
   }
   try {
     return trustedKeySet(parseJson(text));
   } catch (e) {
-    throw new UsageError(`keys: not a valid JWKS: ${(e as Error).message}`);
+    throw new InputError(`keys: not a valid JWKS: ${(e as Error).message}`);
   }
+}
+
+/** fetch() wraps the socket error as `cause`; its code (ECONNREFUSED, ENOTFOUND) says it best. */
+function networkReason(e: unknown): string {
+  const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if ((e as Error).name === 'TimeoutError') return 'no answer within 10 s';
+  return typeof cause?.message === 'string' ? cause.message : (e as Error).message;
 }
 
 interface Report {
@@ -101,7 +145,7 @@ export function toVerifyRequest(value: unknown): unknown {
 }
 
 export async function verifyTarget(target: string, keys: TrustedKeySet): Promise<Report[]> {
-  if (!existsSync(target)) throw new UsageError(`no such file or folder ${target}`);
+  if (!existsSync(target)) throw new InputError(`no such file or folder ${target}`);
   if (statSync(target).isDirectory()) {
     if (existsSync(path.join(target, 'attestation.json')) || existsSync(path.join(target, 'payload.json'))) {
       return [await bundleReport(target, keys)];
@@ -111,7 +155,7 @@ export async function verifyTarget(target: string, keys: TrustedKeySet): Promise
       .filter((d) => d.isDirectory() && existsSync(path.join(target, d.name, 'attestation.json')))
       .map((d) => path.join(target, d.name))
       .sort();
-    if (subdirs.length === 0) throw new UsageError(`${target} holds no seal bundle`);
+    if (subdirs.length === 0) throw new InputError(`${target} holds no seal bundle`);
     const reports: Report[] = [];
     for (const dir of subdirs) reports.push(await bundleReport(dir, keys));
     return reports;
@@ -120,7 +164,7 @@ export async function verifyTarget(target: string, keys: TrustedKeySet): Promise
   try {
     parsed = parseJson(readFileSync(target, 'utf8'));
   } catch (e) {
-    throw new UsageError(`${target}: not JSON: ${(e as Error).message}`);
+    throw new InputError(`${target}: not JSON: ${(e as Error).message}`);
   }
   const request = toVerifyRequest(parsed);
   const result = await verifyEvidence(request, keys);
@@ -141,49 +185,94 @@ async function bundleReport(dir: string, keys: TrustedKeySet): Promise<Report> {
   return { source: dir, action_key: actionKey, result };
 }
 
+/**
+ * shared/verify.ts reports a check that could not run (its input already failed an earlier
+ * check) as failed with a detail starting "not checked"; it is shown as SKIP so the report
+ * points at the check that actually failed.
+ */
+export function outcome(c: Check): 'PASS' | 'FAIL' | 'SKIP' {
+  if (c.ok) return 'PASS';
+  return /^not checked\b/.test(c.detail) ? 'SKIP' : 'FAIL';
+}
+
 export function formatReport(r: Report): string {
   const lines = [`Evidence ${r.action_key ?? '(unknown action)'}  [${r.source}]`];
   const width = Math.max(...r.result.checks.map((c) => c.name.length));
-  for (const c of r.result.checks) lines.push(`  ${c.ok ? 'PASS' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`);
-  const failed = r.result.checks.filter((c) => !c.ok).length;
+  for (const c of r.result.checks) lines.push(`  ${outcome(c)}  ${c.name.padEnd(width)}  ${c.detail}`);
+  const failed = r.result.checks.filter((c) => outcome(c) === 'FAIL').length;
   if (!r.result.verified) lines.push(`  RESULT: NOT VERIFIED (${failed} check${failed === 1 ? '' : 's'} failed)`);
   else if (r.result.key_status === 'sandbox') lines.push('  RESULT: VERIFIED as SANDBOX evidence (dev key): never production evidence');
   else lines.push(`  RESULT: VERIFIED (production key, ${r.result.key_status})`);
   return lines.join('\n');
 }
 
+async function verifyCommand(opts: Options, io: Io): Promise<number> {
+  const keys = await loadKeys(opts.keys);
+  // Inclusion proofs, epoch headers and consistency proofs: ./verify-proofs.ts.
+  const proof = await verifyProofFile(opts.target, keys);
+  if (proof) {
+    io.out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
+    return proof.result.verified ? 0 : 1;
+  }
+  const reports = await verifyTarget(opts.target, keys);
+  if (opts.json) {
+    const body = reports.map((r) => ({
+      source: r.source,
+      action_key: r.action_key,
+      ...r.result,
+      checks: r.result.checks.map((c) => ({ ...c, outcome: outcome(c) })),
+    }));
+    io.out(JSON.stringify(body.length === 1 ? body[0] : body, null, 2));
+  } else {
+    io.out(reports.map(formatReport).join('\n\n'));
+  }
+  return reports.every((r) => r.result.verified) ? 0 : 1;
+}
+
 export async function main(argv: string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
-  // Anchoring documents and bundle fetching live in ./verify-proofs.ts.
-  if (argv[0] === 'bundle') return bundleCommand(argv.slice(1), out, err);
+  const io = { out, err };
+  // Known before parsing, so even a malformed command line answers in JSON when asked to.
+  const json = argv.includes('--json');
   try {
-    const opts = parseArgs(argv);
-    const keys = await loadKeys(opts.keys);
-    const proof = await verifyProofFile(opts.target, keys);
-    if (proof) {
-      out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
-      return proof.result.verified ? 0 : 1;
+    const sub = argv[0] !== undefined ? SUBCOMMANDS[argv[0]] : undefined;
+    if (sub) return await runSubcommand(sub, argv.slice(1), { ...io, json });
+    const opts = parseVerifyArgs(argv);
+    if (opts.help || opts.version) {
+      out(opts.help ? USAGE : `svc-verify ${SERVICE_VERSION}`);
+      return 0;
     }
-    const reports = await verifyTarget(opts.target, keys);
-    if (opts.json) {
-      const body = reports.map((r) => ({ source: r.source, action_key: r.action_key, ...r.result }));
-      out(JSON.stringify(body.length === 1 ? body[0] : body, null, 2));
-    } else {
-      out(reports.map(formatReport).join('\n\n'));
-    }
-    return reports.every((r) => r.result.verified) ? 0 : 1;
+    return await verifyCommand(opts, io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      err(e.message ? `svc-verify: ${e.message}\n\n${USAGE}` : USAGE);
-      return 2;
-    }
-    throw e;
+    if (!(e instanceof UsageError) && !(e instanceof InputError)) throw e;
+    const kind = e instanceof UsageError ? 'usage' : 'input';
+    if (json) out(JSON.stringify({ error: { kind, message: e.message } }, null, 2));
+    else err(kind === 'usage' ? `svc-verify: ${e.message}\n\n${USAGE}` : `svc-verify: ${e.message}`);
+    return 2;
   }
 }
 
-// Run when executed directly (npm run verify / the svc-verify bin), not when imported by tests.
+async function runSubcommand(sub: Subcommand, argv: string[], io: Io & { json: boolean }): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...sub.options }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (parsed.values.help) {
+    io.out(sub.usage);
+    return 0;
+  }
+  return sub.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals, io);
+}
+
+// Run when executed directly (`node --import tsx companion/cli/verify.ts`); the package bin
+// (svc-verify.mjs) imports main() from the build instead.
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (e) => {
-    console.error(`svc-verify: ${(e as Error).stack ?? e}`);
-    process.exit(2);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      console.error(`svc-verify: unexpected failure: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(2);
+    },
+  );
 }

@@ -89,7 +89,9 @@ export function presentedKey(headers: { get(name: string): string | null | undef
   const authorization = headers.get('authorization')?.trim();
   // RFC 9110 §11.1: the auth scheme is case-insensitive; RFC 6750 §2.1: "Bearer" SP token.
   const bearer = authorization ? /^bearer +(\S+)$/i.exec(authorization)?.[1] : undefined;
-  if (authorization && bearer === undefined && serviceKey === undefined) throw unauthorized('invalid_token');
+  // An Authorization header that is not "Bearer <key>" is refused even beside a valid
+  // X-Service-Key, as two different keys are: the caller meant some credential we cannot read.
+  if (authorization && bearer === undefined) throw unauthorized('invalid_request', 'the Authorization header is not "Bearer <key>"');
   if (serviceKey !== undefined && bearer !== undefined && serviceKey !== bearer) {
     // Two different credentials: refuse rather than guess which tenant is meant.
     throw unauthorized('invalid_request', 'X-Service-Key and Authorization carry different credentials');

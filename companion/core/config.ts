@@ -1,10 +1,14 @@
 /**
- * Companion configuration from the environment (DESIGN.md §2), with `--flag` twins for the
- * values an operator most often overrides on the command line. Parsing is pure: no I/O, so a
- * test can build any configuration from plain objects. Every invalid value is reported at
- * once, then startup stops: a half-understood configuration never serves requests.
+ * Companion configuration (DESIGN.md §2): every setting is one row of SETTINGS, read from
+ * its environment variable or its `--flag` twin (the flag wins). The same rows print
+ * `--help`, so the help cannot forget a setting. Parsing is pure: no I/O, so a test can build
+ * any configuration from plain objects. Every invalid value is reported at once, then startup
+ * stops: a half-understood configuration never serves requests.
  */
 import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS } from './log.ts';
+import type { LogLevel } from './log.ts';
 
 export interface Config {
   /** TCP port; 0 asks the OS for a free one (tests). */
@@ -12,24 +16,29 @@ export interface Config {
   host: string;
   /** Absolute path of the data directory (SQLite file, production signing key). */
   dataDir: string;
-  /** Roll-up epoch cadence (DESIGN.md §4); hourly by default. */
-  epochSeconds: number;
-  /** Operator setting: allow http://127.0.0.1 webhook receivers (interface-spec Events 7). */
-  webhookAllowLoopback: boolean;
-  /** The explicit external-send flag: without it route dispatches are never posted out. */
-  outboxExternalSend: boolean;
+  /** Lines below this level are not logged. */
+  logLevel: LogLevel;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
   /** Largest request body accepted; bigger bodies answer 413 problem+json. */
   maxBodyBytes: number;
   /** How long shutdown waits for in-flight requests before closing their connections. */
   shutdownGraceMs: number;
   /** Review window: a paused action unanswered this long expires and fails closed (reviews/state.ts). */
   reviewTimeoutSeconds: number;
+  /** Reserved: roll-up epoch cadence (DESIGN.md §4) for the anchoring worker, not built yet. */
+  epochSeconds: number;
+  /** Reserved: allow http://127.0.0.1 webhook receivers (interface-spec Events 7), not built yet. */
+  webhookAllowLoopback: boolean;
+  /** Reserved: the explicit external-send flag for route dispatches, not built yet. */
+  outboxExternalSend: boolean;
 }
 
 export const CONFIG_DEFAULTS = {
   port: 8787,
   host: '127.0.0.1',
   dataDir: './.svc-data',
+  logLevel: 'info',
   epochSeconds: 3600,
   maxBodyBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
@@ -45,12 +54,96 @@ export class ConfigError extends Error {
   }
 }
 
-/** Command-line twins of environment variables. */
-const FLAGS: Record<string, string> = {
-  '--port': 'PORT',
-  '--host': 'HOST',
-  '--data-dir': 'SVC_DATA_DIR',
-};
+type Raw = string | undefined;
+type Parse<T> = (raw: Raw, name: string, problems: string[]) => T;
+
+export interface Setting<K extends keyof Config = keyof Config> {
+  key: K;
+  env: string;
+  /** Secrets have no flag: a command line is visible to every local user (ps). */
+  flag?: string;
+  /** As shown in --help and the README. */
+  defaultText: string;
+  help: string;
+  /** Set for settings nothing reads yet: named in --help so nobody relies on them. */
+  reserved?: string;
+  parse: Parse<Config[K]>;
+}
+
+const setting = <K extends keyof Config>(s: Setting<K>): Setting<K> => s;
+
+/** Every setting the companion knows, in --help order. */
+export const SETTINGS = [
+  setting({ key: 'port', env: 'PORT', flag: 'port', defaultText: String(CONFIG_DEFAULTS.port), help: 'listening port (0 picks a free one)', parse: integer(CONFIG_DEFAULTS.port, 0, 65_535) }),
+  setting({ key: 'host', env: 'HOST', flag: 'host', defaultText: CONFIG_DEFAULTS.host, help: 'listening address', parse: host }),
+  setting({
+    key: 'dataDir',
+    env: 'SVC_DATA_DIR',
+    flag: 'data-dir',
+    defaultText: CONFIG_DEFAULTS.dataDir,
+    help: 'database and production signing key (relative to the working directory)',
+    parse: nonEmpty(CONFIG_DEFAULTS.dataDir),
+  }),
+  setting({ key: 'logLevel', env: 'SVC_LOG_LEVEL', flag: 'log-level', defaultText: CONFIG_DEFAULTS.logLevel, help: `least severe log line written: ${LOG_LEVELS.join(', ')}`, parse: logLevel }),
+  setting({
+    key: 'metricsToken',
+    env: 'SVC_METRICS_TOKEN',
+    defaultText: '(unset: /metrics is open)',
+    help: 'bearer token GET /metrics requires (16 to 256 visible ASCII characters)',
+    parse: token,
+  }),
+  setting({
+    key: 'maxBodyBytes',
+    env: 'SVC_MAX_BODY_BYTES',
+    flag: 'max-body-bytes',
+    defaultText: String(CONFIG_DEFAULTS.maxBodyBytes),
+    help: 'request-size limit (413 above it)',
+    parse: integer(CONFIG_DEFAULTS.maxBodyBytes, 1024, 64 * 1024 * 1024),
+  }),
+  setting({
+    key: 'shutdownGraceMs',
+    env: 'SVC_SHUTDOWN_GRACE_MS',
+    flag: 'shutdown-grace-ms',
+    defaultText: String(CONFIG_DEFAULTS.shutdownGraceMs),
+    help: 'how long shutdown waits for in-flight requests',
+    parse: integer(CONFIG_DEFAULTS.shutdownGraceMs, 0, 600_000),
+  }),
+  setting({
+    key: 'reviewTimeoutSeconds',
+    env: 'SVC_REVIEW_TIMEOUT_SECONDS',
+    flag: 'review-timeout-seconds',
+    defaultText: `${CONFIG_DEFAULTS.reviewTimeoutSeconds} (72 h)`,
+    help: 'how long a paused action waits for review before it expires and fails closed',
+    parse: integer(CONFIG_DEFAULTS.reviewTimeoutSeconds, 60, 365 * 86_400),
+  }),
+  setting({
+    key: 'epochSeconds',
+    env: 'SVC_EPOCH_SECONDS',
+    flag: 'epoch-seconds',
+    defaultText: String(CONFIG_DEFAULTS.epochSeconds),
+    help: 'Merkle roll-up epoch cadence',
+    reserved: 'anchoring is not built yet',
+    parse: integer(CONFIG_DEFAULTS.epochSeconds, 1, 86_400),
+  }),
+  setting({
+    key: 'webhookAllowLoopback',
+    env: 'SVC_WEBHOOK_ALLOW_LOOPBACK',
+    flag: 'webhook-allow-loopback',
+    defaultText: '0',
+    help: '1: allow http://127.0.0.1 webhook receivers (local development only)',
+    reserved: 'webhook delivery is not built yet',
+    parse: boolean,
+  }),
+  setting({
+    key: 'outboxExternalSend',
+    env: 'SVC_OUTBOX_EXTERNAL_SEND',
+    flag: 'outbox-external-send',
+    defaultText: '0',
+    help: '1: the explicit flag that lets route dispatches be posted out',
+    reserved: 'review routing dispatch is not built yet',
+    parse: boolean,
+  }),
+] as const satisfies readonly Setting<any>[];
 
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
@@ -58,93 +151,98 @@ export function loadConfig(
   cwd: string = process.cwd(),
 ): Config {
   const problems: string[] = [];
-  const merged: Record<string, string | undefined> = { ...env, ...parseFlags(argv, problems) };
-
-  const config: Config = {
-    port: integer(merged, 'PORT', CONFIG_DEFAULTS.port, 0, 65_535, problems),
-    host: host(merged, problems),
-    dataDir: path.resolve(cwd, nonEmpty(merged, 'SVC_DATA_DIR', CONFIG_DEFAULTS.dataDir, problems)),
-    epochSeconds: integer(merged, 'SVC_EPOCH_SECONDS', CONFIG_DEFAULTS.epochSeconds, 1, 86_400, problems),
-    webhookAllowLoopback: flag(merged, 'SVC_WEBHOOK_ALLOW_LOOPBACK', problems),
-    outboxExternalSend: flag(merged, 'SVC_OUTBOX_EXTERNAL_SEND', problems),
-    maxBodyBytes: integer(merged, 'SVC_MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1024, 64 * 1024 * 1024, problems),
-    shutdownGraceMs: integer(merged, 'SVC_SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0, 600_000, problems),
-    reviewTimeoutSeconds: integer(merged, 'SVC_REVIEW_TIMEOUT_SECONDS', CONFIG_DEFAULTS.reviewTimeoutSeconds, 60, 365 * 86_400, problems),
-  };
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
-}
-
-function parseFlags(argv: readonly string[], problems: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    const envName = FLAGS[name];
-    if (envName === undefined) {
-      problems.push(`unknown argument ${JSON.stringify(arg)}; expected one of ${Object.keys(FLAGS).join(', ')}`);
-      continue;
-    }
-    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined) {
-      problems.push(`${name} expects a value`);
-      continue;
-    }
-    out[envName] = value;
+  const flags = parseFlags(argv, problems);
+  const config = {} as Record<keyof Config, unknown>;
+  for (const s of SETTINGS as readonly Setting[]) {
+    const raw = (s.flag !== undefined ? flags[s.flag] : undefined) ?? env[s.env];
+    config[s.key] = s.parse(raw, s.flag !== undefined && flags[s.flag] !== undefined ? `--${s.flag}` : s.env, problems);
   }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const out = config as Config;
+  out.dataDir = path.resolve(cwd, out.dataDir);
   return out;
 }
 
-function integer(
-  src: Record<string, string | undefined>,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  problems: string[],
-): number {
-  const raw = src[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
-    problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-    return fallback;
+/** The command line's own options, beside the settings' flags. */
+export const COMMAND_OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+function parseFlags(argv: readonly string[], problems: string[]): Record<string, string | undefined> {
+  const options: Record<string, { type: 'string' } | { type: 'boolean'; short?: string }> = { ...COMMAND_OPTIONS };
+  for (const s of SETTINGS as readonly Setting[]) if (s.flag) options[s.flag] = { type: 'string' };
+  try {
+    const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+    return Object.fromEntries(Object.entries(values).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+  } catch (err) {
+    // util.parseArgs names the offending argument and, for unknown options, the fix.
+    problems.push((err as Error).message);
+    return {};
   }
-  return Number(raw);
+}
+
+/** `--help`: every setting with its variable, flag and default. */
+export function settingsHelp(): string {
+  const rows = (SETTINGS as readonly Setting[]).map((s) => [s.env, s.flag ? `--${s.flag}` : '(env only)', s.defaultText, s.reserved ? `${s.help} [reserved: ${s.reserved}]` : s.help]);
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padEnd(widths[2]!)}  ${r[3]}`).join('\n');
+}
+
+function integer(fallback: number, min: number, max: number): Parse<number> {
+  return (raw, name, problems) => {
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return Number(raw);
+  };
 }
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['', '0', 'false', 'no', 'off']);
 
 /** Boolean operator switches: anything but a recognised spelling is an error, never "off". */
-function flag(src: Record<string, string | undefined>, name: string, problems: string[]): boolean {
-  const raw = (src[name] ?? '').trim().toLowerCase();
-  if (TRUE.has(raw)) return true;
-  if (FALSE.has(raw)) return false;
-  problems.push(`${name} must be 1 or 0 (or true/false), got ${JSON.stringify(src[name])}`);
+function boolean(raw: Raw, name: string, problems: string[]): boolean {
+  const value = (raw ?? '').trim().toLowerCase();
+  if (TRUE.has(value)) return true;
+  if (FALSE.has(value)) return false;
+  problems.push(`${name} must be 1 or 0 (or true/false), got ${JSON.stringify(raw)}`);
   return false;
 }
 
-function nonEmpty(
-  src: Record<string, string | undefined>,
-  name: string,
-  fallback: string,
-  problems: string[],
-): string {
-  const raw = src[name];
-  if (raw === undefined) return fallback;
-  if (raw.trim() === '') {
-    problems.push(`${name} must not be empty`);
-    return fallback;
-  }
-  return raw;
+function nonEmpty(fallback: string): Parse<string> {
+  return (raw, name, problems) => {
+    if (raw === undefined) return fallback;
+    if (raw.trim() === '') {
+      problems.push(`${name} must not be empty`);
+      return fallback;
+    }
+    return raw;
+  };
 }
 
-function host(src: Record<string, string | undefined>, problems: string[]): string {
-  const value = nonEmpty(src, 'HOST', CONFIG_DEFAULTS.host, problems).trim();
+function host(raw: Raw, name: string, problems: string[]): string {
+  const value = nonEmpty(CONFIG_DEFAULTS.host)(raw, name, problems).trim();
   // A host name or an IP literal; a URL or a port here is a common slip worth catching early.
   if (!/^[A-Za-z0-9.:-]+$/.test(value) || value.includes('://')) {
-    problems.push(`HOST must be a host name or IP address, got ${JSON.stringify(src.HOST)}`);
+    problems.push(`${name} must be a host name or IP address, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function logLevel(raw: Raw, name: string, problems: string[]): LogLevel {
+  if (raw === undefined || raw === '') return CONFIG_DEFAULTS.logLevel;
+  const value = raw.trim().toLowerCase();
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel;
+  problems.push(`${name} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return CONFIG_DEFAULTS.logLevel;
+}
+
+function token(raw: Raw, name: string, problems: string[]): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  // The value itself is never echoed: it is a secret even when malformed.
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) problems.push(`${name} must be 16 to 256 visible ASCII characters`);
+  return raw;
 }

@@ -24,6 +24,13 @@ export type ProblemCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'malformed_json'
+  // core/strict-json.ts: one code per strict JSON rule
+  | 'json_invalid_utf8'
+  | 'json_lone_surrogate'
+  | 'json_duplicate_member'
+  | 'json_unsafe_number'
+  | 'json_too_deep'
+  | 'json_too_many_values'
   | 'validation_failed'
   | 'sandbox_exists'
   | 'sandbox_allowance_exhausted'
@@ -35,7 +42,8 @@ export type ProblemCode =
   | 'not_yet_anchored'
   | 'seal_not_verified'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'not_ready';
 
 /** One failing field: where it is, what is wrong, and the validator's issue code. */
 export interface FieldError {
@@ -54,7 +62,10 @@ export interface ProblemInit {
   code: ProblemCode;
   /** Human explanation of this occurrence (RFC 9457 §3.1.4). */
   detail?: string;
-  /** Defaults to the HTTP status phrase, as RFC 9457 §4.2.1 asks with type "about:blank". */
+  /**
+   * Not sent: with type "about:blank" the wire title is always the HTTP status phrase
+   * (RFC 9457 §4.2.1); put the specifics in `detail` and `code`. Kept for existing callers.
+   */
   title?: string;
   errors?: FieldError[];
   /** Extension members (RFC 9457 §3.2), e.g. `upgrade` on sandbox_exists. */
@@ -122,13 +133,21 @@ export function fieldErrors(error: ZodError, location: ValidationLocation): Fiel
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const what = location === 'query' ? 'query parameter' : 'field';
-        out.push({ in: location, path: jsonPointer([...base, key]), message: `unknown ${what} ${JSON.stringify(key)}`, code: 'unrecognized_key' });
+        const name = echoableName(key);
+        out.push({ in: location, path: jsonPointer([...base, name]), message: `unknown ${what} ${JSON.stringify(name)}`, code: 'unrecognized_key' });
       }
       continue;
     }
     out.push({ in: location, path: jsonPointer(base), message: issue.message, code: issue.code });
   }
   return out;
+}
+
+/** Longest caller-chosen name an error repeats whole; a longer one is abbreviated, so no answer echoes unbounded input. */
+const ECHOED_NAME_MAX = 64;
+
+export function echoableName(name: string): string {
+  return name.length <= ECHOED_NAME_MAX ? name : `${name.slice(0, ECHOED_NAME_MAX)}…(${name.length} characters)`;
 }
 
 /** RFC 6901 §3: "~" is written "~0" and "/" is written "~1" inside a reference token. */
@@ -159,9 +178,11 @@ export interface ProblemContext {
 
 export function problemBody(problem: ProblemError, ctx: ProblemContext = {}): ProblemBody {
   const body: ProblemBody = {
-    // about:blank: the status code says it all; `code` refines it (RFC 9457 §4.2.1).
+    // Policy: type is always about:blank and title the status phrase (RFC 9457 §4.2.1); the
+    // stable `code` member names the specific problem. A self-hosted companion has no URI it
+    // could promise to keep dereferenceable for per-code types, and clients key on `code`.
     type: 'about:blank',
-    title: problem.title,
+    title: statusPhrase(problem.status),
     status: problem.status,
     ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
     ...(ctx.path !== undefined ? { instance: ctx.path } : {}),

@@ -11,6 +11,11 @@ export class Lifecycle {
   readonly #stop: Hook[] = [];
   #state: 'new' | 'started' | 'stopped' = 'new';
 
+  /** new (hooks not started), started, or stopped: readiness expects workers only once started. */
+  get state(): 'new' | 'started' | 'stopped' {
+    return this.#state;
+  }
+
   onStart(hook: Hook): void {
     this.#start.push(hook);
   }

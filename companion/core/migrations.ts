@@ -1,7 +1,9 @@
 /**
  * Numbered, transactional, re-runnable schema migrations (STYLE.md, after graphile-worker).
  *
- * Files are `companion/migrations/NNNN_name.sql`, numbered from 0001 without gaps. Each runs
+ * Files are `companion/migrations/NNNN_name.sql`, numbered upwards from 0001. Numbers are handed
+ * out per line of work, so one may be missing while its branch is unmerged; each number is
+ * used once and they apply in order. Each runs
  * in its own BEGIN IMMEDIATE transaction together with its row in `schema_migrations`, so a
  * migration is applied entirely or not at all, and two processes starting at once serialise
  * on the write lock instead of both applying it. Running the set again changes nothing.
@@ -47,8 +49,9 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
     });
   }
   migrations.forEach((mig, i) => {
-    if (mig.version !== i + 1) {
-      throw new MigrationError(`expected migration ${String(i + 1).padStart(4, '0')}, found ${String(mig.version).padStart(4, '0')}_${mig.name}.sql`);
+    const previous = i === 0 ? 0 : migrations[i - 1]!.version;
+    if (mig.version <= previous || mig.version < 1) {
+      throw new MigrationError(`expected migration numbers to rise from 0001 without repeats, found ${String(mig.version).padStart(4, '0')}_${mig.name}.sql after ${String(previous).padStart(4, '0')}`);
     }
   });
   return migrations;

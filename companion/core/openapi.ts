@@ -30,20 +30,98 @@ function registerSecuritySchemes(app: OpenAPIHono<any>): void {
     type: 'apiKey',
     in: 'cookie',
     name: SESSION_COOKIE,
-    description: 'Account session cookie from POST /account/session, for /account endpoints',
+    description:
+      'Account session cookie for the /account endpoints (interface-spec Authentication). Account sessions are not built yet, so no operation requires this scheme today.',
+  });
+  registry.registerComponent('securitySchemes', 'MetricsToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The operator token set in SVC_METRICS_TOKEN; GET /metrics requires it only when it is set',
   });
 }
 
+/** Every tag an operation may carry, declared with its meaning (OpenAPI 3.1 §4.8.1 `tags`). */
+export const TAGS = [
+  { name: 'account', description: 'Sandbox signup and the tenant\'s API keys' },
+  { name: 'packs', description: 'Vertical packs: manifests, required fields, rates' },
+  { name: 'gate', description: 'Decide and seal the next action of an AI workflow' },
+  { name: 'records', description: 'Seal records of actions taken elsewhere' },
+  { name: 'evidence', description: 'Sealed records, evidence packets, keys and verification' },
+  { name: 'policy', description: 'Tenant policy versions per pack and their receipts' },
+  { name: 'reviews', description: 'Paused actions, review decisions and the law grading mirror' },
+  { name: 'metering', description: 'Usage and credits' },
+  { name: 'operations', description: 'Health, readiness and metrics for operators' },
+  { name: 'meta', description: 'This description' },
+] as const;
+
 export function openApiDocument(app: OpenAPIHono<any>) {
-  return app.getOpenAPI31Document({
+  const document = app.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {
       title: 'Action Gate Service',
       version: API_VERSION,
       description:
-        'A tenant-owned gate for the next action of an AI workflow, with signed, offline-verifiable evidence. Errors are RFC 9457 problem+json with a stable code.',
+        'A tenant-owned gate for the next action of an AI workflow, with signed, offline-verifiable evidence.\n\n' +
+        'Errors are RFC 9457 problem+json (ProblemDetails). `type` is always `about:blank` and `title` the HTTP status ' +
+        'phrase; the stable `code` member names the problem and `errors` lists every failing field of a 422. ' +
+        'Unknown query parameters are always rejected with 422.',
     },
+    // Each tenant runs its own companion; the variables default to its out-of-the-box address.
+    servers: [
+      {
+        url: '{scheme}://{host}:{port}',
+        description: 'A companion (defaults: npm start on this machine)',
+        variables: {
+          scheme: { enum: ['http', 'https'], default: 'http' },
+          host: { default: '127.0.0.1' },
+          port: { default: '8787' },
+        },
+      },
+    ],
+    tags: [...TAGS],
   });
+  flattenExtendedObjects(document as unknown as JsonObject);
+  return document;
+}
+
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * zod's `.extend()` of a registered schema is generated as `allOf: [{$ref}, {properties,
+ * additionalProperties: false}]`. JSON Schema evaluates each branch alone, so the closed
+ * second branch refuses the referenced properties (and a closed referenced schema refuses
+ * the new ones): no real response satisfies it. Such pairs are merged here into one object
+ * schema with the union of properties and required names, as `.extend()` means.
+ */
+export function flattenExtendedObjects(document: JsonObject): void {
+  const schemas = isObject(document.components) && isObject(document.components.schemas) ? document.components.schemas : {};
+  const resolve = (node: unknown): JsonObject | undefined => {
+    if (!isObject(node)) return undefined;
+    const ref = typeof node.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref) : null;
+    return ref ? resolve(schemas[ref[1]!]) : node;
+  };
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isObject(node)) return;
+    for (const value of Object.values(node)) visit(value);
+    const parts = node.allOf;
+    if (!Array.isArray(parts) || parts.length !== 2) return;
+    const base = resolve(parts[0]);
+    const extension = parts[1];
+    if (!base || !isObject(extension) || base.type !== 'object' || extension.type !== 'object' || base.allOf || extension.allOf) return;
+    const merged: JsonObject = {
+      ...base,
+      ...extension,
+      properties: { ...(base.properties as JsonObject), ...(extension.properties as JsonObject) },
+      required: [...new Set([...((base.required as string[]) ?? []), ...((extension.required as string[]) ?? [])])],
+    };
+    delete node.allOf;
+    Object.assign(node, merged);
+  };
+  // Components first, so an extension of an extension merges an already-flat base.
+  visit(schemas);
+  visit(document.paths);
 }
 
 const OpenApiDocumentSchema = z.looseObject({ openapi: z.literal('3.1.0') }).openapi('OpenApiDocument');
@@ -58,6 +136,7 @@ export function mountOpenApi<E extends Env>(app: OpenAPIHono<E>): void {
   const route = defineRoute({
     method: 'get',
     path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
     tags: ['meta'],
     auth: 'public',
     summary: 'This OpenAPI 3.1.0 description',

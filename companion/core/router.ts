@@ -5,8 +5,8 @@
  * middleware that enforces it, and documents the problem+json answers every route can give.
  *
  *   const route = defineRoute({
- *     method: 'get', path: '/tenant/api-keys', tags: ['account'], auth: deps.auth.apiKey,
- *     summary: '…', request: { query: z.object({ … }).strict() },
+ *     method: 'get', path: '/tenant/api-keys', operationId: 'listApiKeys', tags: ['account'],
+ *     auth: deps.auth.apiKey, summary: '…', request: { query: z.object({ … }) },
  *     responses: { 200: jsonContent(ApiKeyList, "The tenant's keys") },
  *   });
  *   router.openapi(route, (c) => c.json(list(c.var.auth.tenantId), 200));
@@ -16,6 +16,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from './errors.ts';
 import type { ValidationLocation } from './errors.ts';
+import { strictJsonBody, strictJsonDescription } from './strict-json.ts';
 
 /** Per-request values every route can read. */
 export interface AppVariables {
@@ -86,7 +87,8 @@ export const ProblemSchema = z
   })
   .openapi('ProblemDetails', { description: 'RFC 9457 Problem Details' });
 
-function problemContent(description: string) {
+/** A problem+json response described by the one shared Problem schema. */
+export function problemContent(description: string) {
   return { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema } } } as const;
 }
 
@@ -100,7 +102,24 @@ export function jsonBody<S extends z.ZodType>(schema: S, description?: string) {
   return { required: true, ...(description ? { description } : {}), content: { 'application/json': { schema } } };
 }
 
-type RouteBase = Omit<RouteConfig, 'method' | 'path' | 'request' | 'responses' | 'security' | 'middleware'>;
+type RouteBase = Omit<RouteConfig, 'method' | 'path' | 'request' | 'responses' | 'security' | 'middleware' | 'operationId'>;
+
+/**
+ * operationId: a stable verb-noun name (listApiKeys, getRecord) that generated clients use as
+ * the method name; never derived from the path, so renaming a path does not rename the method.
+ */
+const OPERATION_ID = /^(get|list|create|submit|record|update|preview|verify|sign|gate)[A-Z][A-Za-z0-9]*$/;
+
+/**
+ * interface-spec Errors: "Unknown query parameters are always rejected". Every route gets a
+ * strict query schema, declared or empty, so a parameter the route does not document answers
+ * 422 naming it, from the same schema the OpenAPI document is generated from.
+ */
+export function strictQuery<R extends NonNullable<RouteConfig['request']>>(request: R | undefined): R {
+  const query = request?.query;
+  if (query === undefined) return { ...request, query: z.strictObject({}) } as R;
+  return { ...request, query: query instanceof z.ZodObject ? query.strict() : query } as R;
+}
 
 type ProblemResponses = { default: ReturnType<typeof problemContent> };
 
@@ -119,8 +138,9 @@ export function defineRoute<
   Res extends RouteConfig['responses'],
   A extends 'public' | AuthRequirement<any>,
 >(
-  spec: RouteBase & { method: M; path: P; request?: Req; responses: Res; auth: A },
+  spec: RouteBase & { method: M; path: P; operationId: string; request?: Req; responses: Res; auth: A },
 ): RouteBase & {
+  operationId: string;
   method: M;
   path: P;
   request: Req;
@@ -130,19 +150,39 @@ export function defineRoute<
   getRoutingPath(): string;
 } {
   const { auth, responses, ...rest } = spec;
+  if (!OPERATION_ID.test(spec.operationId)) throw new Error(`operationId ${spec.operationId} of ${spec.path} must be verb-noun camelCase`);
   const isPublic = auth === 'public';
   const request = rest.request;
-  const hasInput = Boolean(request?.body || request?.query || request?.params || request?.headers || request?.cookies);
   const problems: Record<string, ReturnType<typeof problemContent>> = {
     ...(isPublic ? {} : { 401: problemContent('Missing or invalid credential'), 403: problemContent('Missing capability') }),
-    ...(hasInput ? { 422: problemContent('Malformed body or invalid fields; every failing field is listed') } : {}),
+    // Every route has at least its (strict) query to validate.
+    422: problemContent(unprocessableDescription(request)),
     default: problemContent('Any other failure'),
   };
   const route = createRoute({
     ...rest,
+    request: strictQuery(rest.request),
     security: isPublic ? [] : auth.security,
-    ...(isPublic ? {} : { middleware: auth.middleware }),
+    middleware: [...(isPublic ? [] : [auth.middleware]), ...strictJsonFor(request)],
     responses: { ...problems, ...responses },
   });
   return route as unknown as ReturnType<typeof defineRoute<M, P, Req, Res, A>>;
+}
+
+/** Whether a route's request declares a JSON body (any application/json or +json media type). */
+function takesJson(request: RouteConfig['request'] | undefined): boolean {
+  return Object.keys(request?.body?.content ?? {}).some((type) => /^application\/(?:[\w.-]+\+)?json$/i.test(type));
+}
+
+/**
+ * A JSON body is read by core/strict-json.ts after authentication and before the validator, so
+ * nothing is validated or hashed that breaks its rules; the 422 documents them.
+ */
+function strictJsonFor(request: RouteConfig['request'] | undefined): MiddlewareHandler[] {
+  return takesJson(request) ? [strictJsonBody] : [];
+}
+
+function unprocessableDescription(request: RouteConfig['request'] | undefined): string {
+  const base = 'Malformed body, unknown query parameter or invalid fields; every failing field is listed';
+  return takesJson(request) ? `${base}. ${strictJsonDescription()}` : base;
 }

@@ -11,7 +11,7 @@ import type { VerifyRequest as SealedPacket, VerifyResult } from '../../shared/t
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
-import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { enqueueVerifyFailed } from '../events/verify-failed.ts';
 import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package.ts';
@@ -72,6 +72,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const kit = defineRoute({
     method: 'get',
     path: '/evidence-packets/proof-kit',
+    operationId: 'getProofKit',
     tags: ['evidence'],
     auth: 'public',
     summary: 'The proof kit: how to check seals, bundles, inclusion and consistency proofs with stock tools',
@@ -82,6 +83,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const verifySeal = defineRoute({
     method: 'post',
     path: '/evidence-packets/verify-seal',
+    operationId: 'verifySeal',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'Verify a seal: an evidence packet (as for /v1/verify) or a 4-file seal bundle (files in base64)',
@@ -111,6 +113,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const single = defineRoute({
     method: 'post',
     path: '/evidence-packets/seal-bundle',
+    operationId: 'createSealBundle',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'The 4-file seal bundle for a posted evidence packet (stateless: nothing stored, nothing metered)',
@@ -142,6 +145,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const batch = defineRoute({
     method: 'post',
     path: '/evidence-packets/seal-bundle/batch',
+    operationId: 'createSealBundleBatch',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'Seal bundles for many stored records, all or nothing, with MANIFEST.json (nothing stored, nothing metered)',
@@ -152,7 +156,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     request: { body: jsonBody(BatchRequest) },
     responses: {
       200: { description: 'The package', content: { ...jsonContent(PackageSchema, '').content, ...archiveContent } },
-      404: jsonContent(z.object({ missing_action_keys: z.array(z.string()) }), 'Unknown action keys, all of them'),
+      404: problemContent('Unknown action keys: missing_action_keys lists every one of them; nothing was bundled'),
     },
   });
   router.openapi(batch, (c) => {

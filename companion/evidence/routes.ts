@@ -7,7 +7,7 @@ import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
-import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { enqueueVerifyFailed } from '../events/verify-failed.ts';
 import { recordReview } from '../reviews/record-review.ts';
@@ -34,6 +34,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const getRecord = defineRoute({
     method: 'get',
     path: '/v1/records/{action_key}',
+    operationId: 'getRecord',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'Fetch a sealed record with its evidence packet and a ready verify request',
@@ -41,7 +42,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     responses: {
       // A gate action that needed review also carries its live review state (reviews capability).
       200: jsonContent(SealedRecord.extend({ review: RecordReview.optional() }), 'The sealed record'),
-      404: jsonContent(z.object({}), 'Unknown record'),
+      404: problemContent("Unknown record (another tenant's record answers the same)"),
     },
   });
   router.openapi(getRecord, (c) => {
@@ -55,6 +56,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const getPacket = defineRoute({
     method: 'get',
     path: '/{vertical}/evidence-packets/{action_key}',
+    operationId: 'getEvidencePacket',
     tags: ['evidence'],
     auth: deps.auth.apiKey,
     summary: 'Evidence packet of a record (the durable href of every packet)',
@@ -63,7 +65,7 @@ export function evidenceRoutes(deps: RouteDeps) {
         vertical: z.string().min(1).max(40).openapi({ param: { name: 'vertical', in: 'path' }, example: 'law' }),
       }),
     },
-    responses: { 200: jsonContent(EvidencePacket, 'The evidence packet'), 404: jsonContent(z.object({}), 'Unknown record') },
+    responses: { 200: jsonContent(EvidencePacket, 'The evidence packet'), 404: problemContent("Unknown record (another tenant's record answers the same)") },
   });
   router.openapi(getPacket, (c) => {
     const { vertical, action_key } = c.req.valid('param');
@@ -75,6 +77,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const verify = defineRoute({
     method: 'post',
     path: '/v1/verify',
+    operationId: 'verifyEvidence',
     tags: ['evidence'],
     auth: deps.auth.optionalApiKey,
     summary: 'Recompute every check of an evidence packet (signature, hashes, key identity and status)',
@@ -93,6 +96,7 @@ export function evidenceRoutes(deps: RouteDeps) {
   const kit = defineRoute({
     method: 'get',
     path: '/v1/verify/kit',
+    operationId: 'getVerifyKit',
     tags: ['evidence'],
     auth: 'public',
     summary: 'Offline verification recipe: fields, hashes, checks; no key material',

@@ -2,6 +2,7 @@
  * OpenAPI/zod schemas of the evidence wire types (shared/types.ts), reused by every
  * capability that returns or accepts evidence: gate, records, reviews, exports.
  */
+import { boundedRecord } from '../core/bounds.ts';
 import { z } from '../core/router.ts';
 
 export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'expected lowercase hex SHA-256').openapi({ example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' });
@@ -50,17 +51,20 @@ export const EvidencePacket = z
   })
   .openapi('EvidencePacket');
 
+// Loose where a tampered value must fail a named check rather than the request, but bounded:
+// a verifier reads and may echo these, so none is larger than any value a seal can hold.
 export const VerifyRequest = z
   .object({
-    action_key: z.string(),
-    href: z.string(),
-    status: z.string(),
-    packet_hash: z.string(),
-    // The seal is checked field by field by shared/verify.ts, which names what is wrong.
-    seal: z.record(z.string(), z.unknown()),
-    decision: z.string().nullable(),
-    payload_hash: z.string(),
-    review_route: z.string().nullable(),
+    action_key: z.string().max(200),
+    href: z.string().max(300),
+    status: z.string().max(64),
+    packet_hash: z.string().max(128),
+    // The seal is checked field by field by shared/verify.ts, which names what is wrong; its
+    // members are bounded as a whole by the strict JSON limits (core/strict-json.ts).
+    seal: boundedRecord(z.string().max(64), z.unknown(), 16),
+    decision: z.string().max(64).nullable(),
+    payload_hash: z.string().max(128),
+    review_route: z.string().max(200).nullable(),
   })
   .openapi('VerifyRequest');
 

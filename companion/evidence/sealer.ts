@@ -96,6 +96,13 @@ export interface SealerDeps {
   ids: IdFactory;
   /** Most requests sealed in one transaction; the rest wait for the next flush. */
   maxBatch?: number;
+  /** Told about every committed batch (ops/metrics.ts); never changes what is sealed. */
+  observer?: SealObserver;
+}
+
+export interface SealObserver {
+  /** `size` requests shared one transaction whose commit took `seconds`; `sealed` are the new seals. */
+  committed(batch: { size: number; seconds: number; sealed: readonly SealRequest[] }): void;
 }
 
 interface Pending {
@@ -128,6 +135,11 @@ export class Sealer {
     });
   }
 
+  /** Requests waiting for the next flush. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
   /** Resolves when every queued seal has been committed (graceful shutdown). */
   drain(): Promise<void> {
     if (this.#queue.length === 0 && !this.#scheduled) return Promise.resolve();
@@ -146,6 +158,7 @@ export class Sealer {
     this.#scheduled = false;
     const batch = this.#queue.splice(0, this.#maxBatch);
     const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
+    const started = performance.now();
     try {
       // Each tenant's log head is read once per batch, then carried from seal to seal.
       const heads = new Map<string, LogHead | undefined>();
@@ -164,6 +177,13 @@ export class Sealer {
       for (const item of batch) item.reject(error);
       this.#afterFlush();
       return;
+    }
+    if (this.#deps.observer) {
+      const sealed = batch.filter((_, i) => {
+        const o = outcomes[i]!;
+        return o.ok && !o.value.replayed;
+      });
+      this.#deps.observer.committed({ size: batch.length, seconds: (performance.now() - started) / 1000, sealed: sealed.map((p) => p.request) });
     }
     batch.forEach((item, i) => {
       const o = outcomes[i]!;

@@ -6,6 +6,7 @@
 import { ATTESTATION_FORMAT } from '../../shared/types.ts';
 import { BUNDLE_FILE_NAMES, BUNDLE_FORMAT } from '../../shared/bundle.ts';
 import { CHECK_ORDER } from '../../shared/verify.ts';
+import { STRICT_JSON_RULES } from '../core/strict-json.ts';
 
 const CHECKS: Record<(typeof CHECK_ORDER)[number], string> = {
   canonical_form: 'The packet fields and seal are well formed; every hashed or signed value is canonicalized with RFC 8785 (JCS).',
@@ -32,6 +33,8 @@ export function verifyKit(): Record<string, unknown> {
     verify_request_fields: ['action_key', 'href', 'status', 'packet_hash', 'seal', 'decision', 'payload_hash', 'review_route'],
     packet_hash_fields: ['action_key', 'decision', 'href', 'payload_hash', 'review_route', 'status'],
     payload_hash: 'SHA-256 of the JCS bytes of the request body without idempotency_key; the caller keeps the payload to re-prove it.',
+    // What the service accepted is exactly what it hashed: a body breaking any of these was refused (422) before hashing.
+    request_json_rules: STRICT_JSON_RULES,
     checks: CHECK_ORDER.map((name) => ({ name, rule: CHECKS[name] })),
     seal_bundle: {
       format: BUNDLE_FORMAT,

@@ -68,6 +68,8 @@ export interface GateDecision {
   /** `<channel>:<target>` when the decision is needs_review, else null (interface-spec Gate response). */
   reviewRoute: string | null;
   nextStep: string;
+  /** Why, one per deciding finding: its sealed rule id and an employee-safe explanation. */
+  reasons: DecisionReason[];
   catalogRefs: string[];
   manifestDigest: string;
   policyDigest: string | null;
@@ -78,6 +80,16 @@ export interface GateDecision {
     action_type: string;
     findings: Finding[];
   } & Partial<EngineFacts>;
+}
+
+/**
+ * One reason for the decision (interface-spec Gate response, `reasons`): a rule id that the
+ * seal commits in context.findings, and a fixed explanation from the pack or the policy
+ * overlay, never built from the request, so it is safe to show the employee and the reviewer.
+ */
+export interface DecisionReason {
+  rule: string;
+  explanation: string;
 }
 
 /** A pack rule that fired: its id and effect are committed; its reason and route shape the answer. */
@@ -164,6 +176,7 @@ export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay 
     actionType,
     reviewRoute,
     nextStep: nextStep(m.next_step[decision], deciding),
+    reasons: reasonsFor(findings, decision, result.hits, spec.title),
     catalogRefs,
     manifestDigest: pack.digest,
     policyDigest: overlay.digest,
@@ -179,6 +192,31 @@ export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay 
 function nextStep(instruction: string, deciding: readonly RuleHit[]): string {
   const why = unique(deciding.map((h) => (h.dimension ? `Why (${h.dimension.replaceAll('_', ' ')}): ${h.reason}` : `Why: ${h.reason}`)));
   return [instruction, ...why].join(' ');
+}
+
+/**
+ * The findings that decided, explained: a pack rule by its fixed reason, a pack default or a
+ * tenant policy entry by what it means for this action type.
+ */
+function reasonsFor(findings: readonly Finding[], decision: Decision, hits: readonly RuleHit[], title: string): DecisionReason[] {
+  const reasonOf = new Map(hits.map((h) => [h.rule, h.reason]));
+  const defaults: Record<Decision, string> = {
+    needs_review: `“${title}” needs review until your organisation allowlists this action type.`,
+    blocked: `“${title}” is not allowed by this pack.`,
+    allow: `“${title}” is allowed by this pack.`,
+  };
+  const policy: Record<Decision, string> = {
+    allow: `Your organisation allowlisted “${title}”.`,
+    needs_review: `Your organisation’s policy requires review of “${title}”.`,
+    blocked: `Your organisation’s policy does not allow “${title}”.`,
+  };
+  const out: DecisionReason[] = [];
+  for (const f of findings) {
+    if (f.waived || f.effect !== decision || out.some((r) => r.rule === f.rule)) continue;
+    const explanation = f.source === 'policy' ? policy[f.effect] : (reasonOf.get(f.rule) ?? defaults[f.effect]);
+    out.push({ rule: f.rule, explanation });
+  }
+  return out;
 }
 
 /**

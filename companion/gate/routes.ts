@@ -50,6 +50,7 @@ export function gateRoutes(deps: RouteDeps) {
   const gate = defineRoute({
     method: 'post',
     path: '/v1/gate',
+    operationId: 'gateAction',
     tags: ['gate'],
     auth: deps.auth.apiKey,
     summary: 'Gate the next action of an AI workflow with a vertical pack',
@@ -68,6 +69,7 @@ export function gateRoutes(deps: RouteDeps) {
     const route = defineRoute({
       method: 'post',
       path: `/${name}/proposed-action`,
+      operationId: `gate${name.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}ProposedAction`,
       tags: ['gate'],
       auth: deps.auth.apiKey,
       summary: `Gate a proposed action with the ${name} pack (pack may be omitted; if given it must be "${name}")`,

@@ -22,6 +22,7 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export const IdempotencyKey = z
   .string()
+  .max(255, { error: 'expected 1 to 255 visible ASCII characters', abort: true })
   .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'expected 1 to 255 visible ASCII characters' })
   .openapi({ description: 'A retry with the same key returns the original result and is metered once' });
 
@@ -111,6 +112,16 @@ export const GateResponse = z
     review_route: z.string().nullable().openapi({ example: 'browser:legal-review' }),
     verify_request: VerifyRequest,
     next_step: z.string(),
+    reasons: z
+      .array(
+        z
+          .strictObject({
+            rule: z.string().openapi({ description: 'A rule id the seal commits in its attestation context (findings)', example: 'law.default.proposed-action' }),
+            explanation: z.string().openapi({ description: 'Fixed by the pack or the tenant policy, never built from the request: safe to show the employee' }),
+          })
+          .openapi('DecisionReason'),
+      )
+      .openapi({ description: 'Why the decision is what it is: one entry per deciding rule (waived pack defaults excluded)' }),
     catalog_refs: z.array(z.string()),
   })
   .openapi('GateResponse');

@@ -48,7 +48,7 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
     manifestDigest: d.manifestDigest,
     policyDigest: d.policyDigest,
     context: d.context,
-    details: { action_type: d.actionType, next_step: d.nextStep, catalog_refs: d.catalogRefs },
+    details: { action_type: d.actionType, next_step: d.nextStep, reasons: d.reasons, catalog_refs: d.catalogRefs },
     metering: { counted: true, credits },
     ...(idempotencyKey !== undefined ? { idempotency: { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
     // interface-spec States and transitions: a needs_review action pauses (its review item is
@@ -56,7 +56,8 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
     ...(d.decision === 'needs_review'
       ? { pauseForReview: { actionType: d.actionType, nextStep: d.nextStep, windowSeconds: deps.config.reviewTimeoutSeconds } }
       : {}),
-    // interface-spec "Gate response": exactly these fields.
+    // interface-spec "Gate response": these fields, and `reasons` (the deciding rule ids with
+    // their employee-safe explanations).
     respond: (record) => ({
       decision: d.decision,
       action_key: record.actionKey,
@@ -65,6 +66,7 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
       review_route: d.reviewRoute,
       verify_request: record.verifyRequest,
       next_step: d.nextStep,
+      reasons: d.reasons,
       catalog_refs: d.catalogRefs,
     }),
   });

@@ -42,6 +42,7 @@ export function meteringRoutes(deps: RouteDeps) {
   const usage = defineRoute({
     method: 'get',
     path: '/tenant/usage',
+    operationId: 'getUsage',
     tags: ['metering'],
     auth: deps.auth.apiKey,
     summary: 'Actions used, the cap, what remains, credits, and a warning when approaching the cap',

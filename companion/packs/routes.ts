@@ -75,11 +75,15 @@ export function packRoutes(_deps: RouteDeps) {
   const route = defineRoute({
     method: 'get',
     path: '/v1/packs',
+    operationId: 'listPacks',
     tags: ['packs'],
     auth: 'public',
     summary: 'Every pack: exact required request fields, action and event types with defaults, rate and claim boundary',
     request: { query: z.object({}).strict() },
-    responses: { 200: jsonContent(PackList, 'The five gate packs and two record packs, each with its manifest digest') },
+    responses: {
+      200: jsonContent(PackList, 'The five gate packs and two record packs, each with its manifest digest'),
+      304: { description: 'Not modified: If-None-Match matched the ETag (RFC 9110 §15.4.5)' },
+    },
   });
   router.openapi(route, (c) => c.json(body, 200));
   return router;

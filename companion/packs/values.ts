@@ -61,6 +61,8 @@ export const idList = (maxItems: number, maxLength = 64): ValueSpec => ({
 export const booleanValue = (): ValueSpec => ({ type: 'boolean' });
 export const regionValue = (): ValueSpec => ({ type: 'region', pattern: REGION_PATTERN });
 export const localeValue = (): ValueSpec => ({ type: 'locale', pattern: LOCALE_PATTERN });
+/** RFC 3339 date-time with offset: "2025-01-01T00:00:00.123456789+14:00" is 35 characters. */
+export const TIMESTAMP_MAX_LENGTH = 40;
 export const timestampValue = (): ValueSpec => ({ type: 'timestamp', format: 'RFC 3339 date-time with offset' });
 
 export const key = (required: boolean, description: string, value: ValueSpec): KeySpec => ({ required, description, value });
@@ -92,7 +94,7 @@ export function valueSchema(spec: ValueSpec, missing: string): z.ZodType {
     case 'locale':
       return shapedString(spec.pattern, 35, 'a BCP 47 language tag such as en or en-US', error);
     case 'timestamp':
-      return z.iso.datetime({ offset: true, error });
+      return z.iso.datetime({ offset: true, error }).max(TIMESTAMP_MAX_LENGTH);
   }
 }
 

@@ -22,6 +22,7 @@
 import { payloadHash } from '../../shared/attestation.ts';
 import { fieldErrors, jsonPointer, ProblemError } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
+import { recordBounds } from '../core/bounds.ts';
 import { z } from '../core/router.ts';
 import type { PolicyOverlay } from './policy-overlay.ts';
 import { GATE_PACKS, REVIEW_ROUTE_PATTERN } from '../packs/manifest.ts';
@@ -33,6 +34,8 @@ export const POLICY_LABEL_MAX = 64;
 export const POLICY_NOTE_MAX = POLICY_STRING_MAX;
 /** Longest list: more entries than any pack has action types. */
 export const POLICY_LIST_MAX = 64;
+const REVIEW_ROUTE_MAX = 128;
+const ACTION_TYPE_MAX = 64;
 
 export const LIST_FIELDS = ['allow_action_types', 'deny_action_types', 'review_action_types'] as const;
 export type ListField = (typeof LIST_FIELDS)[number];
@@ -51,6 +54,7 @@ export interface PolicyDocument {
 const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const ReviewRoute = z
   .string()
+  .max(REVIEW_ROUTE_MAX, { error: `expected at most ${REVIEW_ROUTE_MAX} characters`, abort: true })
   .regex(new RegExp(REVIEW_ROUTE_PATTERN), { error: 'expected <channel>:<target>: channel chat, workflow, webhook or browser; target lowercase letters, digits and -' })
   .openapi({ example: 'workflow:privacy-office' });
 
@@ -69,6 +73,8 @@ function policyShape(actionType: z.ZodType<string>, policyPack: z.ZodType<string
     review_action_types: list('review_action_types'),
     review_routes: z
       .partialRecord(actionType, ReviewRoute)
+      .refine((o) => Object.keys(o).length <= POLICY_LIST_MAX, { error: `expected at most ${POLICY_LIST_MAX} routes` })
+      .openapi(recordBounds(POLICY_LIST_MAX, ACTION_TYPE_MAX))
       .optional()
       .openapi({ description: "Review route per action type, overriding the pack's when the decision is needs_review" }),
     label: z.string().min(1).max(POLICY_LABEL_MAX).optional().openapi({ description: 'Short name of this version; no raw material' }),
@@ -78,7 +84,7 @@ function policyShape(actionType: z.ZodType<string>, policyPack: z.ZodType<string
 
 /** The document as the OpenAPI description shows it; each pack's own schema is stricter. */
 export const PolicyDocumentBody = policyShape(
-  z.string().max(64).regex(KEBAB, { error: 'expected a kebab-case action type id' }),
+  z.string().max(ACTION_TYPE_MAX).regex(KEBAB, { error: 'expected a kebab-case action type id' }),
   z.enum(GATE_PACKS),
 ).openapi('TenantPolicyDocument', { description: 'Tenant policy for one policy_pack; the action types are those of GET /tenant/policy/options' });
 

@@ -62,6 +62,7 @@ export function policyRoutes(deps: RouteDeps) {
   const options = defineRoute({
     method: 'get',
     path: '/tenant/policy/options',
+    operationId: 'getPolicyOptions',
     tags: ['policy'],
     auth: deps.auth.apiKey,
     summary: "The pack's action types and defaults, the current policy version, the document schema and the raw-material rules",
@@ -76,6 +77,7 @@ export function policyRoutes(deps: RouteDeps) {
   const preview = defineRoute({
     method: 'post',
     path: '/tenant/policy/preview',
+    operationId: 'previewPolicy',
     tags: ['policy'],
     auth: deps.auth.apiKey,
     summary: 'Decide sample gate requests under the current and a candidate policy; nothing is saved, sealed or metered',
@@ -111,6 +113,7 @@ export function policyRoutes(deps: RouteDeps) {
   const put = defineRoute({
     method: 'put',
     path: '/tenant/policy',
+    operationId: 'updatePolicy',
     tags: ['policy'],
     auth: deps.auth.apiKey,
     summary: 'Make a new policy version for the pack, sealed as a policy receipt',
@@ -145,6 +148,7 @@ export function policyRoutes(deps: RouteDeps) {
   const receipts = defineRoute({
     method: 'get',
     path: '/tenant/policy/receipts',
+    operationId: 'listPolicyReceipts',
     tags: ['policy'],
     auth: deps.auth.apiKey,
     summary: 'Policy version history for the pack, newest first, each with its sealed receipt',

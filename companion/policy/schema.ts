@@ -3,6 +3,7 @@
  * (query policy_pack)"; the spec leaves bodies open, so these are ours). Query objects are
  * strict: an unknown parameter is a 422, never ignored (interface-spec Errors, Rules).
  */
+import { boundedRecord } from '../core/bounds.ts';
 import { z } from '../core/router.ts';
 import { EvidencePacket, Sha256Hex, VerifyRequest } from '../evidence/schemas.ts';
 import { DECISIONS, GATE_PACKS } from '../packs/manifest.ts';
@@ -41,7 +42,7 @@ export const PreviewRequest = z
   .object({
     policy: PolicyDocumentBody,
     samples: z
-      .array(z.record(z.string(), z.unknown()))
+      .array(boundedRecord(z.string().max(64), z.unknown(), 16))
       .min(1)
       .max(PREVIEW_SAMPLES_MAX)
       .openapi({ description: 'Gate request bodies for the policy_pack, validated exactly as POST /{vertical}/proposed-action does; never stored or echoed' }),

@@ -9,6 +9,11 @@
  * scanned, so raw material is answered as 422 `raw_content_rejected` naming each offending path
  * and the rule it broke, and is never stored, sealed or echoed (messages never quote the value).
  *
+ * Bounded work: too_long is decided first, so a longer value (or undeclared key) is refused
+ * without any pattern seeing it, and every pattern below runs in time linear in its input (each
+ * unbounded run starts only where its character class begins, by a lookbehind, so no match is
+ * retried from inside a run; `npm run bench -- input` fits the exponent).
+ *
  * Rules, in the order they are reported (one hit per value, the first rule that matches):
  *   secret_field_name    an undeclared key named like a secret or raw content (password, token,
  *                        api_key, private_key, credential, prompt, document, content, …)
@@ -46,7 +51,7 @@
  * rephrase). That is why the shape, not this scan, is what keeps policy small and id-only.
  */
 import type { FieldError } from '../core/errors.ts';
-import { jsonPointer } from '../core/errors.ts';
+import { echoableName, jsonPointer } from '../core/errors.ts';
 
 /** The longest string a policy holds (the note); anything longer is treated as content. */
 export const POLICY_STRING_MAX = 140;
@@ -77,9 +82,9 @@ const KNOWN_PREFIXES = [
 ];
 
 const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
-const DOTTED_BASE64URL = /[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/;
-const URL_CREDENTIALS = /[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]+:[^\s/?#@]*@/i;
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/;
+const DOTTED_BASE64URL = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/;
+const URL_CREDENTIALS = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]+:[^\s/?#@]*@/i;
+const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/;
 const PHONE = /(?<![\w.])\+?\d(?:[ ().-]{0,2}\d){8,14}(?![\w])/;
 const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
 
@@ -151,6 +156,8 @@ export const RAW_MATERIAL_RULES: readonly RawMaterialRule[] = [
   { id: 'too_long', description: `Longer than ${POLICY_STRING_MAX} characters: policy values are short ids and labels`, test: (v) => v.length > POLICY_STRING_MAX },
 ];
 
+const TOO_LONG = RAW_MATERIAL_RULES.find((r) => r.id === 'too_long')!;
+
 export const SECRET_FIELD_NAME_RULE = {
   id: 'secret_field_name',
   description: 'An undeclared key named like a secret or raw content (password, token, api_key, private_key, credential, prompt, document, content, …)',
@@ -161,6 +168,7 @@ export const rawMaterialCode = (ruleId: string) => `raw_material.${ruleId}`;
 
 /** The rule a single string breaks, if any. */
 export function rawMaterialRule(value: string): RawMaterialRule | undefined {
+  if (value.length > POLICY_STRING_MAX) return TOO_LONG;
   return RAW_MATERIAL_RULES.find((r) => r.test(value));
 }
 
@@ -188,7 +196,7 @@ export function findRawMaterial(
     }
     for (const [key, child] of Object.entries(v)) {
       if (!isDeclaredKey(path, key)) {
-        const rule = SECRET_FIELD_NAME.test(key) ? SECRET_FIELD_NAME_RULE : rawMaterialRule(key);
+        const rule = key.length <= POLICY_STRING_MAX && SECRET_FIELD_NAME.test(key) ? SECRET_FIELD_NAME_RULE : rawMaterialRule(key);
         if (rule) {
           // The key itself is the problem; its value is not stored either way.
           out.push(hit([...at, ...path, key], rule.id, rule.description, 'field name'));
@@ -205,8 +213,8 @@ export function findRawMaterial(
 function hit(path: (string | number)[], ruleId: string, description: string, what = 'value'): FieldError {
   return {
     in: 'body',
-    path: jsonPointer(path),
-    // Never the value: it may be the secret.
+    // Never the value: it may be the secret; a long member name is abbreviated.
+    path: jsonPointer(path.map((p) => (typeof p === 'string' ? echoableName(p) : p))),
     message: `raw material is not stored in policy: this ${what} breaks rule ${ruleId} (${description})`,
     code: rawMaterialCode(ruleId),
   };

@@ -63,6 +63,7 @@ export function recordRoutes(deps: RouteDeps) {
   const single = defineRoute({
     method: 'post',
     path: '/v1/record',
+    operationId: 'createRecord',
     tags: ['records'],
     auth: deps.auth.apiKey,
     summary: 'Record a duty event that already happened (eu-ai-act, ca-sb942); digests only',
@@ -76,7 +77,9 @@ export function recordRoutes(deps: RouteDeps) {
     single,
     async (c) => answer(c, await sealRecord(sealDeps, c.var.auth, c.req.valid('json'))),
     (result) => {
-      if (!result.success) throw recordProblem(result.error);
+      // The body's own explanations (raw content, digest keys); other parts as every route.
+      if (!result.success && result.target === 'json') throw recordProblem(result.error);
+      validationHook(result);
       return undefined;
     },
   );
@@ -84,6 +87,7 @@ export function recordRoutes(deps: RouteDeps) {
   const batch = defineRoute({
     method: 'post',
     path: '/v1/record/batch',
+    operationId: 'createRecordBatch',
     tags: ['records'],
     auth: deps.auth.apiKey,
     summary: `Record up to ${BATCH_MAX_ITEMS} events: a bare JSON array, one sealed result per item`,

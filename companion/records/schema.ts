@@ -15,7 +15,7 @@ import { z } from '../core/router.ts';
 import { EvidencePacket, Sha256Hex, VerifyRequest } from '../evidence/schemas.ts';
 import type { EventTypeSpec, RecordManifest } from '../packs/manifest.ts';
 import { recordPacks } from '../packs/registry.ts';
-import { keysSchema, missingMessage } from '../packs/values.ts';
+import { keysSchema, missingMessage, TIMESTAMP_MAX_LENGTH } from '../packs/values.ts';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const NOT_A_DIGEST = 'expected a SHA-256 digest (64 lowercase hex characters); raw content is rejected';
@@ -49,6 +49,7 @@ function digestKeys(m: RecordManifest, e: EventTypeSpec) {
 function digestSchema(k: string, eventType: string) {
   return z
     .string({ error: (iss) => (iss.input === undefined ? missing(`source_payload.${k} is required for ${eventType}`) : NOT_A_DIGEST) })
+    .max(64, { error: NOT_A_DIGEST, abort: true })
     .regex(SHA256_HEX, { error: NOT_A_DIGEST });
 }
 
@@ -58,6 +59,7 @@ function eventSchema(m: RecordManifest, e: EventTypeSpec) {
     event_type: z.literal(e.id),
     occurred_at: z.iso
       .datetime({ offset: true, error: missingMessage('occurred_at is required: when the act happened (RFC 3339 date-time)') })
+      .max(TIMESTAMP_MAX_LENGTH)
       .openapi({ description: 'When the act happened (ISO 8601 / RFC 3339 with offset)' }),
     source_payload: digestKeys(m, e),
     metadata: keysSchema(e.metadata, (k) => missing(`metadata.${k} is required for ${e.id}`))
@@ -65,6 +67,7 @@ function eventSchema(m: RecordManifest, e: EventTypeSpec) {
       .openapi({ description: `Declared short values only: ${Object.keys(e.metadata).join(', ')}` }),
     idempotency_key: z
       .string()
+      .max(255, { error: 'expected 1 to 255 visible ASCII characters', abort: true })
       .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'expected 1 to 255 visible ASCII characters' })
       .optional()
       .openapi({ description: 'A retry with the same key returns the original result and is metered once' }),

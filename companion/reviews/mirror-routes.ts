@@ -20,6 +20,7 @@ export function mirrorRoutes(deps: RouteDeps) {
   const rubric = defineRoute({
     method: 'get',
     path: '/law/grading-mirror',
+    operationId: 'getGradingMirror',
     tags: ['reviews'],
     auth: 'public',
     summary: 'The public law grading rubric, its mirror_version and mirror_digest',
@@ -40,6 +41,7 @@ export function mirrorRoutes(deps: RouteDeps) {
   const verify = defineRoute({
     method: 'post',
     path: MIRROR_VERIFY_PATH,
+    operationId: 'verifyMirrorSeal',
     tags: ['reviews'],
     auth: 'public',
     summary: 'Verify a law mirror seal: rubric digest, grades, the tuple committed in the signed review receipt, and the receipt itself',

@@ -11,6 +11,10 @@
  * Everything here is recomputed from the posted object, the published rubric and the trusted
  * keys; nothing is looked up in the database, so an offline verifier with the rubric and the
  * JWKS reaches the same answer.
+ *
+ * The endpoint is public, so a detail names keys and expectations and quotes only the bounded
+ * tuple fields (core/strict-json.ts and the request schema cap them), never a value read from
+ * the posted seal or grades: an answer is never larger than the question's bounded parts.
  */
 import { isRecord } from '../../shared/attestation.ts';
 import { canonicalize } from '../../shared/canonical-json.ts';
@@ -76,7 +80,7 @@ function checkGrades(grades: Record<string, unknown>): MirrorCheck {
   const problems: string[] = [];
   for (const k of MIRROR_KEYS) {
     if (!(k in grades)) problems.push(`${k} is missing`);
-    else if (!(MIRROR_GRADES as readonly unknown[]).includes(grades[k])) problems.push(`${k} is ${JSON.stringify(grades[k])}, expected ${MIRROR_GRADES.join(', ')}`);
+    else if (!(MIRROR_GRADES as readonly unknown[]).includes(grades[k])) problems.push(`${k} is not a grade: expected ${MIRROR_GRADES.join(', ')}`);
   }
   for (const k of Object.keys(grades)) if (!(MIRROR_KEYS as readonly string[]).includes(k)) problems.push(`${k} is not a mirror key`);
   return problems.length > 0 ? fail('mirror_grades', problems.join('; ')) : pass('mirror_grades', 'exactly the five mirror keys, each a valid grade');
@@ -86,14 +90,14 @@ function checkCommitment(input: MirrorSealInput): MirrorCheck {
   const att = input.verify_request.seal.attestation;
   if (!isRecord(att)) return fail('mirror_commitment', 'not checked: the seal carries no attestation object');
   const problems: string[] = [];
-  if (att.kind !== 'review') problems.push(`attestation kind is ${JSON.stringify(att.kind)}, expected "review"`);
-  if (att.pack !== 'law') problems.push(`attestation pack is ${JSON.stringify(att.pack)}, expected "law"`);
+  if (att.kind !== 'review') problems.push('attestation kind is not "review"');
+  if (att.pack !== 'law') problems.push('attestation pack is not "law"');
   if (att.action_key !== input.review_action_key || input.verify_request.action_key !== input.review_action_key) {
-    problems.push(`the receipt is ${JSON.stringify(att.action_key)}, review_action_key says ${JSON.stringify(input.review_action_key)}`);
+    problems.push(`the receipt is not ${JSON.stringify(input.review_action_key)}, the review_action_key`);
   }
   const context = isRecord(att.context) ? att.context : {};
   if (context.reviewed_action_key !== input.reviewed_action_key) {
-    problems.push(`the receipt reviewed ${JSON.stringify(context.reviewed_action_key)}, reviewed_action_key says ${JSON.stringify(input.reviewed_action_key)}`);
+    problems.push(`the receipt did not review ${JSON.stringify(input.reviewed_action_key)}, the reviewed_action_key`);
   }
   const claimed = { mirror_version: input.mirror_version, mirror_digest: input.mirror_digest, mirror_grades: input.mirror_grades };
   if (!sameJson(context.mirror, claimed)) problems.push('the signed context.mirror differs from the posted mirror_version, mirror_digest and mirror_grades');

@@ -37,6 +37,7 @@ export function reviewRoutes(deps: RouteDeps) {
   const review = defineRoute({
     method: 'post',
     path: '/v1/reviews',
+    operationId: 'recordReview',
     tags: ['reviews'],
     auth: deps.auth.apiKey,
     summary: 'Record a reviewer’s decision on a paused (needs_review) action as a sealed review receipt',
@@ -82,6 +83,7 @@ export function reviewRoutes(deps: RouteDeps) {
   const board = defineRoute({
     method: 'get',
     path: '/active-manifest',
+    operationId: 'listPendingReviews',
     tags: ['reviews'],
     auth: deps.auth.apiKey,
     summary: 'The live board of the tenant’s paused actions and their review routes (raw-safe), oldest first',

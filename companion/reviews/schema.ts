@@ -7,6 +7,7 @@
  * the validated body equals the posted body, so payload_hash over it is the hash of what the
  * reviewer's client holds (DESIGN.md §3).
  */
+import { boundedRecord } from '../core/bounds.ts';
 import { z } from '../core/router.ts';
 import { EvidencePacket, Sha256Hex, VerifyRequest, VerifyResponse } from '../evidence/schemas.ts';
 import { IdempotencyKey } from '../gate/schema.ts';
@@ -59,10 +60,10 @@ export const ReviewRequest = z
 export type ReviewBody = z.infer<typeof ReviewRequest>;
 
 const MirrorTupleFields = {
-  mirror_version: z.string(),
-  mirror_digest: z.string(),
-  reviewed_action_key: z.string(),
-  review_action_key: z.string().openapi({ description: 'The review receipt whose signed attestation commits the tuple' }),
+  mirror_version: z.string().max(64),
+  mirror_digest: z.string().max(128),
+  reviewed_action_key: z.string().max(200),
+  review_action_key: z.string().max(200).openapi({ description: 'The review receipt whose signed attestation commits the tuple' }),
 };
 
 export const MirrorSeal = z
@@ -125,6 +126,7 @@ export const ActiveManifestQuery = z.strictObject({
   route: z.string().min(1).max(200).optional().openapi({ description: 'Exact review_route, e.g. browser:legal-review' }),
   limit: z
     .string()
+    .max(3, { error: 'expected an integer from 1 to 200', abort: true })
     .regex(/^\d{1,3}$/, { error: 'expected an integer from 1 to 200' })
     .refine((v) => Number(v) >= 1 && Number(v) <= 200, { error: 'expected an integer from 1 to 200' })
     .optional()
@@ -176,11 +178,11 @@ export const MirrorRubricResponse = z
 /** What POST /law/grading-mirror/verify reads; loose where a tampered value must fail a check, not the request. */
 export const MirrorVerifyRequest = z
   .strictObject({
-    format: z.string().optional(),
+    format: z.string().max(64).optional(),
     ...MirrorTupleFields,
-    mirror_grades: z.record(z.string(), z.unknown()),
-    committed_in: z.string().optional(),
-    verify_href: z.string().optional(),
+    mirror_grades: boundedRecord(z.string().max(64), z.unknown(), 16),
+    committed_in: z.string().max(128).optional(),
+    verify_href: z.string().max(128).optional(),
     verify_request: VerifyRequest,
   })
   .openapi('MirrorVerifyRequest');

@@ -32,10 +32,14 @@ export function wellKnownRoutes(deps: RouteDeps) {
   const route = defineRoute({
     method: 'get',
     path: JWKS_PATH,
+    operationId: 'getServiceKeys',
     tags: ['evidence'],
     auth: 'public',
     summary: 'Public signing keys (JWKS): the sandbox dev key and the production key',
-    responses: { 200: jsonContent(ServiceJwksSchema, 'RFC 8037 key set with status and dev_key per key') },
+    responses: {
+      200: jsonContent(ServiceJwksSchema, 'RFC 8037 key set with status and dev_key per key'),
+      304: { description: 'Not modified: If-None-Match matched the ETag (RFC 9110 §15.4.5)' },
+    },
   });
 
   router.openapi(route, (c) => {

@@ -25,11 +25,19 @@ export function DecisionList({ entries }: { entries: DecisionEntry[] }) {
                 {e.review_verified === true ? ' (receipt verified)' : e.review_verified === false ? ' (receipt NOT verified)' : ''}
               </span>
             )}
-            {e.released_attempt !== null && <span class="ag-sent">sent</span>}
+            <ReleaseState entry={e} />
           </div>
           <code class="ag-key">{e.action_key}</code>
         </li>
       ))}
     </ul>
   );
+}
+
+/** Sent only with the page's evidence (release_outcome); a release without its report yet says so. */
+function ReleaseState({ entry }: { entry: DecisionEntry }) {
+  const outcome = entry.release_outcome;
+  if (outcome?.sent) return <span class="ag-sent" data-evidence={outcome.evidence ?? ''}>sent</span>;
+  if (outcome) return <span class="ag-not-sent">not sent: the site did not take it</span>;
+  return entry.released_attempt !== null ? <span class="ag-released">released</span> : null;
 }

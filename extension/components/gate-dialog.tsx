@@ -2,7 +2,7 @@
  * The in-page dialog (issue 5, item 3): checking, paused until review, approved, rejected,
  * blocked, gate unavailable. Presentational: it renders a Dialog value and reports clicks.
  */
-import type { Verification } from '../utils/messages.ts';
+import type { DecisionReason, ReleaseReport, Verification } from '../utils/messages.ts';
 import { VerificationBadge } from './verification-badge.tsx';
 
 export type Dialog =
@@ -13,14 +13,17 @@ export type Dialog =
       action_key: string;
       review_route: string | null;
       next_step: string;
+      reasons: DecisionReason[];
       status: 'pending' | 'escalated' | 'unknown';
       verification: Verification;
       paused_at: number;
       problem: string | null;
     }
-  | { kind: 'approved'; action_key: string; reviewer: string | null; verification: Verification | null }
+  | { kind: 'approved'; action_key: string; reviewer: string | null; verification: Verification | null; evidence: NonNullable<ReleaseReport['evidence']> }
   | { kind: 'rejected'; action_key: string; reviewer: string | null; status: string; verification: Verification | null; problem: string | null }
-  | { kind: 'blocked'; action_key: string; next_step: string; verification: Verification }
+  | { kind: 'blocked'; action_key: string; next_step: string; reasons: DecisionReason[]; verification: Verification }
+  /** A release was made (or was due) but the page did not take it: nothing was sent. */
+  | { kind: 'not-sent'; site: string; message: string; retry: boolean }
   | { kind: 'failed'; message: string }
   | { kind: 'fail-open'; message: string }
   | { kind: 'notice'; title: string; message: string };
@@ -55,6 +58,7 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
         <>
           <h2 id="ag-title">Paused until review</h2>
           <p class="ag-next-step">{dialog.next_step}</p>
+          <Reasons reasons={dialog.reasons} />
           <dl>
             <dt>Route</dt>
             <dd class="ag-route">{dialog.review_route ?? 'default review route'}</dd>
@@ -82,6 +86,7 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
           <p>
             {dialog.reviewer ? `${dialog.reviewer} approved it` : 'A reviewer approved it'}; your message was sent once.
           </p>
+          <p class="ag-evidence">{dialog.evidence === 'composer-cleared' ? 'The site took the message: it left the composer.' : 'The site sent a request with it.'}</p>
           <VerificationBadge verification={dialog.verification} label="Review receipt" />
           <p class="ag-key">{dialog.action_key}</p>
           <Close actions={actions} />
@@ -107,6 +112,7 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
         <>
           <h2 id="ag-title">Blocked: not sent</h2>
           <p class="ag-next-step">{dialog.next_step}</p>
+          <Reasons reasons={dialog.reasons} />
           <p>Nothing was sent. Your text is still in the composer.</p>
           <VerificationBadge verification={dialog.verification} label="Decision seal" />
           <p class="ag-key">{dialog.action_key}</p>
@@ -136,6 +142,24 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
           <Close actions={actions} />
         </>
       );
+    case 'not-sent':
+      return (
+        <>
+          <h2 id="ag-title">Not sent</h2>
+          <p class="ag-message">{dialog.message}</p>
+          {dialog.retry && <p class="ag-hint">The decision still holds for this message: try once more to send it.</p>}
+          <div class="ag-actions">
+            {dialog.retry && (
+              <button type="button" class="ag-retry" onClick={actions.onRetry}>
+                Send again
+              </button>
+            )}
+            <button type="button" class="ag-close" onClick={actions.onClose}>
+              Close
+            </button>
+          </div>
+        </>
+      );
     case 'notice':
       return (
         <>
@@ -145,6 +169,23 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
         </>
       );
   }
+}
+
+/** Why the gate decided so: each sealed rule with its explanation (Gate response `reasons`). */
+export function Reasons({ reasons }: { reasons: readonly DecisionReason[] }) {
+  if (reasons.length === 0) return null;
+  return (
+    <div class="ag-reasons">
+      <h3>Why</h3>
+      <ul>
+        {reasons.map((r) => (
+          <li key={r.rule} data-rule={r.rule}>
+            {r.explanation} <span class="ag-rule">({r.rule})</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
 }
 
 function Close({ actions }: { actions: DialogActions }) {

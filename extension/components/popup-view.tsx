@@ -2,7 +2,7 @@
  * The popup (issue 5, item 6): connection state, usage, key alarms, recent decisions with their
  * verification badge, and for reviewers the pending reviews. Presentational.
  */
-import type { GradingMirror, PendingReview, PopupState, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
+import type { DecisionReason, GradingMirror, PendingReview, PopupState, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
 import { DecisionList } from './decision-list.tsx';
 import { PendingList } from './pending-list.tsx';
 import { ReviewPanel } from './review-panel.tsx';
@@ -12,6 +12,7 @@ export interface ReviewerView {
   pending: PendingReview[];
   error: string | null;
   open: PendingReview | null;
+  reasons: DecisionReason[] | null;
   mirror: GradingMirror | null;
   busy: boolean;
   decideError: string | null;
@@ -119,6 +120,7 @@ export function PopupView(props: PopupViewProps) {
         <div class="ag-overlay">
           <ReviewPanel
             item={reviewer.open}
+            reasons={reviewer.reasons}
             mirror={reviewer.mirror}
             busy={reviewer.busy}
             error={reviewer.decideError}

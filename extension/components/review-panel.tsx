@@ -6,12 +6,14 @@
  */
 import { useState } from 'preact/hooks';
 import { MIRROR_GRADE_KEYS, MIRROR_GRADES } from '../utils/messages.ts';
-import type { GradingMirror, MirrorGrade, MirrorGradeKey, PendingReview, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
-import { formatAge } from './gate-dialog.tsx';
+import type { DecisionReason, GradingMirror, MirrorGrade, MirrorGradeKey, PendingReview, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
+import { formatAge, Reasons } from './gate-dialog.tsx';
 import { VerificationBadge } from './verification-badge.tsx';
 
 export interface ReviewPanelProps {
   item: PendingReview;
+  /** Why the action needs review, from its sealed record; null while loading. */
+  reasons: DecisionReason[] | null;
   mirror: GradingMirror | null;
   busy: boolean;
   error: string | null;
@@ -28,7 +30,7 @@ const GRADE_LABEL: Record<MirrorGradeKey, string> = {
   filing_readiness: 'Filing readiness',
 };
 
-export function ReviewPanel({ item, mirror, busy, error, result, onDecide, onClose }: ReviewPanelProps) {
+export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDecide, onClose }: ReviewPanelProps) {
   const [reason, setReason] = useState('');
   const [grades, setGrades] = useState<Record<MirrorGradeKey, MirrorGrade>>(
     () => Object.fromEntries(MIRROR_GRADE_KEYS.map((k) => [k, 'NA'])) as Record<MirrorGradeKey, MirrorGrade>,
@@ -50,9 +52,11 @@ export function ReviewPanel({ item, mirror, busy, error, result, onDecide, onClo
         <dt>Age</dt>
         <dd>{formatAge(item.age_seconds * 1000)}</dd>
         <dt>Status</dt>
-        <dd>{item.status}</dd>
+        {/* After a decision the item's status is the receipt's, not the pending list's. */}
+        <dd class="ag-review-status">{result ? result.review_status : item.status}</dd>
       </dl>
       {item.next_step && <p class="ag-next-step">{item.next_step}</p>}
+      {reasons === null ? <p class="ag-hint">Loading why it needs review…</p> : <Reasons reasons={reasons} />}
       {isLaw && (
         <fieldset class="ag-mirror">
           <legend>Grading mirror{mirror ? ` (${mirror.mirror_version})` : ''}</legend>

@@ -4,7 +4,7 @@
  */
 import { defineBackground } from 'wxt/utils/define-background';
 import { browser } from '../utils/browser.ts';
-import { createHandlers, createMessageListener } from '../utils/background/handlers.ts';
+import { createHandlers, createMessageListener, refreshPendingBadge } from '../utils/background/handlers.ts';
 import { syncMappedSiteScripts } from '../utils/background/mapped-sites.ts';
 import { createBackgroundServices } from '../utils/background/services.ts';
 import { loadSettings, settingsItem } from '../utils/settings.ts';
@@ -19,6 +19,15 @@ export default defineBackground(() => {
     ?.catch(() => undefined);
   // Registered synchronously at start-up, so a message that wakes a stopped worker is answered.
   browser.runtime.onMessage.addListener(createMessageListener(createHandlers(services), services));
+
+  // A reviewer sees waiting reviews on the toolbar badge without opening the popup: the
+  // count is refreshed each minute (the popup refreshes it too while open).
+  const PENDING_ALARM = 'pending-reviews';
+  void browser.alarms.create(PENDING_ALARM, { periodInMinutes: 1 });
+  browser.alarms.onAlarm.addListener((alarm) => {
+    if (alarm.name !== PENDING_ALARM) return;
+    void refreshPendingBadge(services).catch((e: unknown) => console.warn('[action-gate] pending reviews:', e));
+  });
 
   const syncSites = () => loadSettings().then(syncMappedSiteScripts).catch((e: unknown) => console.warn('[action-gate] mapped sites:', e));
   browser.runtime.onInstalled.addListener(syncSites);

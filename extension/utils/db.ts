@@ -41,6 +41,12 @@ export interface DecisionEntry {
    * another attempt, so an action is released at most once even across worker restarts.
    */
   released_attempt: string | null;
+  /**
+   * What the release came to, as the page reported it: `sent` with its evidence, or `not-sent`
+   * (the approval stays usable for one retry of the same attempt). Absent before any release;
+   * not indexed, so entries written before this field existed need no upgrade.
+   */
+  release_outcome?: { sent: boolean; evidence: string | null; time: string };
 }
 
 /** The gate could not be asked or gave an unusable answer (issue 5, item 3). */

@@ -16,6 +16,8 @@ export interface MessageTable {
   'gate.submit': (req: GateSubmit) => GateOutcome;
   /** Content script: poll the review of a paused action (REVIEW-CONTRACT: GET /v1/records/{action_key}). */
   'review.status': (req: { action_key: string; attempt_id: string }) => ReviewState;
+  /** Content script: what became of a release (sent, with its evidence, or not), for the log; sent after the release. */
+  'release.report': (req: ReleaseReport) => { recorded: boolean };
   /** Content script: the employee withdrew a paused action; it is never released. */
   'review.withdraw': (req: { action_key: string }) => { withdrawn: true };
   /** Extension pages: connection state, usage and recent decisions (issue 5, item 6). */
@@ -26,6 +28,8 @@ export interface MessageTable {
   'packs.list': (req: Record<string, never>) => PackSummary[];
   /** Reviewer: the tenant's pending items (GET /active-manifest). */
   'reviews.pending': (req: Record<string, never>) => PendingReview[];
+  /** Reviewer: why a pending action needs review, from its sealed record (GET /v1/records/{action_key}). */
+  'reviews.reasons': (req: { action_key: string }) => { reasons: DecisionReason[]; verified: boolean };
   /** Reviewer: the public law grading mirror (GET /law/grading-mirror), when offered. */
   'reviews.mirror': (req: Record<string, never>) => GradingMirror | null;
   /** Reviewer: post a decision (POST /v1/reviews) and verify its sealed receipt. */
@@ -44,6 +48,7 @@ export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType
   'connection.test',
   'packs.list',
   'reviews.pending',
+  'reviews.reasons',
   'reviews.mirror',
   'reviews.decide',
   'log.export',
@@ -67,6 +72,20 @@ export interface GateSubmit {
   chars: number;
 }
 
+export interface ReleaseReport {
+  action_key: string;
+  attempt_id: string;
+  sent: boolean;
+  /** What showed the page took it: the gated text left the composer, or the page made a request. */
+  evidence: 'composer-cleared' | 'page-request' | null;
+}
+
+/** Why the gate decided as it did (Gate response `reasons`): a sealed rule id, explained for the employee. */
+export interface DecisionReason {
+  rule: string;
+  explanation: string;
+}
+
 export interface Verification {
   verified: boolean;
   key_status: string;
@@ -77,16 +96,17 @@ export interface Verification {
 }
 
 export type GateOutcome =
-  | { action: 'release'; decision: 'allow'; action_key: string; next_step: string; verification: Verification }
+  | { action: 'release'; decision: 'allow'; action_key: string; next_step: string; reasons: DecisionReason[]; verification: Verification }
   | {
       action: 'review';
       decision: 'needs_review';
       action_key: string;
       review_route: string | null;
       next_step: string;
+      reasons: DecisionReason[];
       verification: Verification;
     }
-  | { action: 'block'; decision: 'blocked'; action_key: string; next_step: string; verification: Verification }
+  | { action: 'block'; decision: 'blocked'; action_key: string; next_step: string; reasons: DecisionReason[]; verification: Verification }
   | { action: 'fail-closed' | 'fail-open'; reason: IncidentEntry['kind']; message: string };
 
 export interface ReviewState {

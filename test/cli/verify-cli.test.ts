@@ -97,3 +97,48 @@ describe('svc-verify', () => {
     expect(run(writeBundleDir('prod3'), '--keys', badKeys).code).toBe(2);
   });
 });
+
+describe('svc-verify command line', () => {
+  it('--help and --version answer on stdout with exit 0', () => {
+    const help = run('--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/^usage: svc-verify/);
+    const version = run('-v');
+    expect(version.code).toBe(0);
+    expect(version.out).toMatch(/^svc-verify \d+\.\d+\.\d+\n$/);
+  });
+
+  it('answers an unreachable --keys URL with one line and exit 2, never a stack trace', async () => {
+    // A loopback port nothing listens on: bind one, note it, close it.
+    const net = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const r = run(writeBundleDir('unreachable'), '--keys', `http://127.0.0.1:${port}/.well-known/service-keys.json`);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`svc-verify: keys: cannot fetch http://127.0.0.1:${port}/.well-known/service-keys.json: ECONNREFUSED\n`);
+    expect(r.out).toBe('');
+
+    const j = run(writeBundleDir('unreachable-json'), '--keys', `http://127.0.0.1:${port}/keys.json`, '--json');
+    expect(j.code).toBe(2);
+    expect(JSON.parse(j.out)).toEqual({ error: { kind: 'input', message: `keys: cannot fetch http://127.0.0.1:${port}/keys.json: ECONNREFUSED` } });
+  });
+
+  it('answers usage errors in JSON when --json is given', () => {
+    const r = run('--json', '--bogus');
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.out).error).toMatchObject({ kind: 'usage', message: expect.stringContaining('--bogus') });
+  });
+
+  it('shows checks that could not run as SKIP, not FAIL', () => {
+    // Signed by a key the default (sandbox-only) key set does not hold: the signature cannot be checked.
+    const r = run(writeBundleDir('skip'));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/SKIP\s+signature\s+not checked/);
+    expect(r.out).toMatch(/FAIL\s+key_identity/);
+    expect(r.out).toContain('RESULT: NOT VERIFIED (2 checks failed)');
+  });
+});

@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       port: 8787,
       host: '127.0.0.1',
       dataDir: path.resolve('/srv', '.svc-data'),
+      logLevel: 'info',
+      metricsToken: undefined,
       epochSeconds: 3600,
       webhookAllowLoopback: false,
       outboxExternalSend: false,

@@ -104,6 +104,25 @@ describe('decide', () => {
     expect(a.catalogRefs).toContain('rule:defense.fci.external-service-review');
   });
 
+  it('explains the decision with the deciding findings only: their sealed rule ids and fixed, request-free texts', () => {
+    const law = getGatePack('law');
+    const title = law.manifest.action_types.find((a) => a.id === 'proposed-action')!.title;
+    const fresh = decide(law, { context: QUIET_CONTEXT.law });
+    expect(fresh.reasons).toEqual([{ rule: 'law.default.proposed-action', explanation: `“${title}” needs review until your organisation allowlists this action type.` }]);
+
+    const allowed = decide(law, { context: QUIET_CONTEXT.law }, overlay({ allow_action_types: ['proposed-action'] }));
+    expect(allowed.reasons).toEqual([{ rule: 'policy.allow.proposed-action', explanation: `Your organisation allowlisted “${title}”.` }]);
+
+    const medicine = getGatePack('medicine');
+    const phi = decide(medicine, { action_type: 'phi-export', context: { ...QUIET_CONTEXT.medicine, phi_involved: true, tool_baa_status: 'no-baa' } });
+    const rule = medicine.manifest.rules.find((r) => r.id === 'medicine.hipaa.phi-to-tool-without-baa')!;
+    expect(phi.reasons).toContainEqual({ rule: rule.id, explanation: rule.reason });
+    expect(phi.reasons.every((r) => phi.context.findings.some((f) => f.rule === r.rule && f.effect === 'blocked'))).toBe(true);
+
+    const denied = decide(medicine, { action_type: 'patient-message', context: QUIET_CONTEXT.medicine }, overlay({ deny_action_types: ['patient-message'] }));
+    expect(denied.reasons.map((r) => r.rule)).toEqual(['policy.deny.patient-message']);
+  });
+
   it('refuses an action type the manifest does not know (the schema never lets one through)', () => {
     expect(() => decide(getGatePack('law'), { action_type: 'nope', context: QUIET_CONTEXT.law })).toThrow(/unknown action type/);
   });

@@ -29,7 +29,7 @@ describe('POST /v1/gate: the sealed decision', () => {
     const res = await gate(body);
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['action_key', 'catalog_refs', 'decision', 'evidence_packet', 'next_step', 'payload_hash', 'review_route', 'verify_request'].sort(),
+      ['action_key', 'catalog_refs', 'decision', 'evidence_packet', 'next_step', 'payload_hash', 'reasons', 'review_route', 'verify_request'].sort(),
     );
     const r = res.body;
     expect(r.decision).toBe('needs_review');
@@ -55,6 +55,9 @@ describe('POST /v1/gate: the sealed decision', () => {
     });
     expect(att.context).toMatchObject({ engine: 'law-core@1.0.0', engine_version: '1.0.0', action_type: 'proposed-action' });
     expect(r.catalog_refs).toEqual(expect.arrayContaining(['pack:law', 'engine:law-core', 'rule:law.default.proposed-action', 'route:browser:legal-review']));
+    // Why: the deciding rule ids the seal commits, each with an employee-safe explanation.
+    expect(r.reasons).toEqual([{ rule: 'law.default.proposed-action', explanation: expect.stringMatching(/needs review until your organisation allowlists/) }]);
+    expect(att.context.findings.map((f: { rule: string }) => f.rule)).toContain(r.reasons[0].rule);
   });
 
   it('verifies online: the verify_request POSTed to /v1/verify passes every check', async () => {

@@ -13,10 +13,12 @@ import { ManualClock } from '../../companion/core/clock.ts';
 import { loadConfig } from '../../companion/core/config.ts';
 import type { Config } from '../../companion/core/config.ts';
 import { createMemoryLogger } from '../../companion/core/log.ts';
+import { openApiDocument } from '../../companion/core/openapi.ts';
 import type { MemoryLogger } from '../../companion/core/log.ts';
 import { closeDeps, openDeps } from '../../companion/deps.ts';
 import type { AppDeps } from '../../companion/deps.ts';
 import type { SqliteStore } from '../../companion/store.ts';
+import { assertDescribed } from '../helpers/described-responses.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -85,6 +87,9 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const deps = openDeps(config, { clock, log });
   const app = createApp(deps);
 
+  let description: ReturnType<typeof openApiDocument> | undefined;
+
+  /** Every response is checked against the app's own OpenAPI description (described-responses.ts). */
   async function request<T = any>(pathAndQuery: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
     const headers = new Headers(opts.headers);
     let body: BodyInit | undefined = opts.raw;
@@ -93,9 +98,12 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
     }
     if (opts.key !== undefined) headers.set('x-service-key', opts.key);
-    const res = await app.request(pathAndQuery, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+    const method = opts.method ?? (body === undefined ? 'GET' : 'POST');
+    const res = await app.request(pathAndQuery, { method, headers, body });
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
+    description ??= openApiDocument(app);
+    assertDescribed(description, { method, path: new URL(pathAndQuery, 'http://localhost').pathname, status: res.status, contentType: res.headers.get('content-type'), text });
     const parsed = /json/.test(type) && text !== '' ? JSON.parse(text) : text;
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }

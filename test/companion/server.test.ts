@@ -97,7 +97,7 @@ describe('companion over HTTP', () => {
     expect(JSON.parse(done.text).api_key).toMatch(/^svc_test_/);
 
     expect(await svc.exited).toEqual({ code: 0, signal: null });
-    expect(svc.stderr()).toMatch(/"message":"stopped"/);
+    expect(svc.stdout()).toMatch(/"message":"stopped"/);
     // A cleanly closed WAL database checkpoints and removes its -wal and -shm files.
     expect(fs.readdirSync(dataDir).filter((f) => f.startsWith('companion.db')).sort()).toEqual(['companion.db']);
     const db = new Database(path.join(dataDir, 'companion.db'), { readonly: true });

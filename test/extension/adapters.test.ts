@@ -8,12 +8,14 @@ import { BUILT_IN_ADAPTERS, DEFAULT_GENERIC_ADAPTER, genericAdapter } from '../.
 import type { SiteAdapter } from '../../extension/utils/adapters/definitions.ts';
 import { CONTENT_SCRIPT_MATCHES } from '../../extension/utils/adapters/hosts.ts';
 import { adapterForUrl, globToRegExp, originPatternsFor } from '../../extension/utils/adapters/match.ts';
-import { composerText, conversationOf, findComposer, findSend, releaseHeldAction } from '../../extension/utils/content/dom.ts';
+import { ComposerTracker } from '../../extension/utils/content/composers.ts';
+import { composerText, conversationOf, findSend, releaseHeldAction } from '../../extension/utils/content/dom.ts';
 import { DEFAULT_SETTINGS, normalizeSettings } from '../../extension/utils/settings.ts';
 import { loadFixtureMarkup } from './fixture-dom.ts';
 
 const GENERIC = genericAdapter({ ...DEFAULT_GENERIC_ADAPTER, composer: 'textarea.ask-box', send: 'button.ask-submit' });
 const ADAPTERS: Record<string, SiteAdapter> = { ...BUILT_IN_ADAPTERS, generic: GENERIC };
+const findComposer = (adapter: SiteAdapter, from?: Element) => new ComposerTracker().find(adapter, from);
 
 afterEach(() => {
   document.body.innerHTML = '';
@@ -51,13 +53,14 @@ describe('adapterForUrl', () => {
     expect(globToRegExp('https://a.example/x?y').test('https://a.example/xzy')).toBe(false);
   });
 
-  it('needs runtime registration only for mapped origins the manifest does not cover', () => {
+  it('registers the content scripts at runtime for every mapped origin that is not an AI site, loopback included', () => {
     const mappings = [
       { pattern: 'https://ai.intranet.example:8443/chat/*', adapter: 'generic' as const },
       { pattern: 'http://127.0.0.1:*/x', adapter: 'generic' as const },
       { pattern: 'https://*.tools.example/*', adapter: 'generic' as const },
     ];
-    expect(originPatternsFor(mappings, CONTENT_SCRIPT_MATCHES)).toEqual(['https://*.tools.example/*', 'https://ai.intranet.example/*']);
+    expect(originPatternsFor(mappings, CONTENT_SCRIPT_MATCHES)).toEqual(['http://127.0.0.1/*', 'https://*.tools.example/*', 'https://ai.intranet.example/*']);
+    expect(originPatternsFor([{ pattern: 'https://chatgpt.com/g/*', adapter: 'chatgpt' }], CONTENT_SCRIPT_MATCHES)).toEqual([]);
   });
 });
 
@@ -110,6 +113,46 @@ it('a disabled send control is not clicked: the next strategy applies', () => {
   composer.addEventListener('keydown', (e) => keys.push(e.key));
   expect(releaseHeldAction(adapter, composer, (d) => d())).toBe('enter-key');
   expect(keys).toEqual(['Enter']);
+});
+
+describe('the composer the person uses, not the first match', () => {
+  const chatgpt = BUILT_IN_ADAPTERS.chatgpt;
+  const markup = `
+    <form>
+      <textarea name="prompt-textarea" style="display:none"></textarea>
+      <div id="prompt-textarea" contenteditable="true"><p>typed here</p></div>
+      <button type="submit" data-testid="send-button">Send</button>
+    </form>`;
+
+  it('skips a hidden fallback textarea before the rich editor', () => {
+    document.body.innerHTML = markup;
+    const send = document.querySelector<HTMLElement>('[data-testid="send-button"]')!;
+    expect(findComposer(chatgpt, send)?.id).toBe('prompt-textarea');
+  });
+
+  it('prefers the focused composer, then the last one edited, over document order', () => {
+    document.body.innerHTML = '<textarea id="userInput" class="a"></textarea><textarea id="userInput" class="b"></textarea>';
+    const copilot = BUILT_IN_ADAPTERS.copilot;
+    const [a, b] = Array.from(document.querySelectorAll<HTMLTextAreaElement>('textarea'));
+    const tracker = new ComposerTracker();
+    expect(tracker.find(copilot)).toBe(a);
+    b!.focus();
+    expect(tracker.find(copilot)).toBe(b);
+    b!.blur(); // a click on send moves the focus away from the composer
+    expect(tracker.find(copilot)).toBe(a);
+    b!.addEventListener('input', (e) => tracker.note(copilot, e), { once: true });
+    b!.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    expect(tracker.find(copilot)).toBe(b);
+  });
+
+  it('finds a composer and its send control inside an open shadow root', () => {
+    document.body.innerHTML = '<chat-box></chat-box>';
+    const root = document.querySelector('chat-box')!.attachShadow({ mode: 'open' });
+    root.innerHTML = '<div id="prompt-textarea" contenteditable="true">hi</div><button data-testid="send-button">Send</button>';
+    const composer = findComposer(chatgpt)!;
+    expect(composer?.getRootNode()).toBe(root);
+    expect(findSend(chatgpt, composer)).toBe(root.querySelector('button'));
+  });
 });
 
 it('takes the conversation id from the URL path for source_key', () => {

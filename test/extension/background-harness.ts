@@ -38,6 +38,8 @@ export interface Background {
   send<K extends MessageType>(type: K, payload: RequestOf<K>, sender?: SenderInfo): Promise<ResponseOf<K>>;
   raw(message: unknown, sender: SenderInfo): Promise<Envelope<unknown>> | undefined;
   intercept: Intercept | null;
+  /** Every pending count the background showed on the toolbar badge. */
+  badges: number[];
   configure(s: Partial<Settings>): Promise<void>;
   close(): Promise<void>;
 }
@@ -49,7 +51,7 @@ export async function startBackground(): Promise<Background> {
   const { apiKey } = await ctx.signup();
   const db = openExtensionDatabase(`action-gate-test-${process.pid}-${++dbCounter}`);
   const forward = async (r: Request): Promise<Response> => ctx.app.request(r);
-  const bg = { intercept: null } as Background;
+  const bg = { intercept: null, badges: [] as number[] } as unknown as Background;
   const fetchImpl: typeof fetch = (input, init) => {
     const request = new Request(input, init);
     return bg.intercept ? bg.intercept(request, forward) : forward(request);
@@ -66,6 +68,7 @@ export async function startBackground(): Promise<Background> {
     newId: () => crypto.randomUUID(),
     extensionBaseUrl: EXTENSION_BASE,
     extensionId: EXTENSION_ID,
+    showPendingCount: async (count) => void bg.badges.push(count),
   };
   const handlers = createHandlers(svc);
   const listener = createMessageListener(handlers, svc);

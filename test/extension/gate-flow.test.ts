@@ -7,17 +7,20 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { BUILT_IN_ADAPTERS } from '../../extension/utils/adapters/definitions.ts';
 import type { Dialog } from '../../extension/components/gate-dialog.tsx';
+import { ComposerTracker } from '../../extension/utils/content/composers.ts';
 import { GateFlow } from '../../extension/utils/content/gate-flow.ts';
 import { MessageError } from '../../extension/utils/messages.ts';
 import type { GateOutcome, MessageType, RequestOf, ReviewState, Verification } from '../../extension/utils/messages.ts';
 import { loadFixtureMarkup } from './fixture-dom.ts';
 
 const VERIFIED: Verification = { verified: true, key_status: 'sandbox', dev_key: true, failed_checks: [], key_alarm: false };
-const allow: GateOutcome = { action: 'release', decision: 'allow', action_key: 'law:proposed-action:1', next_step: 'go', verification: VERIFIED };
-const review: GateOutcome = { action: 'review', decision: 'needs_review', action_key: 'law:proposed-action:2', review_route: 'browser:legal-review', next_step: 'Pause here.', verification: VERIFIED };
+const allow: GateOutcome = { action: 'release', decision: 'allow', action_key: 'law:proposed-action:1', next_step: 'go', reasons: [], verification: VERIFIED };
+const WHY = [{ rule: 'law.default.proposed-action', explanation: '“Proposed action” needs review until your organisation allowlists this action type.' }];
+const review: GateOutcome = { action: 'review', decision: 'needs_review', action_key: 'law:proposed-action:2', review_route: 'browser:legal-review', next_step: 'Pause here.', reasons: WHY, verification: VERIFIED };
 const state = (status: ReviewState['status'], release = false): ReviewState => ({ status, release, reviewer: 'r', verification: VERIFIED, problem: null });
 
 let calls: { type: MessageType; payload: unknown }[];
+let reports: RequestOf<'release.report'>[];
 let answers: Partial<Record<MessageType, (() => unknown)[]>>;
 let dialogs: (Dialog | null)[];
 let sent: string[];
@@ -28,6 +31,7 @@ function flow(): GateFlow {
     adapter: BUILT_IN_ADAPTERS.copilot,
     ui: { show: (d) => dialogs.push(d), hide: () => dialogs.push(null) },
     send: (async <K extends MessageType>(type: K, payload: RequestOf<K>) => {
+      if (type === 'release.report') return void reports.push(payload as RequestOf<'release.report'>);
       calls.push({ type, payload });
       const next = answers[type]?.shift();
       if (!next) throw new Error(`no answer queued for ${type}`);
@@ -38,11 +42,13 @@ function flow(): GateFlow {
     sleep: async () => undefined,
     now: () => 0,
     newId: () => 'attempt-0001',
+    composers: new ComposerTracker(),
   });
 }
 
 beforeEach(() => {
   calls = [];
+  reports = [];
   answers = {};
   dialogs = [];
   sent = [];
@@ -75,6 +81,7 @@ describe('GateFlow', () => {
     ];
     await flow().held(composer);
     expect(calls.map((c) => (c.payload as { attempt_id: string }).attempt_id)).toEqual(['attempt-0001', 'attempt-0001']);
+    expect(reports).toEqual([{ action_key: allow.action_key, attempt_id: 'attempt-0001', sent: true, evidence: 'composer-cleared' }]);
     expect(sent).toHaveLength(1);
   });
 
@@ -91,7 +98,7 @@ describe('GateFlow', () => {
   });
 
   it('fail-closed and blocked leave the text in the composer', async () => {
-    answers['gate.submit'] = [() => ({ action: 'fail-closed', reason: 'unreachable', message: 'Nothing was sent.' }), () => ({ action: 'block', decision: 'blocked', action_key: 'k', next_step: 'Stop.', verification: VERIFIED })];
+    answers['gate.submit'] = [() => ({ action: 'fail-closed', reason: 'unreachable', message: 'Nothing was sent.' }), () => ({ action: 'block', decision: 'blocked', action_key: 'k', next_step: 'Stop.', reasons: WHY, verification: VERIFIED })];
     const f = flow();
     await f.held(composer);
     f.close();
@@ -110,7 +117,58 @@ describe('GateFlow', () => {
     ];
     await flow().held(composer);
     expect(sent).toEqual([]);
-    expect(dialogs.at(-1)).toMatchObject({ kind: 'notice', title: 'Not sent: the text changed' });
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'not-sent', message: expect.stringContaining('not the text that was checked'), retry: false });
+  });
+
+  it('a release the page does not take is reported as not sent, and may be retried once with the same attempt', async () => {
+    const button = document.querySelector<HTMLButtonElement>('button[data-testid="submit-button"]')!;
+    const inert = button.cloneNode(true) as HTMLButtonElement; // a re-rendered button whose handler is not wired yet
+    button.replaceWith(inert);
+    answers['gate.submit'] = [() => allow];
+    const f = flow();
+    await f.held(composer);
+    expect(sent).toEqual([]);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'not-sent', message: expect.stringContaining('did not take the message'), retry: true });
+    expect(reports).toEqual([{ action_key: allow.action_key, attempt_id: 'attempt-0001', sent: false, evidence: null }]);
+
+    // The retry uses the same authorisation: no second gate call.
+    inert.addEventListener('click', () => (sent.push(composer.value), (composer.value = '')));
+    await f.retry();
+    expect(sent).toEqual(['Hello there, my email is ada@example.com']);
+    expect(calls.filter((c) => c.type === 'gate.submit')).toHaveLength(1);
+    expect(reports.at(-1)).toEqual({ action_key: allow.action_key, attempt_id: 'attempt-0001', sent: true, evidence: 'composer-cleared' });
+    await f.retry();
+    expect(sent).toHaveLength(1);
+  });
+
+  it('gives up after one retry: the second unconfirmed release offers no more', async () => {
+    const button = document.querySelector<HTMLButtonElement>('button[data-testid="submit-button"]')!;
+    button.replaceWith(button.cloneNode(true));
+    answers['gate.submit'] = [() => allow];
+    const f = flow();
+    await f.held(composer);
+    await f.retry();
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'not-sent', retry: false });
+    expect(reports.map((r) => r.sent)).toEqual([false, false]);
+  });
+
+  it('releases through the composer the page re-created while the action waited, not the detached one', async () => {
+    answers['gate.submit'] = [() => review];
+    answers['review.status'] = [
+      () => {
+        // React re-renders the composer: same text, new elements, new handler.
+        const form = composer.closest('form') ?? composer.parentElement!;
+        const fresh = form.cloneNode(true) as HTMLElement;
+        form.replaceWith(fresh);
+        const live = fresh.querySelector<HTMLTextAreaElement>('textarea#userInput')!;
+        live.value = composer.value;
+        fresh.querySelector('button[data-testid="submit-button"]')!.addEventListener('click', () => (sent.push(`live:${live.value}`), (live.value = '')));
+        return state('approved', true);
+      },
+    ];
+    await flow().held(composer);
+    expect(sent).toEqual(['live:Hello there, my email is ada@example.com']);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'approved', evidence: 'composer-cleared' });
   });
 
   it('needs_review: stays paused while pending or escalated, releases once on a releasable approval', async () => {
@@ -119,6 +177,7 @@ describe('GateFlow', () => {
     await flow().held(composer);
     expect(sent).toHaveLength(1);
     expect(dialogs.filter((d) => d?.kind === 'review').map((d) => (d as { status: string }).status)).toEqual(['pending', 'pending', 'escalated']);
+    expect(dialogs.find((d) => d?.kind === 'review')).toMatchObject({ reasons: WHY });
     expect(dialogs.at(-1)).toMatchObject({ kind: 'approved', verification: VERIFIED });
     expect(calls.filter((c) => c.type === 'review.status').every((c) => (c.payload as { attempt_id: string }).attempt_id === 'attempt-0001')).toBe(true);
   });

@@ -40,6 +40,7 @@ describe('on a chat site (ChatGPT fixture)', () => {
   beforeEach(() => {
     adapter = BUILT_IN_ADAPTERS.chatgpt;
     loadFixtureMarkup('chatgpt');
+    document.querySelector('#prompt-textarea')!.innerHTML = '<p>What is the capital of France?</p>';
   });
 
   it('holds Enter in the composer before the page sees it', () => {
@@ -82,6 +83,25 @@ describe('on a chat site (ChatGPT fixture)', () => {
     expect(held).toEqual([]);
   });
 
+  it('lets a send with an empty composer through: nothing to gate, nothing swallowed', () => {
+    document.querySelector('#prompt-textarea')!.innerHTML = '<p><br></p>';
+    const send = document.querySelector<HTMLElement>('button[data-testid="send-button"]')!;
+    pageListens(send, 'click');
+    send.click();
+    expect(pageSaw).toEqual(['click']);
+    expect(held).toEqual([]);
+  });
+
+  it('holds a pointerdown on the send control, and stops the click of the same press', () => {
+    const send = document.querySelector<HTMLElement>('button[data-testid="send-button"]')!;
+    pageListens(send, 'pointerdown');
+    pageListens(send, 'click');
+    send.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true, cancelable: true, composed: true, button: 0 }));
+    send.click();
+    expect(pageSaw).toEqual([]);
+    expect(held.map((h) => h.trigger)).toEqual(['pointer']);
+  });
+
   it('ignores Enter outside the composer and clicks elsewhere', () => {
     document.body.insertAdjacentHTML('beforeend', '<input id="search"><button id="other">Other</button>');
     document.querySelector('#search')!.dispatchEvent(enter());
@@ -122,6 +142,7 @@ describe('a generic internal tool (a plain form)', () => {
 
   it('keeps Enter a line break, and holds the submit', () => {
     const box = document.querySelector<HTMLTextAreaElement>('textarea.ask-box')!;
+    box.value = 'Quarterly numbers, please.';
     box.dispatchEvent(enter());
     expect(held).toEqual([]);
     document.querySelector<HTMLElement>('button.ask-submit')!.click();

@@ -24,6 +24,58 @@ describe('redact', () => {
     expect(r.counts[kind as keyof typeof r.counts]).toBeGreaterThan(0);
   });
 
+  // One table per pattern class: what it must catch, and near misses it must leave alone.
+  describe.each([
+    {
+      kind: 'PHONE',
+      caught: ['call 4155552671 now', 'call +447700900123.', 'ring 07700900123 today', 'portable 0612345678', 'E.164 +4930901820'],
+      left: ['order 1700000000', 'invoice 1234567890', 'amount 12345678.90', 'ref 123456789', 'ISBN 9780306406157', 'ts 1700000000000', 'v4155552671b'],
+    },
+    {
+      kind: 'ID',
+      caught: ['DNI 12345678Z', 'DNI 12345678-Z', 'NIE X1234567L', 'CF RSSMRA85T10A562S', 'NIR 1 85 05 78 006 084 91', 'NIR 1850578006084 91', 'BE 85.07.30-033.28', 'PESEL 44051401359', 'NHS 943 476 5919', 'NI AB 12 34 56 C'],
+      left: ['DNI 12345678A', 'NIR 1 85 05 78 006 084 36', 'BE 85.07.30-033.29', 'PESEL 44051401358', 'NHS 943 476 5918', 'code RSSMRA85T10A562', 'NI QQ 12 34 56 C'],
+    },
+    {
+      kind: 'IBAN',
+      caught: ['IBAN DE89 3704 0044 0532 0130 00 please', 'IBAN DE89370400440532013000', 'IBAN FR14 2004 1010 0505 0001 3M02 606', 'IBAN GB82\u00a0WEST\u00a01234\u00a05698\u00a07654\u00a032', 'GB82 WEST 1234 5698 7654 32 AND MORE'],
+      left: ['IBAN DE89 3704 0044 0532 0130 01', 'ref DE12 ABCD', 'GB00 WEST 1234 5698 7654 32'],
+    },
+    {
+      kind: 'TOKEN',
+      caught: ['Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJlLWJ5dGVz'],
+      left: ['see eyJust.a.word', 'file name.part.ext'],
+    },
+    {
+      kind: 'PRIVATE_KEY',
+      caught: [
+        '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----',
+        '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----',
+        '-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----',
+        'pasted half: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI',
+      ],
+      left: ['-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----', '-----BEGIN CERTIFICATE-----'],
+    },
+    {
+      kind: 'SECRET',
+      caught: ['postgres://app:s3cretPass@db.internal:5432/prod', 'mongodb+srv://admin:p%40ss@cluster0.example.net/db', 'amqp://guest:guest@localhost:5672/', 'Server=db;User Id=sa;Password=Hunter2!;'],
+      left: ['https://example.com/path?x=1', 'postgres://db.internal:5432/prod', 'http://user@host/'],
+    },
+  ])('$kind', ({ kind, caught, left }) => {
+    it.each(caught.map((t) => t.replace(/\\n/g, '\n').replace(/\\u00a0/g, '\u00a0')))('catches %j', (input) => {
+      const r = redact(input);
+      expect(r.counts[kind as keyof typeof r.counts], r.text).toBe(1);
+      expect(r.text).toContain(`[${kind}]`);
+    });
+    it.each(left.map((t) => t.replace(/\\n/g, '\n')))('leaves %j to the other rules', (input) => {
+      expect(redact(input).counts[kind as keyof ReturnType<typeof redact>['counts']] ?? 0).toBe(0);
+    });
+  });
+
+  it('keeps what a connection string needs to be read: scheme, user and host', () => {
+    expect(redact('postgres://app:s3cretPass@db.internal:5432/prod').text).toBe('postgres://app:[SECRET]@db.internal:5432/prod');
+  });
+
   it('leaves ordinary text alone: dates, times, amounts, short numbers, case citations', () => {
     const text = 'On 2024-01-15 at 10:30 the court awarded $12,500 in case 21-cv-0042; see Smith v. Jones, 123 F.3d 456 (2d Cir. 1999), page 12.';
     expect(redact(text)).toEqual({ text, counts: {} });

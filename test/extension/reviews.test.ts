@@ -42,6 +42,28 @@ describe('the reviewer', () => {
     expect(pending).toEqual([expect.objectContaining({ action_key: actionKey, pack: 'law', status: 'pending', review_route: 'browser:legal-review' })]);
     const mirror = await bg.send('reviews.mirror', {}, POPUP);
     expect(mirror?.mirror_digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(bg.badges).toEqual([1]);
+  });
+
+  it('sees why the action needs review: the reasons of its sealed record, for rules the seal commits', async () => {
+    const { actionKey } = await paused();
+    const { reasons, verified } = await bg.send('reviews.reasons', { action_key: actionKey }, POPUP);
+    expect(verified).toBe(true);
+    expect(reasons.length).toBeGreaterThan(0);
+    const record = await bg.ctx.request(`/v1/records/${encodeURIComponent(actionKey)}`, { key: bg.apiKey });
+    const sealed = record.body.verify_request.seal.attestation.context.findings.map((f: { rule: string }) => f.rule);
+    for (const r of reasons) {
+      expect(sealed).toContain(r.rule);
+      expect(r.explanation).not.toContain(CITES);
+    }
+    // A reason for a rule the seal does not name is dropped, not shown.
+    bg.intercept = async (req, forward) => {
+      const res = await forward(req);
+      if (!req.url.includes('/v1/records/')) return res;
+      const body = await res.json();
+      return Response.json({ ...body, reasons: [...body.reasons, { rule: 'law.made-up', explanation: 'Trust me.' }] });
+    };
+    expect((await bg.send('reviews.reasons', { action_key: actionKey }, POPUP)).reasons.map((r) => r.rule)).toEqual(reasons.map((r) => r.rule));
   });
 
   it('posts a law review with the five-grade mirror and gets a verified receipt', async () => {

@@ -1,5 +1,6 @@
 /**
- * The companion as a real process, as `npm start` runs it: `node --import tsx companion/main.ts`
+ * The companion as a real process from its sources: `node --import tsx companion/main.ts`
+ * (`npm start` runs the same entry point compiled; test/companion/service.test.ts drives that)
  * on 127.0.0.1 with PORT=0 and a temporary SVC_DATA_DIR. Every process and folder made here is
  * removed by cleanupCompanions() (call it in afterEach).
  */
@@ -13,8 +14,9 @@ import { REPO_ROOT } from './vectors.ts';
 export interface Companion {
   child: ChildProcess;
   url: string;
+  stdout: () => string;
   stderr: () => string;
-  /** Resolves when stderr has a line matching `pattern`. */
+  /** Resolves when the log (stdout) has a line matching `pattern`. */
   waitForLog(pattern: RegExp): Promise<void>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -67,6 +69,6 @@ export async function start(dataDir: string, env: Record<string, string> = {}): 
   if (outcome !== 'ready') throw new Error(`companion exited early (${JSON.stringify(outcome)}): ${p.stderr()}`);
   const [, url, dir] = listening.exec(p.stdout())!;
   expect(dir).toBe(dataDir);
-  return { child: p.child, url: url!, stderr: p.stderr, exited: p.exited, waitForLog: (re) => p.waitFor(re, p.stderr) };
+  return { child: p.child, url: url!, stdout: p.stdout, stderr: p.stderr, exited: p.exited, waitForLog: (re) => p.waitFor(re, p.stdout) };
 }
 

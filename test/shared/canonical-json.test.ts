@@ -333,7 +333,7 @@ describe('parseJson (I-JSON, RFC 7493)', () => {
     '{"a":1,"\\u0061":2}',
     '{"__proto__":1,"__proto__":2}',
   ])('rejects duplicate member names: %s', (text) => {
-    expectRefused(() => parseJson(text), 'JCS_INVALID_JSON');
+    expectRefused(() => parseJson(text), 'JCS_DUPLICATE_MEMBER');
   });
 
   it.each([

@@ -10,6 +10,7 @@ import { GateFlow } from '../../utils/content/gate-flow.ts';
 import { ShadowGateUi } from '../../utils/content/gate-ui.tsx';
 import { Interceptor } from '../../utils/content/interceptor.ts';
 import { newAttemptId } from '../../utils/content/ids.ts';
+import { countPageRequests } from '../../utils/content/page-requests.ts';
 import { sendMessage } from '../../utils/messages.ts';
 
 export default defineContentScript({
@@ -27,6 +28,8 @@ export default defineContentScript({
     });
     // Synchronously, before any page script: the page's own handlers come after ours.
     ctx.onInvalidated(interceptor.install(window));
+    const pageRequests = countPageRequests(document);
+    ctx.onInvalidated(pageRequests.stop);
 
     const ui = new ShadowGateUi(ctx);
     ui.actions = { onClose: () => flow?.close(), onWithdraw: () => void flow?.withdraw(), onRetry: () => void flow?.retry() };
@@ -51,6 +54,8 @@ export default defineContentScript({
           sleep: (ms) => new Promise((r) => ctx.setTimeout(r, ms)),
           now: () => Date.now(),
           newId: newAttemptId,
+          composers: interceptor.composers,
+          pageRequests: pageRequests.count,
         });
         // Lets an admin (and the end-to-end tests) see that the gate is active on this page.
         document.documentElement.dataset.actionGate = adapter.id;

@@ -7,7 +7,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { OptionsForm } from '../../components/options-form.tsx';
 import type { OptionsFormProps } from '../../components/options-form.tsx';
-import { CONTENT_SCRIPT_MATCHES } from '../../utils/adapters/hosts.ts';
+import { HOST_PERMISSIONS } from '../../utils/adapters/hosts.ts';
 import { originPatternsFor } from '../../utils/adapters/match.ts';
 import { browser } from '../../utils/browser.ts';
 import { downloadJson } from '../../utils/download.ts';
@@ -72,7 +72,7 @@ function Options() {
 
 /** Origins beyond the manifest's: a remote companion, and internal tools in site mappings. */
 function neededOrigins(s: Settings): string[] {
-  const origins = originPatternsFor(s.siteMappings, CONTENT_SCRIPT_MATCHES);
+  const origins = originPatternsFor(s.siteMappings, HOST_PERMISSIONS);
   const companion = new URL(s.companionUrl);
   if (!isLoopbackHost(companion.hostname)) origins.push(`${companion.protocol}//${companion.hostname}/*`);
   return origins;

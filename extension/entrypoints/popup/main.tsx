@@ -44,7 +44,10 @@ function Popup() {
   }, [refresh]);
 
   const openReview = async (item: PendingReview) => {
-    setReviewer((r) => r && { ...r, open: item, result: null, decideError: null, busy: false });
+    setReviewer((r) => r && { ...r, open: item, reasons: null, result: null, decideError: null, busy: false });
+    void sendMessage('reviews.reasons', { action_key: item.action_key })
+      .then(({ reasons }) => setReviewer((r) => (r?.open?.action_key === item.action_key ? { ...r, reasons } : r)))
+      .catch(() => setReviewer((r) => (r?.open?.action_key === item.action_key ? { ...r, reasons: [] } : r)));
     if (item.pack === 'law') {
       const mirror = await sendMessage('reviews.mirror', {}).catch(() => null);
       setReviewer((r) => r && { ...r, mirror });
@@ -78,7 +81,7 @@ function Popup() {
 }
 
 function emptyReviewer(): ReviewerView {
-  return { pending: [], error: null, open: null, mirror: null, busy: false, decideError: null, result: null };
+  return { pending: [], error: null, open: null, reasons: null, mirror: null, busy: false, decideError: null, result: null };
 }
 
 function messageOf(e: unknown): string {

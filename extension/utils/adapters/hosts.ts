@@ -18,4 +18,12 @@ export const AI_SITE_MATCHES = [
  */
 export const LOOPBACK_MATCHES = ['http://127.0.0.1/*', 'http://localhost/*'] as const;
 
-export const CONTENT_SCRIPT_MATCHES: readonly string[] = [...AI_SITE_MATCHES, ...LOOPBACK_MATCHES];
+/**
+ * Where the manifest's content scripts run: only the AI sites an adapter serves. Internal tools
+ * (loopback among them) get the content scripts at runtime, and only once an admin mapped them
+ * (background/mapped-sites.ts), so an ordinary page on localhost is never touched.
+ */
+export const CONTENT_SCRIPT_MATCHES: readonly string[] = [...AI_SITE_MATCHES];
+
+/** Hosts granted at install: the AI sites, and loopback for the companion's default place and mapped local tools. */
+export const HOST_PERMISSIONS: readonly string[] = [...AI_SITE_MATCHES, ...LOOPBACK_MATCHES];

@@ -55,6 +55,16 @@ export class DecisionLog {
     });
   }
 
+  /** Records what a release came to; only the attempt that holds the release may report it. */
+  async recordRelease(actionKey: string, attemptId: string, outcome: { sent: boolean; evidence: string | null; time: string }): Promise<boolean> {
+    return this.db.transaction('rw', this.db.decisions, async () => {
+      const entry = await this.db.decisions.get(actionKey);
+      if (entry === undefined || entry.released_attempt !== attemptId) return false;
+      await this.db.decisions.update(actionKey, { release_outcome: outcome });
+      return true;
+    });
+  }
+
   async recordReview(
     actionKey: string,
     review: { status: ReviewStatus; reviewer: string | null; receiptKey: string | null; verified: boolean | null; time: string },

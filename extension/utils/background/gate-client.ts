@@ -11,7 +11,7 @@ import { utf8 } from '../../../shared/encoding.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
 import type { GateDecision, IncidentEntry } from '../db.ts';
-import type { GateOutcome, GateSubmit, Verification } from '../messages.ts';
+import type { DecisionReason, GateOutcome, GateSubmit, Verification } from '../messages.ts';
 import type { GateProfile, Settings } from '../settings.ts';
 import { isRecord } from '../../../shared/attestation.ts';
 import { CompanionError } from './companion-api.ts';
@@ -78,9 +78,9 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
   if (!kindOk) verification.failed_checks.push('kind');
   const verified = verification.verified && kindOk;
 
-  // Only a verified allow is released; its release is claimed as it is logged.
+  // Only a verified allow is released; its release is claimed for this attempt as it is logged.
   const releaseTo = a.decision === 'allow' && verified ? submit.attempt_id : null;
-  const claimed = await deps.log.recordDecision({
+  const logged = deps.log.recordDecision({
     action_key: a.action_key,
     decision: a.decision,
     site: adapter.id,
@@ -101,21 +101,26 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
     released_attempt: null,
   }, releaseTo);
   const v: Verification = { ...verification, verified };
+  const reasons = sealedReasons(a.reasons, attestation);
 
   switch (a.decision) {
     case 'allow':
       if (!verified) {
+        await logged;
         const why = `The gate allowed this, but its seal did not verify (${v.failed_checks.join(', ')}${v.key_alarm ? '; a pinned signing key changed' : ''}). Nothing was sent.`;
         return failure(deps, adapter, host, 'unverified', why, !v.key_alarm);
       }
-      if (!claimed) {
-        return { action: 'fail-closed', reason: 'invalid-answer', message: 'This decision was already used to send once; nothing was sent again.' };
-      }
-      return { action: 'release', decision: 'allow', action_key: a.action_key, next_step: a.next_step, verification: v };
+      // The release goes first; the log write follows it (the page is not kept waiting for
+      // IndexedDB). No other attempt can hold this release: the answer's payload_hash binds it
+      // to this attempt's idempotency_key, so the claim can only ever go to this attempt.
+      void logged.catch((e: unknown) => console.warn('[action-gate] decision log:', e));
+      return { action: 'release', decision: 'allow', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
     case 'needs_review':
-      return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, verification: v };
+      await logged;
+      return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, reasons, verification: v };
     case 'blocked':
-      return { action: 'block', decision: 'blocked', action_key: a.action_key, next_step: a.next_step, verification: v };
+      await logged;
+      return { action: 'block', decision: 'blocked', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
   }
 }
 
@@ -124,8 +129,29 @@ interface GateAnswer {
   action_key: string;
   review_route: string | null;
   next_step: string;
+  reasons: DecisionReason[];
   payload_hash: string;
   verify_request: Record<string, unknown>;
+}
+
+/**
+ * The answer's reasons whose rule the verified seal commits (attestation context.findings):
+ * the explanations are not signed, the rule ids are, so a reason for a rule the seal does not
+ * name is dropped rather than shown.
+ */
+export function sealedReasons(reasons: readonly DecisionReason[], attestation: Record<string, unknown> | null): DecisionReason[] {
+  const context = attestation && isRecord(attestation.context) ? attestation.context : null;
+  const findings = context && Array.isArray(context.findings) ? context.findings : [];
+  const sealed = new Set(findings.filter(isRecord).map((f) => f.rule));
+  return reasons.filter((r) => sealed.has(r.rule));
+}
+
+export function readReasons(value: unknown): DecisionReason[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter(isRecord)
+    .filter((r) => typeof r.rule === 'string' && typeof r.explanation === 'string')
+    .map((r) => ({ rule: r.rule as string, explanation: (r.explanation as string).slice(0, 500) }));
 }
 
 /**
@@ -157,6 +183,8 @@ export function readGateAnswer(answer: unknown, expectedPayloadHash: string): { 
       action_key: action_key as string,
       review_route: review_route as string | null,
       next_step: next_step as string,
+      // Older companions answer without reasons; the dialog then shows next_step alone.
+      reasons: readReasons(answer.reasons),
       payload_hash: payload_hash as string,
       verify_request: verify_request as Record<string, unknown>,
     },

@@ -18,7 +18,7 @@ import { fetchUsage, listPacks, testConnection } from './connection.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { submitGate } from './gate-client.ts';
 import { KeyPins, JWKS_PATH } from './key-pins.ts';
-import { gradingMirror, pendingReviews, postReview, reviewStatus } from './review-client.ts';
+import { gradingMirror, pendingReviews, postReview, reviewReasons, reviewStatus } from './review-client.ts';
 
 export interface BackgroundServices {
   db: ExtensionDatabase;
@@ -31,6 +31,8 @@ export interface BackgroundServices {
   /** The extension's own origin, e.g. chrome-extension://<id>/ */
   extensionBaseUrl: string;
   extensionId: string;
+  /** Shows how many reviews wait on the toolbar icon (the reviewer's badge). */
+  showPendingCount: (count: number) => Promise<void>;
 }
 
 /** The parts of runtime.MessageSender the handlers look at. */
@@ -62,6 +64,12 @@ export function createHandlers(svc: BackgroundServices) {
     'review.status': async ({ action_key, attempt_id }) => {
       const settings = await svc.loadSettings();
       return reviewStatus({ api: svc.api(settings), pins: svc.pins, log: svc.log, now: svc.now }, action_key, attempt_id);
+    },
+
+    'release.report': async ({ action_key, attempt_id, sent, evidence }) => {
+      if (typeof action_key !== 'string' || typeof attempt_id !== 'string' || typeof sent !== 'boolean') throw new Error('release.report: malformed request');
+      const ev = evidence === 'composer-cleared' || evidence === 'page-request' ? evidence : null;
+      return { recorded: await svc.log.recordRelease(action_key, attempt_id, { sent, evidence: sent ? ev : null, time: svc.now().toISOString() }) };
     },
 
     'review.withdraw': async ({ action_key }) => {
@@ -109,7 +117,14 @@ export function createHandlers(svc: BackgroundServices) {
 
     'reviews.pending': async () => {
       const settings = await requireReviewer(svc);
-      return pendingReviews(svc.api(settings));
+      const pending = await pendingReviews(svc.api(settings));
+      await svc.showPendingCount(pending.length);
+      return pending;
+    },
+
+    'reviews.reasons': async ({ action_key }) => {
+      const settings = await requireReviewer(svc);
+      return reviewReasons({ api: svc.api(settings), pins: svc.pins }, String(action_key));
     },
 
     'reviews.mirror': async () => gradingMirror(svc.api(await requireReviewer(svc))),
@@ -124,6 +139,13 @@ export function createHandlers(svc: BackgroundServices) {
 
     'log.export': async () => svc.log.export(svc.now()),
   } satisfies HandlerTable;
+}
+
+/** The reviewer's badge: the tenant's pending count; cleared for the employee role. */
+export async function refreshPendingBadge(svc: BackgroundServices): Promise<void> {
+  const settings = await svc.loadSettings();
+  if (settings.role !== 'reviewer' || !isConfigured(settings)) return svc.showPendingCount(0);
+  await svc.showPendingCount((await pendingReviews(svc.api(settings))).length);
 }
 
 async function requireReviewer(svc: BackgroundServices): Promise<Settings> {

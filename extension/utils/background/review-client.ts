@@ -6,12 +6,13 @@
  * reviewed action.
  */
 import type { DecisionEntry, ReviewStatus } from '../db.ts';
-import type { GradingMirror, PendingReview, ReviewDecisionRequest, ReviewDecisionResult, ReviewState, Verification } from '../messages.ts';
+import type { DecisionReason, GradingMirror, PendingReview, ReviewDecisionRequest, ReviewDecisionResult, ReviewState, Verification } from '../messages.ts';
 import { isRecord } from '../../../shared/attestation.ts';
 import { CompanionError } from './companion-api.ts';
 import type { CompanionApi } from './companion-api.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { unverified, verifySealed } from './evidence.ts';
+import { readReasons, sealedReasons } from './gate-client.ts';
 import type { KeyPins } from './key-pins.ts';
 
 export interface ReviewClientDeps {
@@ -125,6 +126,18 @@ export async function pendingReviews(api: CompanionApi): Promise<PendingReview[]
     age_seconds: typeof i.age_seconds === 'number' ? i.age_seconds : 0,
     expires_at: typeof i.expires_at === 'string' ? i.expires_at : null,
   }));
+}
+
+/**
+ * Why a paused action needs review, for the reviewer: the reasons its sealed record carries,
+ * kept only for rules its verified seal commits (gate-client.ts, sealedReasons).
+ */
+export async function reviewReasons(deps: Pick<ReviewClientDeps, 'api' | 'pins'>, actionKey: string): Promise<{ reasons: DecisionReason[]; verified: boolean }> {
+  const record = await deps.api.get(recordPath(actionKey));
+  if (!isRecord(record)) throw new CompanionError('invalid-answer', `GET ${recordPath(actionKey)}: expected the sealed record`);
+  const { verification, attestation } = await verifySealed(deps.pins, record.verify_request);
+  const bound = attestation !== null && record.action_key === actionKey;
+  return { reasons: bound ? sealedReasons(readReasons(record.reasons), attestation) : [], verified: verification.verified && bound };
 }
 
 /** GET /law/grading-mirror; null when the companion does not offer it. */

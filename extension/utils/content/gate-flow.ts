@@ -7,10 +7,15 @@
  *   no usable answer → fail closed (or open, if the admin chose so; the background logs it).
  *
  * The raw text never leaves the tab: the background gets it redacted, with its SHA-256.
- * Release is guarded three times: one attempt is released at most once here; the text must
- * still be the one that was gated; and the background hands out a release once per action
- * (DecisionLog.claimRelease), so a restarted service worker or a repeated answer cannot send
- * twice.
+ * Release is guarded three times: one attempt is released at most once here (plus one retry
+ * when the page demonstrably did not take it); the text must still be the one that was gated;
+ * and the background hands out a release once per action (DecisionLog.claimRelease), so a
+ * restarted service worker or a repeated answer cannot send twice.
+ *
+ * A release is verified: it goes to the live composer and send control (the page may have
+ * re-created them while the action waited), and counts as sent only with evidence, the gated
+ * text gone from the composer or a request the page made right after. Without it the person
+ * is told plainly that nothing was sent.
  */
 import { utf8 } from '../../../shared/encoding.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
@@ -19,7 +24,8 @@ import type { Dialog } from '../../components/gate-dialog.tsx';
 import { MessageError } from '../messages.ts';
 import type { GateOutcome, GateSubmit, MessageType, RequestOf, ResponseOf, ReviewState } from '../messages.ts';
 import { redact } from '../redact.ts';
-import { composerText, conversationOf, releaseHeldAction } from './dom.ts';
+import type { ComposerTracker } from './composers.ts';
+import { composerText, conversationOf, isVisible, releaseHeldAction } from './dom.ts';
 
 export interface GateUi {
   show(dialog: Dialog): void;
@@ -35,22 +41,41 @@ export interface GateFlowDeps {
   sleep: (ms: number) => Promise<void>;
   now: () => number;
   newId: () => string;
+  /** Finds the live composer at release time. */
+  composers: ComposerTracker;
+  /** How many requests the page has made so far (page-world observer); evidence that a release was sent. */
+  pageRequests?: () => number;
   /** How often a paused action asks for its review (content-script side; a few requests a minute). */
   pollMs?: number;
+  /** How long a release may take to show its evidence before it is reported as not sent. */
+  confirmMs?: number;
 }
+
+/** Why a release counts as sent, or that it did not happen. */
+export type ReleaseEvidence = 'composer-cleared' | 'page-request';
+/** `retryable`: the page did not take a release that was made; the same attempt may be released once more. */
+type ReleaseResult = { sent: true; evidence: ReleaseEvidence } | { sent: false; why: string; retryable: boolean };
 
 interface Attempt {
   id: string;
   composer: HTMLElement;
   textHash: string;
   submit: GateSubmit;
+  /** How often it was let through: once, and once more only after a release the page did not take. */
+  releases: number;
+  /** True once a release had evidence: nothing more happens to this attempt. */
   released: boolean;
+  /** The decision or approval that authorised the release, for the retry of an unconfirmed one. */
+  authorised: { action_key: string; approved: boolean } | null;
   /** Set when the employee withdrew or the flow moved on: polling stops. */
   over: boolean;
 }
 
 /** Messages a restarting service worker may drop; the same attempt is simply sent again. */
 const TRANSPORT_RETRIES = 4;
+/** How long a page may take to show that it sent (the composer clears at once on the sites we know). */
+const CONFIRM_MS = 3000;
+const CONFIRM_POLL_MS = 25;
 /** A usual answer takes tens of milliseconds: say "checking" only when it takes longer. */
 const CHECKING_DELAY_MS = 400;
 
@@ -78,7 +103,9 @@ export class GateFlow {
       id,
       composer,
       textHash,
+      releases: 0,
       released: false,
+      authorised: null,
       over: false,
       submit: {
         attempt_id: id,
@@ -94,10 +121,17 @@ export class GateFlow {
     await this.gate(attempt);
   }
 
-  /** "Try again" after a failure: the same attempt, so the gate meters it once (idempotency_key). */
+  /**
+   * "Try again" after a failure: the same attempt, so the gate meters it once (idempotency_key).
+   * After a release the page did not take, the same authorisation is used for one more release.
+   */
   async retry(): Promise<void> {
     const attempt = this.current;
     if (!attempt || attempt.released) return;
+    if (attempt.authorised) {
+      await this.releaseAndReport(attempt, attempt.authorised);
+      return;
+    }
     attempt.over = false;
     await this.gate(attempt);
   }
@@ -137,21 +171,21 @@ export class GateFlow {
     switch (outcome.action) {
       case 'release':
         attempt.over = true;
-        this.deps.ui.hide();
-        this.release(attempt);
+        await this.releaseAndReport(attempt, { action_key: outcome.action_key, approved: false });
         return;
-      case 'fail-open':
+      case 'fail-open': {
         attempt.over = true;
-        this.release(attempt);
-        this.deps.ui.show({ kind: 'fail-open', message: outcome.message });
+        const result = await this.release(attempt);
+        this.deps.ui.show(result.sent ? { kind: 'fail-open', message: outcome.message } : { kind: 'not-sent', site: this.deps.adapter.label, message: result.why, retry: false });
         return;
+      }
       case 'fail-closed':
         attempt.over = true;
         this.deps.ui.show({ kind: 'failed', message: outcome.message });
         return;
       case 'block':
         attempt.over = true;
-        this.deps.ui.show({ kind: 'blocked', action_key: outcome.action_key, next_step: outcome.next_step, verification: outcome.verification });
+        this.deps.ui.show({ kind: 'blocked', action_key: outcome.action_key, next_step: outcome.next_step, reasons: outcome.reasons, verification: outcome.verification });
         return;
       case 'review':
         this.actionKeys.set(attempt.id, outcome.action_key);
@@ -167,6 +201,7 @@ export class GateFlow {
       action_key: outcome.action_key,
       review_route: outcome.review_route,
       next_step: outcome.next_step,
+      reasons: outcome.reasons,
       status: 'pending',
       verification: outcome.verification,
       paused_at: this.deps.now(),
@@ -189,9 +224,9 @@ export class GateFlow {
       switch (state.status) {
         case 'approved':
           attempt.over = true;
-          if (state.release && this.release(attempt)) {
-            this.deps.ui.show({ kind: 'approved', action_key: outcome.action_key, reviewer: state.reviewer, verification: state.verification });
-          } else if (!state.release) {
+          if (state.release) {
+            await this.releaseAndReport(attempt, { action_key: outcome.action_key, approved: true }, state);
+          } else {
             this.deps.ui.show({ kind: 'rejected', action_key: outcome.action_key, reviewer: state.reviewer, status: 'approved', verification: state.verification, problem: state.problem ?? 'Approved, but not sent.' });
           }
           return;
@@ -207,20 +242,72 @@ export class GateFlow {
     }
   }
 
-  /** Lets the held action through once, and only with the text that was gated. */
-  private release(attempt: Attempt): boolean {
-    if (attempt.released) return false;
-    if (sha256Hex(utf8(composerText(attempt.composer))) !== attempt.textHash) {
-      this.deps.ui.show({ kind: 'notice', title: 'Not sent: the text changed', message: 'The text in the composer is not the text that was checked. Send it again to have it checked.' });
-      return false;
+  /**
+   * Releases an authorised attempt and tells the person what happened: sent (with evidence) or
+   * not. A release the page did not take keeps its authorisation for one retry of the same
+   * attempt. The background's log hears of it after the release, off the send's critical path.
+   */
+  private async releaseAndReport(attempt: Attempt, authorised: { action_key: string; approved: boolean }, review?: ReviewState): Promise<void> {
+    attempt.authorised = authorised;
+    const result = await this.release(attempt);
+    if (result.sent) {
+      if (authorised.approved) {
+        this.deps.ui.show({ kind: 'approved', action_key: authorised.action_key, reviewer: review?.reviewer ?? null, verification: review?.verification ?? null, evidence: result.evidence });
+      } else {
+        this.deps.ui.hide();
+      }
+    } else {
+      this.deps.ui.show({ kind: 'not-sent', site: this.deps.adapter.label, message: result.why, retry: result.retryable && attempt.releases < 2 });
+    }
+    void this.deps
+      .send('release.report', { action_key: authorised.action_key, attempt_id: attempt.id, sent: result.sent, evidence: result.sent ? result.evidence : null })
+      .catch(() => undefined);
+  }
+
+  /**
+   * Lets the held action through, only with the text that was gated, on the live composer, and
+   * waits for evidence that the page took it.
+   */
+  private async release(attempt: Attempt): Promise<ReleaseResult> {
+    const label = this.deps.adapter.label;
+    if (attempt.released || attempt.releases >= 2) return { sent: false, why: 'This action was already let through; it is not sent again.', retryable: false };
+    const composer = this.liveComposer(attempt);
+    if (composer === null) {
+      return { sent: false, why: `${label}’s composer is gone, so nothing was sent. Type your message again to have it checked.`, retryable: false };
+    }
+    if (sha256Hex(utf8(composerText(composer))) !== attempt.textHash) {
+      return { sent: false, why: 'The text in the composer is not the text that was checked, so nothing was sent. Send it again to have it checked.', retryable: false };
+    }
+    attempt.releases++;
+    const requestsBefore = this.deps.pageRequests?.() ?? 0;
+    const how = releaseHeldAction(this.deps.adapter, composer, this.deps.bypass);
+    if (how === null) return { sent: false, why: `Action Gate could not find ${label}’s send control, so nothing was sent. Your text is still in the composer.`, retryable: true };
+    const evidence = await this.evidenceOfSend(attempt, composer, requestsBefore);
+    if (evidence === null) {
+      return { sent: false, why: `${label} did not take the message: it is still in the composer and no request left the page. Nothing was sent.`, retryable: true };
     }
     attempt.released = true;
-    const how = releaseHeldAction(this.deps.adapter, attempt.composer, this.deps.bypass);
-    if (how === null) {
-      this.deps.ui.show({ kind: 'notice', title: 'Allowed, but not sent', message: `Action Gate could not find ${this.deps.adapter.label}’s send control. Send the message yourself.` });
-      return false;
+    return { sent: true, evidence };
+  }
+
+  /** The composer as it is now: the held one if still shown, else the one the page re-created. */
+  private liveComposer(attempt: Attempt): HTMLElement | null {
+    if (isVisible(attempt.composer)) return attempt.composer;
+    const live = this.deps.composers.find(this.deps.adapter);
+    if (live) attempt.composer = live;
+    return live;
+  }
+
+  /** Evidence that the page sent: the gated text left the live composer, or the page made a request. */
+  private async evidenceOfSend(attempt: Attempt, composer: HTMLElement, requestsBefore: number): Promise<ReleaseEvidence | null> {
+    const patience = this.deps.confirmMs ?? CONFIRM_MS;
+    for (let waited = 0; ; waited += CONFIRM_POLL_MS) {
+      const live = isVisible(composer) ? composer : this.deps.composers.find(this.deps.adapter);
+      if (live !== null && sha256Hex(utf8(composerText(live))) !== attempt.textHash) return 'composer-cleared';
+      if ((this.deps.pageRequests?.() ?? 0) > requestsBefore) return 'page-request';
+      if (waited >= patience) return null;
+      await this.deps.sleep(CONFIRM_POLL_MS);
     }
-    return true;
   }
 
   /**

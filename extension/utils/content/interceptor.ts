@@ -1,16 +1,21 @@
 /**
  * Holds the page's send actions (issue 5, item 1): Enter in the composer (not Shift+Enter, not
- * while an IME is composing), clicks on the send control and form submits, caught in the
- * capture phase on `window` from a document_start content script. Registered before any page
- * script runs, these listeners run first, and a held event is stopped with preventDefault and
- * stopImmediatePropagation, so nothing reaches the page's own handlers until the gate answers
- * (shared/notes/extension-testing.md, "Intercepting AI-tool actions").
+ * while an IME is composing), pointerdown and click on the send control, and form submits,
+ * caught in the capture phase on `window` from a document_start content script. Registered
+ * before any page script runs, these listeners run first, and a held event is stopped with
+ * preventDefault and stopImmediatePropagation, so nothing reaches the page's own handlers until
+ * the gate answers (shared/notes/extension-testing.md, "Intercepting AI-tool actions").
+ *
+ * Same-origin iframes get the same listeners as they load (a composer may live in one), and a
+ * send with nothing in the composer is let through: there is nothing to gate, and holding it
+ * would swallow the click.
  */
 import { BUILT_IN_ADAPTERS } from '../adapters/definitions.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
-import { closestInPath, findComposer, isDisabled, matches } from './dom.ts';
+import { ComposerTracker } from './composers.ts';
+import { closestInPath, composerText, isDisabled, isElement, matches, sameOriginDocument } from './dom.ts';
 
-export type Trigger = 'enter' | 'click' | 'submit';
+export type Trigger = 'enter' | 'click' | 'pointer' | 'submit';
 
 export interface InterceptorHooks {
   /** The page's adapter; undefined while the background has not answered yet. */
@@ -26,21 +31,24 @@ export interface InterceptorHooks {
 const ANY_COMPOSER = Object.values(BUILT_IN_ADAPTERS).map((a) => a.composer).join(', ');
 const ANY_SEND = Object.values(BUILT_IN_ADAPTERS).map((a) => a.send).join(', ');
 
+type Listeners = [type: string, listener: (e: never) => void][];
+
 export class Interceptor {
+  readonly composers = new ComposerTracker();
   private bypassDepth = 0;
   private early: { target: HTMLElement; trigger: Trigger } | null = null;
+  /** A held pointerdown's own click is part of the same press: it is stopped too, never gated again. */
+  private pressHeld = false;
+  private readonly installed = new Map<Window, () => void>();
 
   constructor(private readonly hooks: InterceptorHooks) {}
 
   /** Adds the capture listeners; returns their removal (for when the extension is reloaded). */
   install(target: Window): () => void {
-    target.addEventListener('keydown', this.onKeydown, { capture: true });
-    target.addEventListener('click', this.onClick, { capture: true });
-    target.addEventListener('submit', this.onSubmit, { capture: true });
+    this.listenOn(target);
     return () => {
-      target.removeEventListener('keydown', this.onKeydown, { capture: true });
-      target.removeEventListener('click', this.onClick, { capture: true });
-      target.removeEventListener('submit', this.onSubmit, { capture: true });
+      for (const remove of this.installed.values()) remove();
+      this.installed.clear();
     };
   }
 
@@ -59,9 +67,47 @@ export class Interceptor {
     const early = this.early;
     this.early = null;
     if (!early || !adapter) return;
-    const composer = matches(early.target, adapter.composer) ? early.target : findComposer(adapter, early.target);
+    const composer = matches(early.target, adapter.composer) ? early.target : this.composers.find(adapter, early.target);
     if (composer) this.hooks.held(composer, early.trigger);
   }
+
+  private listenOn(target: Window): void {
+    if (this.installed.has(target)) return;
+    const listeners: Listeners = [
+      ['keydown', this.onKeydown],
+      ['pointerdown', this.onPress],
+      ['click', this.onPress],
+      ['submit', this.onSubmit],
+      ['focusin', this.onUse],
+      ['input', this.onUse],
+    ];
+    for (const [type, fn] of listeners) target.addEventListener(type, fn as EventListener, { capture: true });
+    // An element's `load` never reaches Window (HTML "get the parent" of a Document is null for
+    // load events), so iframes are watched from the document.
+    const doc = target.document;
+    doc.addEventListener('load', this.onLoad, { capture: true });
+    this.installed.set(target, () => {
+      for (const [type, fn] of listeners) target.removeEventListener(type, fn as EventListener, { capture: true });
+      doc.removeEventListener('load', this.onLoad, { capture: true });
+    });
+    for (const frame of Array.from(doc.querySelectorAll('iframe'))) this.listenInFrame(frame);
+  }
+
+  /** A same-origin iframe's window gets our listeners once its document is there (load fires on each navigation). */
+  private listenInFrame(frame: HTMLIFrameElement): void {
+    const doc = sameOriginDocument(frame);
+    if (doc?.defaultView) this.listenOn(doc.defaultView);
+  }
+
+  private readonly onLoad = (e: Event): void => {
+    // `load` does not bubble, but the capture phase on the document sees every iframe's.
+    if (isElement(e.target) && e.target.tagName === 'IFRAME') this.listenInFrame(e.target as HTMLIFrameElement);
+  };
+
+  private readonly onUse = (e: Event): void => {
+    const adapter = this.hooks.adapter();
+    if (adapter) this.composers.note(adapter, e);
+  };
 
   private readonly onKeydown = (e: KeyboardEvent): void => {
     if (this.bypassDepth > 0) return;
@@ -74,34 +120,48 @@ export class Interceptor {
     this.hold(e, composer, 'enter', adapter === undefined);
   };
 
-  private readonly onClick = (e: MouseEvent): void => {
-    if (this.bypassDepth > 0) return;
+  private readonly onPress = (e: MouseEvent): void => {
+    if (this.bypassDepth > 0 || e.button !== 0) return;
+    if (e.type === 'pointerdown') this.pressHeld = false;
+    else if (this.pressHeld) {
+      this.pressHeld = false;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      return;
+    }
     const adapter = this.hooks.adapter();
     if (adapter === null) return;
     const send = closestInPath(e, adapter ? adapter.send : ANY_SEND);
     if (!send || isDisabled(send)) return;
-    if (adapter === undefined) return this.hold(e, send, 'click', true);
-    const composer = findComposer(adapter, send);
-    if (composer) this.hold(e, composer, 'click', false);
+    const trigger = e.type === 'click' ? 'click' : 'pointer';
+    if (adapter === undefined) return this.hold(e, send, trigger, true);
+    const composer = this.composers.find(adapter, send);
+    if (composer) this.hold(e, composer, trigger, false);
   };
 
   private readonly onSubmit = (e: SubmitEvent): void => {
     if (this.bypassDepth > 0) return;
     const adapter = this.hooks.adapter();
-    if (adapter === null || !(e.target instanceof HTMLFormElement)) return;
-    let composer: HTMLElement | null = null;
-    try {
-      composer = e.target.querySelector<HTMLElement>(adapter ? adapter.composer : ANY_COMPOSER);
-    } catch {
-      return;
-    }
-    if (composer) this.hold(e, composer, 'submit', adapter === undefined);
+    if (adapter === null || !isElement(e.target) || e.target.tagName !== 'FORM') return;
+    const composer = adapter ? this.composers.find(adapter, e.target) : closestComposerIn(e.target, ANY_COMPOSER);
+    if (composer && (adapter === undefined || e.target.contains(composer))) this.hold(e, composer, 'submit', adapter === undefined);
   };
 
   private hold(e: Event, target: HTMLElement, trigger: Trigger, early: boolean): void {
+    // Nothing typed: nothing to gate, and the page sends nothing from an empty composer.
+    if (!early && composerText(target).trim() === '') return;
     e.preventDefault();
     e.stopImmediatePropagation();
+    if (trigger === 'pointer') this.pressHeld = true;
     if (early) this.early ??= { target, trigger };
     else this.hooks.held(target, trigger);
+  }
+}
+
+function closestComposerIn(form: HTMLElement, selector: string): HTMLElement | null {
+  try {
+    return form.querySelector<HTMLElement>(selector);
+  } catch {
+    return null;
   }
 }

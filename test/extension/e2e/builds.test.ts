@@ -20,15 +20,33 @@ function scripts(dir: string): string[] {
 }
 
 describe.each(['chrome-mv3', 'firefox-mv3'])('%s', (target) => {
-  it('is Manifest V3 with storage and scripting, the AI sites and loopback, and optional hosts', () => {
+  it('is Manifest V3 with storage, scripting and alarms (the reviewer badge), the AI sites and loopback, and optional hosts', () => {
     const m = manifest(target);
     expect(m.manifest_version).toBe(3);
-    expect(m.permissions.sort()).toEqual(['scripting', 'storage']);
+    expect(m.permissions.sort()).toEqual(['alarms', 'scripting', 'storage']);
     expect(m.host_permissions).toEqual(expect.arrayContaining(['https://chatgpt.com/*', 'https://claude.ai/*', 'https://gemini.google.com/*', 'https://copilot.microsoft.com/*', 'http://127.0.0.1/*']));
     expect(m.optional_host_permissions).toEqual(['https://*/*', 'http://*/*']);
-    expect(m.content_scripts).toEqual([expect.objectContaining({ run_at: 'document_start', js: ['content-scripts/content.js'] })]);
+    // Content scripts only where an adapter applies: the AI sites. Loopback and internal tools
+    // get them at runtime, once an admin maps them (background/mapped-sites.ts).
+    const aiSites = ['https://chat.openai.com/*', 'https://chatgpt.com/*', 'https://claude.ai/*', 'https://copilot.microsoft.com/*', 'https://gemini.google.com/*'];
+    expect(m.content_scripts).toEqual([
+      { matches: aiSites, run_at: 'document_start', js: ['content-scripts/content.js'] },
+      { matches: aiSites, run_at: 'document_start', js: ['content-scripts/page-world.js'], world: 'MAIN' },
+    ]);
     expect(m.action.default_popup).toBe('popup.html');
     expect(m.options_ui.page).toBe('options.html');
+  });
+
+  it('has icons at 16, 32, 48 and 128 px for the manifest and the toolbar action, each of its size', () => {
+    const m = manifest(target);
+    for (const icons of [m.icons, m.action.default_icon]) {
+      expect(Object.keys(icons).sort()).toEqual(['128', '16', '32', '48']);
+      for (const [size, file] of Object.entries(icons)) {
+        const png = fs.readFileSync(path.join(OUT, target, file as string));
+        // PNG IHDR: width and height are the big-endian words at bytes 16 and 20.
+        expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([Number(size), Number(size)]);
+      }
+    }
   });
 
   it('ships ASCII-only scripts', () => {
@@ -47,4 +65,9 @@ it('Chrome runs the background as a service worker; Firefox as an event page wit
   const firefox = manifest('firefox-mv3');
   expect(firefox.background).toEqual({ scripts: ['background.js'] });
   expect(firefox.browser_specific_settings.gecko.id).toBe('action-gate@extension.invalid');
+});
+
+it('declares the minimum browser versions of the APIs it uses (checkVisibility options: Chrome 121; MAIN-world scripts: Firefox 128)', () => {
+  expect(manifest('chrome-mv3').minimum_chrome_version).toBe('121');
+  expect(manifest('firefox-mv3').browser_specific_settings.gecko.strict_min_version).toBe('128.0');
 });

@@ -30,11 +30,16 @@ export async function decide(
   const panel = popup.locator('.ag-modal');
   await panel.waitFor();
   expect(await panel.locator('.ag-key').first().textContent()).toBe(actionKey);
+  // Why it needs review, from the action's sealed record.
+  await panel.locator('.ag-reasons li').first().waitFor();
   for (const [key, grade] of Object.entries(grades)) await panel.locator(`select[name="${key}"]`).selectOption(grade);
   await panel.locator(`button.ag-${decision}`).click();
   const result = panel.locator('.ag-review-result');
   await result.waitFor();
   expect(await result.getAttribute('data-verified'), (await panel.textContent()) ?? '').toBe('true');
+  // The status above the result is the decision's, no longer "pending".
+  const status = { approve: 'approved', reject: 'rejected', escalate: 'escalated' }[decision];
+  expect(await panel.locator('.ag-review-status').textContent()).toBe(status);
 }
 
 export async function closeReview(popup: Page): Promise<void> {

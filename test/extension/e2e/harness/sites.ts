@@ -21,9 +21,24 @@ export const SEND_BUTTON: Record<Site, string> = {
   generic: 'button.ask-submit',
 };
 
+/**
+ * The pages built like today's AI sites rather than our tidy fixtures, and the adapter whose
+ * selectors each one uses (test/extension/fixtures/<page>.html).
+ */
+export const WILD_PAGES = {
+  'chatgpt-fallback': 'chatgpt',
+  'react-recreate': 'copilot',
+  'iframe-composer': 'claude',
+  'pointerdown-send': 'gemini',
+} as const satisfies Record<string, Site>;
+export type WildPage = keyof typeof WILD_PAGES;
+
 /** Every fixture page mapped to its adapter, as an admin would map an internal host. */
 export function fixtureMappings(fixturesUrl: string): string[] {
-  return SITES.map((s) => `${fixturesUrl}/${s}.html* ${s}`);
+  return [
+    ...SITES.map((s) => `${fixturesUrl}/${s}.html* ${s}`),
+    ...Object.entries(WILD_PAGES).map(([page, site]) => `${fixturesUrl}/${page}.html* ${site}`),
+  ];
 }
 
 export const GENERIC_SELECTORS = { composer: 'textarea.ask-box', send: 'button.ask-submit', release: 'request-submit, click-send' };

@@ -1,0 +1,10 @@
+// `npm run build`: the companion and shared/ compiled to dist/ (tsconfig.build.json), plus the
+// files the compiled code reads at run time beside it (the SQL migrations).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+
+fs.rmSync('dist', { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+fs.cpSync('companion/migrations', 'dist/companion/migrations', { recursive: true });

@@ -1,0 +1,124 @@
+/**
+ * The companion as an admin runs it: `npm start` (plain node on the build in dist/), its
+ * --help and --version, SIGTERM sent to the pid `npm start` returns, and the README's curl
+ * session run word for word against it.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SETTINGS } from '../../companion/core/config.ts';
+import { tempDataDir, cleanupCompanions } from '../helpers/companion-process.ts';
+import { REPO_ROOT } from '../helpers/vectors.ts';
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  // What `npm install` runs (prepare): the tests below exercise this build, not the sources.
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'pipe' });
+}, 120_000);
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  cleanupCompanions();
+});
+
+function npmStart(dataDir: string, args: string[] = []) {
+  const child = spawn(npm, ['start', '--silent', '--', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((e) => reject(new Error(`npm start exited early: ${JSON.stringify(e)}`)));
+  });
+  return { child, url, exited, stdout: () => out };
+}
+
+describe('npm start', () => {
+  it('--help lists every setting with its variable, flag and default; --version prints the version; both exit 0', () => {
+    const help = spawnSync(npm, ['start', '--silent', '--', '--help'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    for (const s of SETTINGS) {
+      const line = help.stdout.split('\n').find((l) => l.trimStart().startsWith(`${s.env} `));
+      expect(line, s.env).toBeDefined();
+      expect(line).toContain('flag' in s ? `--${s.flag}` : '(env only)');
+      expect(line).toContain(s.defaultText);
+    }
+    const version = spawnSync(npm, ['start', '--silent', '--', '--version'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(version.status).toBe(0);
+    expect(version.stdout).toMatch(/^action-gate companion \d+\.\d+\.\d+ \(interface \d+\.\d+\.\d+\)\n$/);
+  });
+
+  it('runs plain node on the build, and SIGTERM to its pid answers the in-flight request, then stops the server', async () => {
+    const svc = npmStart(tempDataDir());
+    const url = await svc.url;
+    const { port } = new URL(url);
+    // No TypeScript loader on the start path: the process npm starts is node on dist/.
+    const ps = spawnSync('ps', ['-o', 'args=', '--ppid', String(svc.child.pid)], { encoding: 'utf8' });
+    expect(ps.stdout.trim()).toBe('node dist/companion/main.js');
+
+    const body = JSON.stringify({ email: 'inflight-npm@example.com' });
+    const req = http.request({
+      host: '127.0.0.1',
+      port: Number(port),
+      method: 'POST',
+      path: '/signup/checkout',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+    });
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      });
+      req.on('error', reject);
+    });
+    await new Promise<void>((resolve) => req.on('continue', resolve));
+
+    svc.child.kill('SIGTERM');
+    await expect.poll(() => svc.stdout()).toMatch(/"message":"shutting down","signal":"SIGTERM"/);
+    req.end(body);
+    const done = await response;
+    expect(done.status).toBe(201);
+
+    expect(await svc.exited).toEqual({ code: 0, signal: null });
+    expect(svc.stdout()).toMatch(/"message":"stopped"/);
+    // Nothing is left answering on the port.
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe('the README', () => {
+  it("runs its curl session, as written, against a companion started with npm start", async () => {
+    const readme = fs.readFileSync(`${REPO_ROOT}/README.md`, 'utf8');
+    const blocks = [...readme.matchAll(/```sh session\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const svc = npmStart(tempDataDir());
+    const url = await svc.url;
+    // The README talks to the default address; this companion has a free port.
+    const script = blocks.join('\n').replaceAll('localhost:8787', new URL(url).host);
+    const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('"decision": "needs_review"');
+    expect(run.stdout).toContain('RESULT: VERIFIED as SANDBOX evidence');
+    expect(run.stdout).toContain('"review_status": "approved"');
+    expect(run.stdout).toMatch(/^svc_http_requests_total\{method="POST",route="\/v1\/gate",status="201"\} 1$/m);
+    // Whatever the session writes stays out of git.
+    const ignored = spawnSync('git', ['check-ignore', '-q', '.session/gate.json'], { cwd: REPO_ROOT });
+    expect(ignored.status).toBe(0);
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+  });
+});
