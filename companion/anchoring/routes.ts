@@ -95,12 +95,12 @@ export function anchoringRoutes(deps: RouteDeps) {
   const epochConsistency = defineRoute({
     method: 'get',
     path: '/epochs/consistency',
-    operationId: 'getEpochConsistencyProof',
+    operationId: 'getEpochConsistency',
     tags: ['anchoring'],
     auth: 'public',
     summary: 'RFC 9162 consistency proof between two epochs (the log of epoch digests at sizes from+1 and to+1)',
     request: { query: EpochConsistencyQuery },
-    responses: { 200: jsonContent(EpochConsistency, 'Both heads and the proof'), 404: problemContent('No such epoch') },
+    responses: { 200: jsonContent(EpochConsistency, 'Both heads and the proof'), 404: problemContent('No such closed epoch') },
   });
   router.openapi(epochConsistency, (c) => {
     const q = c.req.valid('query');
@@ -121,7 +121,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     auth: 'public',
     summary: 'One epoch’s signed header and tlog-checkpoint',
     request: { params: EpochSeqParam },
-    responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: problemContent('No such epoch') },
+    responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: problemContent('No such closed epoch') },
   });
   router.openapi(one, (c) => {
     const { epoch_seq } = c.req.valid('param');
@@ -148,7 +148,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   const tenantConsistency = defineRoute({
     method: 'get',
     path: '/tenant/log/consistency',
-    operationId: 'getTenantLogConsistencyProof',
+    operationId: 'getTenantLogConsistency',
     tags: ['anchoring'],
     auth: deps.auth.apiKey,
     summary: 'RFC 9162 consistency proof between two sizes of the tenant log',

@@ -64,6 +64,7 @@ export const NotYetAnchored = ProblemSchema
 const IntParam = (description: string) =>
   z
     .string()
+    .max(15)
     .regex(/^(0|[1-9][0-9]{0,14})$/, { error: 'expected a non-negative integer' })
     .openapi({ description });
 

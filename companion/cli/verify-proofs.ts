@@ -22,6 +22,7 @@ import { publicKeyToSpkiPem } from '../../shared/keys.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks } from '../../shared/verify.ts';
+import type { Subcommand } from './verify.ts';
 
 export const PROOFS_USAGE = `       svc-verify <inclusion-proof.json | epoch.json | consistency.json> --keys <jwks file or URL>
        svc-verify bundle <action_key> --out <dir> [--url <base url>]   (API key from SVC_API_KEY)`;
@@ -68,40 +69,38 @@ export function formatProofReport(r: ProofReport): string {
   ].join('\n');
 }
 
-export class BundleCommandError extends Error {}
-
-interface BundleOptions {
-  actionKey: string;
-  out: string;
-  url: string;
-}
-
-function parseBundleArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BundleOptions {
-  let actionKey: string | undefined;
-  let out: string | undefined;
-  let url = env.SVC_URL ?? 'http://127.0.0.1:8787';
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const value = () => {
-      const v = argv[++i];
-      if (!v) throw new BundleCommandError(`${arg} needs a value`);
-      return v;
-    };
-    if (arg === '--out') out = value();
-    else if (arg === '--url') url = value();
-    else if (arg.startsWith('-')) throw new BundleCommandError(`unknown option ${arg}`);
-    else if (actionKey === undefined) actionKey = arg;
-    else throw new BundleCommandError(`unexpected argument ${arg}`);
-  }
-  if (!actionKey) throw new BundleCommandError('missing <action_key>');
-  if (!out) throw new BundleCommandError('missing --out <dir>');
-  return { actionKey, out, url: url.replace(/\/+$/, '') };
-}
+class BundleCommandError extends Error {}
 
 /** `svc-verify bundle`: fetch, write, verify; exit 0 verified, 1 not verified, 2 usage or fetch error. */
-export async function bundleCommand(argv: readonly string[], out: (s: string) => void, err: (s: string) => void, env = process.env): Promise<number> {
+export const BUNDLE_SUBCOMMAND: Subcommand = {
+  usage: `usage: svc-verify bundle <action_key> --out <dir> [--url <base url>]
+
+  Fetches the record's seal bundle (POST /evidence-packets/seal-bundle/batch) with the API key
+  in SVC_API_KEY, writes its 4 files, the service's key set (service-keys.json) and the signing
+  key as key.pem to <dir>, verifies it, and prints the stock-tool commands.
+  --url   the companion (default SVC_URL, else http://127.0.0.1:8787)`,
+  options: { out: { type: 'string' }, url: { type: 'string' } },
+  run: (values, positionals, io) =>
+    bundleCommand(
+      { actionKey: positionals[0], extra: positionals[1], out: values.out as string | undefined, url: values.url as string | undefined },
+      io.out,
+      io.err,
+    ),
+};
+
+interface BundleArgs {
+  actionKey: string | undefined;
+  extra: string | undefined;
+  out: string | undefined;
+  url: string | undefined;
+}
+
+export async function bundleCommand(args: BundleArgs, out: (s: string) => void, err: (s: string) => void, env = process.env): Promise<number> {
   try {
-    const o = parseBundleArgs(argv, env);
+    if (!args.actionKey) throw new BundleCommandError('missing <action_key>');
+    if (args.extra !== undefined) throw new BundleCommandError(`unexpected argument ${args.extra}`);
+    if (!args.out) throw new BundleCommandError('missing --out <dir>');
+    const o = { actionKey: args.actionKey, out: args.out, url: (args.url ?? env.SVC_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '') };
     const apiKey = env.SVC_API_KEY;
     if (!apiKey) throw new BundleCommandError('set SVC_API_KEY to the tenant API key');
     const get = async (res: Response, what: string) => {

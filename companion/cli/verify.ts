@@ -22,7 +22,7 @@ import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { verifyEvidence } from '../../shared/verify.ts';
 import type { Check, VerifyResult } from '../../shared/types.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
-import { PROOFS_USAGE, bundleCommand, formatProofReport, verifyProofFile } from './verify-proofs.ts';
+import { BUNDLE_SUBCOMMAND, PROOFS_USAGE, formatProofReport, verifyProofFile } from './verify-proofs.ts';
 import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './verify-export.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
@@ -60,7 +60,7 @@ export interface Subcommand {
 }
 
 /** Subcommands by name: `svc-verify <name> …`. */
-export const SUBCOMMANDS: Record<string, Subcommand> = {};
+export const SUBCOMMANDS: Record<string, Subcommand> = { bundle: BUNDLE_SUBCOMMAND };
 
 const COMMON_OPTIONS = {
   json: { type: 'boolean' },
@@ -216,6 +216,7 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
     io.out(opts.json ? JSON.stringify(summary, null, 2) : formatExportSummary(summary));
     return summary.records > 0 && summary.failed === 0 ? 0 : 1;
   }
+  // Inclusion proofs, epoch headers and consistency proofs: ./verify-proofs.ts.
   const proof = await verifyProofFile(opts.target, keys);
   if (proof) {
     io.out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
@@ -238,8 +239,6 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
 
 export async function main(argv: string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
   const io = { out, err };
-  // Anchoring documents and bundle fetching live in ./verify-proofs.ts.
-  if (argv[0] === 'bundle') return bundleCommand(argv.slice(1), out, err);
   // Known before parsing, so even a malformed command line answers in JSON when asked to.
   const json = argv.includes('--json');
   try {

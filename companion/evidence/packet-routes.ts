@@ -11,7 +11,7 @@ import type { VerifyRequest as SealedPacket, VerifyResult } from '../../shared/t
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
-import { ProblemSchema, createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { enqueueVerifyFailed } from '../webhooks/verify-failed.ts';
 import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package.ts';
@@ -156,10 +156,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     request: { body: jsonBody(BatchRequest) },
     responses: {
       200: { description: 'The package', content: { ...jsonContent(PackageSchema, '').content, ...archiveContent } },
-      404: {
-        description: 'Unknown action keys, all of them; nothing was bundled',
-        content: { 'application/problem+json': { schema: ProblemSchema.extend({ missing_action_keys: z.array(z.string()) }) } },
-      },
+      404: problemContent('Unknown action keys: missing_action_keys lists every one of them; nothing was bundled'),
     },
   });
   router.openapi(batch, (c) => {
