@@ -20,8 +20,14 @@ beforeAll(() => {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'pipe' });
 }, 120_000);
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+afterEach(async () => {
+  // SIGTERM, not SIGKILL: npm forwards it to the server; a killed npm would orphan the server.
+  for (const c of children.splice(0)) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((resolve) => c.once('exit', resolve));
+    c.kill('SIGTERM');
+    await exited;
+  }
   cleanupCompanions();
 });
 
