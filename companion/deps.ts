@@ -72,6 +72,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       // refuses first and records the usage totals the later participants may read.
       participants: [meteringParticipant(store.usage), reviewsParticipant(store.reviews), eventsParticipant(store.events, ids)],
       transaction: store.transaction,
+      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
       ids,

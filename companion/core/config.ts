@@ -24,6 +24,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** Review window: a paused action unanswered this long expires and fails closed (reviews/state.ts). */
   reviewTimeoutSeconds: number;
+  /** How long an idempotency key replays its first answer; after it the key is forgotten (idempotency/). */
+  idempotencyTtlSeconds: number;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -34,6 +36,7 @@ export const CONFIG_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   reviewTimeoutSeconds: 72 * 3600,
+  idempotencyTtlSeconds: 24 * 3600,
 } as const;
 
 export class ConfigError extends Error {
@@ -70,6 +73,7 @@ export function loadConfig(
     maxBodyBytes: integer(merged, 'SVC_MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1024, 64 * 1024 * 1024, problems),
     shutdownGraceMs: integer(merged, 'SVC_SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0, 600_000, problems),
     reviewTimeoutSeconds: integer(merged, 'SVC_REVIEW_TIMEOUT_SECONDS', CONFIG_DEFAULTS.reviewTimeoutSeconds, 60, 365 * 86_400, problems),
+    idempotencyTtlSeconds: integer(merged, 'SVC_IDEMPOTENCY_TTL_SECONDS', CONFIG_DEFAULTS.idempotencyTtlSeconds, 60, 365 * 86_400, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
