@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- <group>` runs one group: core, gate, extension, input, anchoring, webhooks or exports.
+ * `npm run bench -- <group>` runs one group: core, gate, extension, input, storage, anchoring, webhooks or exports.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
@@ -9,6 +9,7 @@ import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
 import { benchExports } from './exports.ts';
 import { benchInput } from './input.ts';
+import { benchStorage } from './storage.ts';
 import { benchWebhooks } from './webhooks.ts';
 
 const groups: Record<string, () => Promise<void>> = {
@@ -16,6 +17,7 @@ const groups: Record<string, () => Promise<void>> = {
   gate: benchCompanionGate,
   extension: benchExtensionLatency,
   input: benchInput,
+  storage: benchStorage,
   anchoring: benchAnchoring,
   webhooks: benchWebhooks,
   exports: benchExports,

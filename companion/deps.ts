@@ -97,6 +97,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
         tenantLogParticipant(store.anchoring),
       ],
       transaction: store.transaction,
+      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
       ids,

@@ -43,6 +43,8 @@ export interface Config {
   catalogProgramCode: string | null;
   catalogContactName: string | null;
   catalogContactEmail: string | null;
+  /** How long an idempotency key replays its first answer; after it the key is forgotten (idempotency/). */
+  idempotencyTtlSeconds: number;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -55,6 +57,7 @@ export const CONFIG_DEFAULTS = {
   shutdownGraceMs: 10_000,
   reviewTimeoutSeconds: 72 * 3600,
   webhookLeaseSeconds: 60,
+  idempotencyTtlSeconds: 24 * 3600,
 } as const;
 
 export class ConfigError extends Error {
@@ -175,6 +178,14 @@ export const SETTINGS = [
     defaultText: String(CONFIG_DEFAULTS.webhookLeaseSeconds),
     help: 'how long a delivery worker holds a claimed delivery before another may take it over',
     parse: integer(CONFIG_DEFAULTS.webhookLeaseSeconds, 1, 3600),
+  }),
+  setting({
+    key: 'idempotencyTtlSeconds',
+    env: 'SVC_IDEMPOTENCY_TTL_SECONDS',
+    flag: 'idempotency-ttl-seconds',
+    defaultText: `${CONFIG_DEFAULTS.idempotencyTtlSeconds} (24 h)`,
+    help: 'how long an idempotency_key replays its first answer; after it the key is forgotten and purged',
+    parse: integer(CONFIG_DEFAULTS.idempotencyTtlSeconds, 60, 365 * 86_400),
   }),
   setting({
     key: 'catalogBureauCode',
