@@ -25,6 +25,9 @@ export default defineConfig({
     host_permissions: [...HOST_PERMISSIONS],
     optional_host_permissions: ['https://*/*', 'http://*/*'],
     icons: ICONS,
+    // Managed deployment: Chrome enterprise policy and Firefox policies.json deliver the
+    // organisation's settings into storage.managed under this schema (utils/settings.ts).
+    storage: { managed_schema: 'managed-schema.json' },
     action: { default_title: 'Action Gate', default_icon: ICONS },
     // The newest APIs used: Element.checkVisibility({ visibilityProperty }) (Chrome 121,
     // Firefox 122) and world "MAIN" content scripts (Chrome 111, Firefox 128).
