@@ -37,10 +37,13 @@ export default defineConfig({
           browser_specific_settings: {
             gecko: {
               id: 'action-gate@extension.invalid',
-              strict_min_version: '128.0',
+              // data_collection_permissions needs Firefox 140 (142 on Android); world "MAIN"
+              // content scripts (128) and checkVisibility options (122) come before.
+              strict_min_version: '140.0',
               // Redacted text typed into AI sites goes to the organisation's own gate service.
               data_collection_permissions: { required: ['websiteContent'] },
             },
+            gecko_android: { strict_min_version: '142.0' },
           },
         }
       : {}),

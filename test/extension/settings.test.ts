@@ -117,3 +117,15 @@ describe('managed deployment (storage.managed, under public/managed-schema.json)
     expect(schema.properties.locked.items.enum).toEqual([...LOCKABLE_SETTINGS]);
   });
 });
+
+it('the example policy files (Chrome enterprise policy, Firefox policies.json) read as the settings they document', () => {
+  const dir = path.join(REPO_ROOT, 'extension', 'policies');
+  const chrome = JSON.parse(fs.readFileSync(path.join(dir, 'chrome-policy.example.json'), 'utf8'))['3rdparty'].extensions;
+  const firefox = JSON.parse(fs.readFileSync(path.join(dir, 'firefox-policies.example.json'), 'utf8')).policies['3rdparty'].Extensions;
+  for (const policy of [Object.values(chrome)[0], firefox['action-gate@extension.invalid']]) {
+    const m = readManagedPolicy(policy);
+    expect(m.locked).toEqual(['companionUrl', 'apiKey', 'failMode', 'gateProfile']);
+    expect(m.values).toMatchObject({ companionUrl: 'https://gate.example.com', failMode: 'closed', gateProfile: { pack: 'law', context: { jurisdiction: 'US' } } });
+    expect(m.values.siteMappings).toEqual([{ pattern: 'https://ai.intranet.example/*', adapter: 'generic' }]);
+  }
+});
