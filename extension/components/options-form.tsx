@@ -102,6 +102,10 @@ export function OptionsForm({ draft, locked, packs, report, testing, status, onC
           </datalist>
         </label>
         <label>
+          <span>Action type for files attached to AI tools (empty: the same)</span>
+          <input id="gate-file-action-type" {...lock('gateProfile')} list="ag-action-types" value={draft.fileActionType} onInput={text('fileActionType')} />
+        </label>
+        <label>
           <span>Pack context (JSON; tool_id comes from the site when omitted)</span>
           <textarea id="gate-context" {...lock('gateProfile')} rows={4} value={draft.contextJson} onInput={text('contextJson')} />
         </label>

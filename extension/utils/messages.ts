@@ -70,6 +70,22 @@ export interface GateSubmit {
   /** SHA-256 hex of the raw composer text, committed in proposed_action. */
   text_sha256: string;
   chars: number;
+  /**
+   * Files attached to the AI tool (file input, drop, paste): the action is the attachment, and
+   * the gate sees only these commitments, never a byte of the files. Absent for a prompt.
+   */
+  files?: FileCommitment[];
+}
+
+/** What the gate learns of an attached file: computed in the page, the bytes stay there. */
+export interface FileCommitment {
+  /** SHA-256 hex of the UTF-8 file name (the name itself may be confidential). */
+  name_sha256: string;
+  /** The media type the browser reports, e.g. application/pdf ('' when unknown). */
+  media_type: string;
+  size: number;
+  /** SHA-256 hex of the file's bytes. */
+  sha256: string;
 }
 
 export interface ReleaseReport {
@@ -77,7 +93,7 @@ export interface ReleaseReport {
   attempt_id: string;
   sent: boolean;
   /** What showed the page took it: the gated text left the composer, or the page made a request. */
-  evidence: 'composer-cleared' | 'page-request' | null;
+  evidence: 'composer-cleared' | 'page-request' | 'handed-to-page' | null;
 }
 
 /** Why the gate decided as it did (Gate response `reasons`): a sealed rule id, explained for the employee. */

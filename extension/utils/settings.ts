@@ -26,6 +26,8 @@ export interface GateProfile {
   pack: string;
   /** Required by every pack but law (GET /v1/packs lists each pack's required fields). */
   actionType: string | null;
+  /** The action type for a file attached to an AI tool; null: the same as prompts. */
+  fileActionType?: string | null;
   /** The pack context (law_context for law); `tool_id` is filled from the adapter when absent. */
   context: Record<string, unknown>;
 }
@@ -53,6 +55,7 @@ export interface Settings {
 export const DEFAULT_GATE_PROFILE: GateProfile = {
   pack: 'law',
   actionType: 'proposed-action',
+  fileActionType: null,
   context: { matter_band: 'moderate', doctrine_anchor: 'confidentiality', jurisdiction: 'US', tool_data_handling: 'unknown' },
 };
 
@@ -108,7 +111,12 @@ export function readManagedPolicy(raw: unknown): ManagedSettings {
   set('failMode', raw.failMode === 'open' || raw.failMode === 'closed' ? raw.failMode : undefined);
   if (Array.isArray(raw.siteMappings)) set('siteMappings', normalizeSettings({ siteMappings: raw.siteMappings }).siteMappings);
   if (str('gatePack')) {
-    set('gateProfile', { pack: str('gatePack')!, actionType: str('gateActionType') ?? null, context: parseObject(str('gateContext')) });
+    set('gateProfile', {
+      pack: str('gatePack')!,
+      actionType: str('gateActionType') ?? null,
+      fileActionType: str('gateFileActionType') ?? null,
+      context: parseObject(str('gateContext')),
+    });
   }
   const locked = Array.isArray(raw.locked) ? LOCKABLE_SETTINGS.filter((k) => (raw.locked as unknown[]).includes(k) && k in values) : [];
   return { values, locked };
@@ -191,6 +199,7 @@ export function normalizeSettings(raw: unknown): Settings {
     gateProfile: {
       pack: typeof v.gateProfile?.pack === 'string' && v.gateProfile.pack !== '' ? v.gateProfile.pack : d.gateProfile.pack,
       actionType: typeof v.gateProfile?.actionType === 'string' && v.gateProfile.actionType !== '' ? v.gateProfile.actionType : null,
+      fileActionType: typeof v.gateProfile?.fileActionType === 'string' && v.gateProfile.fileActionType !== '' ? v.gateProfile.fileActionType : null,
       context: isPlainObject(v.gateProfile?.context) ? v.gateProfile.context : { ...d.gateProfile.context },
     },
   };

@@ -93,7 +93,7 @@ describe('managed deployment (storage.managed, under public/managed-schema.json)
       role: 'reviewer',
       reviewerId: 'r@firm.example',
       companionUrl: 'https://gate.example.com',
-      gateProfile: { pack: 'law', actionType: 'proposed-action', context: { matter_band: 'high', jurisdiction: 'EU' } },
+      gateProfile: { pack: 'law', actionType: 'proposed-action', fileActionType: null, context: { matter_band: 'high', jurisdiction: 'EU' } },
     });
   });
 
@@ -113,7 +113,7 @@ describe('managed deployment (storage.managed, under public/managed-schema.json)
 
   it('the shipped schema names every setting the reader takes, and locks only lockable settings', async () => {
     const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'extension', 'public', 'managed-schema.json'), 'utf8'));
-    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(policy).concat('reviewerId').sort());
+    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(policy).concat('reviewerId', 'gateFileActionType').sort());
     expect(schema.properties.locked.items.enum).toEqual([...LOCKABLE_SETTINGS]);
   });
 });

@@ -25,6 +25,7 @@ export default defineContentScript({
     const interceptor = new Interceptor({
       adapter: () => adapter,
       held: (composer) => void flow?.held(composer),
+      heldFiles: (held) => (flow ? void flow.heldFiles(held) : held.discard()),
     });
     // Synchronously, before any page script: the page's own handlers come after ours.
     ctx.onInvalidated(interceptor.install(window));

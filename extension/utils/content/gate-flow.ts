@@ -22,9 +22,10 @@ import { sha256Hex } from '../../../shared/hash.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
 import type { Dialog } from '../../components/gate-dialog.tsx';
 import { MessageError } from '../messages.ts';
-import type { GateOutcome, GateSubmit, MessageType, RequestOf, ResponseOf, ReviewState } from '../messages.ts';
+import type { FileCommitment, GateOutcome, GateSubmit, MessageType, RequestOf, ResponseOf, ReviewState } from '../messages.ts';
 import { redact } from '../redact.ts';
 import type { ComposerTracker } from './composers.ts';
+import type { HeldFiles } from './interceptor.ts';
 import { composerText, conversationOf, isVisible, releaseHeldAction } from './dom.ts';
 
 export interface GateUi {
@@ -52,13 +53,15 @@ export interface GateFlowDeps {
 }
 
 /** Why a release counts as sent, or that it did not happen. */
-export type ReleaseEvidence = 'composer-cleared' | 'page-request';
+export type ReleaseEvidence = 'composer-cleared' | 'page-request' | 'handed-to-page';
 /** `retryable`: the page did not take a release that was made; the same attempt may be released once more. */
 type ReleaseResult = { sent: true; evidence: ReleaseEvidence } | { sent: false; why: string; retryable: boolean };
 
 interface Attempt {
   id: string;
   composer: HTMLElement;
+  /** Set for files held on their way into the page: released by handing them over. */
+  files: HeldFiles | null;
   textHash: string;
   submit: GateSubmit;
   /** How often it was let through: once, and once more only after a release the page did not take. */
@@ -73,6 +76,17 @@ interface Attempt {
 
 /** Messages a restarting service worker may drop; the same attempt is simply sent again. */
 const TRANSPORT_RETRIES = 4;
+/** Metadata and commitments of one file: SHA-256 of its bytes and of its name, computed here. */
+async function commitFile(file: File): Promise<FileCommitment> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await file.arrayBuffer()));
+  return {
+    name_sha256: sha256Hex(utf8(file.name)),
+    media_type: /^[\w.+-]*\/?[\w.+-]*$/.test(file.type) ? file.type.slice(0, 100) : '',
+    size: file.size,
+    sha256: Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join(''),
+  };
+}
+
 /** How long a page may take to show that it sent (the composer clears at once on the sites we know). */
 const CONFIRM_MS = 3000;
 const CONFIRM_POLL_MS = 25;
@@ -102,6 +116,7 @@ export class GateFlow {
     const attempt: Attempt = {
       id,
       composer,
+      files: null,
       textHash,
       releases: 0,
       released: false,
@@ -119,6 +134,41 @@ export class GateFlow {
     };
     this.current = attempt;
     await this.gate(attempt);
+  }
+
+  /**
+   * Files were held before the page received them: gated as their own action, with only their
+   * metadata and SHA-256 commitments (computed here, in the page; the bytes never leave it).
+   */
+  async heldFiles(held: HeldFiles): Promise<void> {
+    if (this.busy()) return held.discard(); // one held action at a time
+    const files = await Promise.all(held.files.map(commitFile));
+    const id = this.deps.newId();
+    const listHash = sha256Hex(utf8(files.map((f) => f.sha256).join('\n')));
+    const attempt: Attempt = {
+      id,
+      composer: document.documentElement,
+      files: held,
+      textHash: listHash,
+      releases: 0,
+      released: false,
+      authorised: null,
+      over: false,
+      submit: {
+        attempt_id: id,
+        adapter: this.deps.adapter.id,
+        conversation: conversationOf(this.deps.adapter, this.deps.location),
+        redacted_text: '',
+        redactions: {},
+        text_sha256: listHash,
+        chars: 0,
+        files,
+      },
+    };
+    this.current = attempt;
+    await this.gate(attempt);
+    // Whatever did not let the files in drops them, so the page never reads them later.
+    if (!attempt.released && attempt.over) held.discard();
   }
 
   /**
@@ -271,6 +321,12 @@ export class GateFlow {
   private async release(attempt: Attempt): Promise<ReleaseResult> {
     const label = this.deps.adapter.label;
     if (attempt.released || attempt.releases >= 2) return { sent: false, why: 'This action was already let through; it is not sent again.', retryable: false };
+    if (attempt.files) {
+      attempt.releases++;
+      attempt.files.redeliver();
+      attempt.released = true;
+      return { sent: true, evidence: 'handed-to-page' };
+    }
     const composer = this.liveComposer(attempt);
     if (composer === null) {
       return { sent: false, why: `${label}’s composer is gone, so nothing was sent. Type your message again to have it checked.`, retryable: false };
