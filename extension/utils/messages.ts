@@ -7,10 +7,11 @@
 import type { AdapterId, SiteAdapter } from './adapters/definitions.ts';
 import { browser } from './browser.ts';
 import type { DecisionEntry, IncidentEntry, KeyAlarm, PinnedKey, ReviewReceiptEntry, ReviewStatus } from './db.ts';
-import type { Role } from './settings.ts';
+import type { RedactionKind } from './redact.ts';
+import type { PasteRule, Role } from './settings.ts';
 
 export interface MessageTable {
-  /** Content script: which adapter (if any) serves the sender's page. Never any settings. */
+  /** Content script: which adapter (if any) serves the sender's page, and the paste rules. Never the companion or key. */
   'site.config': (req: Record<string, never>) => SiteConfig | null;
   /** Content script: gate one held action (issue 5, items 2 and 3). Retried with the same attempt_id. */
   'gate.submit': (req: GateSubmit) => GateOutcome;
@@ -56,6 +57,8 @@ export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType
 
 export interface SiteConfig {
   adapter: SiteAdapter;
+  /** What a paste of flagged text does, per pattern class (the admin's choice). */
+  pasteRules: Record<RedactionKind, PasteRule>;
 }
 
 /** A held action as the content script describes it: redacted, with a hash of the raw text. */

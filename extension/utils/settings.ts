@@ -9,6 +9,7 @@
 import { storage } from 'wxt/utils/storage';
 import { browser } from './browser.ts';
 import { ADAPTER_IDS, DEFAULT_GENERIC_ADAPTER, RELEASE_STRATEGIES } from './adapters/definitions.ts';
+import type { RedactionKind } from './redact.ts';
 import type { AdapterId, GenericAdapterConfig } from './adapters/definitions.ts';
 
 export type Role = 'employee' | 'reviewer';
@@ -32,6 +33,27 @@ export interface GateProfile {
   context: Record<string, unknown>;
 }
 
+/**
+ * What a paste of flagged text does, per pattern class: `warn` shows the flagged spans and lets
+ * the person paste it as it is or redacted; `redact` pastes only the redacted form; `block`
+ * pastes nothing.
+ */
+export type PasteRule = 'warn' | 'redact' | 'block';
+export const PASTE_RULES: readonly PasteRule[] = ['warn', 'redact', 'block'];
+
+export const DEFAULT_PASTE_RULES: Readonly<Record<RedactionKind, PasteRule>> = {
+  PRIVATE_KEY: 'block',
+  TOKEN: 'redact',
+  KEY: 'redact',
+  SECRET: 'redact',
+  EMAIL: 'warn',
+  IBAN: 'warn',
+  CARD: 'warn',
+  SSN: 'warn',
+  ID: 'warn',
+  PHONE: 'warn',
+};
+
 export interface Settings {
   companionUrl: string;
   apiKey: string;
@@ -43,6 +65,7 @@ export interface Settings {
   siteMappings: SiteMapping[];
   generic: GenericAdapterConfig;
   gateProfile: GateProfile;
+  pasteRules: Record<RedactionKind, PasteRule>;
 }
 
 /**
@@ -69,6 +92,7 @@ export const DEFAULT_SETTINGS: Settings = {
   siteMappings: [],
   generic: DEFAULT_GENERIC_ADAPTER,
   gateProfile: DEFAULT_GATE_PROFILE,
+  pasteRules: { ...DEFAULT_PASTE_RULES },
 };
 
 /** Storage item, versioned: add a migration here whenever the shape changes. */
@@ -86,7 +110,7 @@ export const settingsItem = storage.defineItem<Settings>('local:settings', {
  * browser whose person has not saved their own. The policy's API key is never copied into the
  * extension's own storage.
  */
-export const LOCKABLE_SETTINGS = ['companionUrl', 'apiKey', 'role', 'reviewerId', 'failMode', 'siteMappings', 'gateProfile'] as const;
+export const LOCKABLE_SETTINGS = ['companionUrl', 'apiKey', 'role', 'reviewerId', 'failMode', 'siteMappings', 'gateProfile', 'pasteRules'] as const;
 export type LockableSetting = (typeof LOCKABLE_SETTINGS)[number];
 
 export interface ManagedSettings {
@@ -118,6 +142,7 @@ export function readManagedPolicy(raw: unknown): ManagedSettings {
       context: parseObject(str('gateContext')),
     });
   }
+  if (isPlainObject(raw.pasteRules)) set('pasteRules', normalizeSettings({ pasteRules: raw.pasteRules }).pasteRules);
   const locked = Array.isArray(raw.locked) ? LOCKABLE_SETTINGS.filter((k) => (raw.locked as unknown[]).includes(k) && k in values) : [];
   return { values, locked };
 }
@@ -185,7 +210,13 @@ export function normalizeSettings(raw: unknown): Settings {
   generic.enterSends = generic.enterSends === true;
   generic.release = (generic.release ?? []).filter((r) => (RELEASE_STRATEGIES as readonly string[]).includes(r));
   if (generic.release.length === 0) generic.release = [...d.generic.release];
+  const pasteRules = { ...DEFAULT_PASTE_RULES };
+  for (const k of Object.keys(pasteRules) as RedactionKind[]) {
+    const r = (v.pasteRules as Record<string, unknown> | undefined)?.[k];
+    if (PASTE_RULES.includes(r as PasteRule)) pasteRules[k] = r as PasteRule;
+  }
   return {
+    pasteRules,
     companionUrl: typeof v.companionUrl === 'string' ? v.companionUrl.trim().replace(/\/+$/, '') : d.companionUrl,
     apiKey: typeof v.apiKey === 'string' ? v.apiKey.trim() : d.apiKey,
     role: v.role === 'reviewer' ? 'reviewer' : 'employee',

@@ -113,7 +113,7 @@ describe('managed deployment (storage.managed, under public/managed-schema.json)
 
   it('the shipped schema names every setting the reader takes, and locks only lockable settings', async () => {
     const schema = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'extension', 'public', 'managed-schema.json'), 'utf8'));
-    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(policy).concat('reviewerId', 'gateFileActionType').sort());
+    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(policy).concat('reviewerId', 'gateFileActionType', 'pasteRules').sort());
     expect(schema.properties.locked.items.enum).toEqual([...LOCKABLE_SETTINGS]);
   });
 });

@@ -48,8 +48,9 @@ export type HandlerTable = { [K in MessageType]: Handler<K> };
 export function createHandlers(svc: BackgroundServices) {
   return {
     'site.config': async (_payload, sender) => {
-      const adapter = sender.url ? adapterForUrl(sender.url, await svc.loadSettings()) : null;
-      return adapter ? { adapter } : null;
+      const settings = await svc.loadSettings();
+      const adapter = sender.url ? adapterForUrl(sender.url, settings) : null;
+      return adapter ? { adapter, pasteRules: settings.pasteRules } : null;
     },
 
     'gate.submit': async (payload, sender) => {

@@ -23,7 +23,9 @@ import type { SiteAdapter } from '../adapters/definitions.ts';
 import type { Dialog } from '../../components/gate-dialog.tsx';
 import { MessageError } from '../messages.ts';
 import type { FileCommitment, GateOutcome, GateSubmit, MessageType, RequestOf, ResponseOf, ReviewState } from '../messages.ts';
-import { redact } from '../redact.ts';
+import { findSensitive, redact, REDACTION_REASONS } from '../redact.ts';
+import type { RedactionKind } from '../redact.ts';
+import type { PasteRule } from '../settings.ts';
 import type { ComposerTracker } from './composers.ts';
 import type { HeldFiles } from './interceptor.ts';
 import { composerText, conversationOf, isVisible, releaseHeldAction } from './dom.ts';
@@ -50,6 +52,8 @@ export interface GateFlowDeps {
   pollMs?: number;
   /** How long a release may take to show its evidence before it is reported as not sent. */
   confirmMs?: number;
+  /** What a paste of flagged text does, per pattern class (site.config). */
+  pasteRules?: Record<RedactionKind, PasteRule>;
 }
 
 /** Why a release counts as sent, or that it did not happen. */
@@ -76,6 +80,20 @@ interface Attempt {
 
 /** Messages a restarting service worker may drop; the same attempt is simply sent again. */
 const TRANSPORT_RETRIES = 4;
+/** Inserts text at the composer's caret the way typing does, so the page's editor sees an input. */
+function insertText(composer: HTMLElement, text: string, bypass: (dispatch: () => void) => void): void {
+  composer.focus();
+  if (composer.tagName === 'TEXTAREA' || composer.tagName === 'INPUT') {
+    const field = composer as HTMLTextAreaElement;
+    field.setRangeText(text, field.selectionStart ?? field.value.length, field.selectionEnd ?? field.value.length, 'end');
+    const view = composer.ownerDocument.defaultView ?? window;
+    bypass(() => field.dispatchEvent(new view.InputEvent('input', { bubbles: true, inputType: 'insertFromPaste', data: text })));
+  } else {
+    // Rich editors (ProseMirror, Quill) follow the browser's own insertText editing command.
+    bypass(() => composer.ownerDocument.execCommand('insertText', false, text));
+  }
+}
+
 /** Metadata and commitments of one file: SHA-256 of its bytes and of its name, computed here. */
 async function commitFile(file: File): Promise<FileCommitment> {
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await file.arrayBuffer()));
@@ -93,8 +111,12 @@ const CONFIRM_POLL_MS = 25;
 /** A usual answer takes tens of milliseconds: say "checking" only when it takes longer. */
 const CHECKING_DELAY_MS = 400;
 
+const PASTE_SEVERITY: Record<PasteRule, number> = { warn: 0, redact: 1, block: 2 };
+
 export class GateFlow {
   private current: Attempt | null = null;
+  /** A paste of flagged text waiting for the person's choice. */
+  private paste: { composer: HTMLElement; text: string; mode: PasteRule } | null = null;
   /** The paused action's key per attempt, for withdrawing it. */
   private readonly actionKeys = new Map<string, string>();
 
@@ -134,6 +156,38 @@ export class GateFlow {
     };
     this.current = attempt;
     await this.gate(attempt);
+  }
+
+  /**
+   * Text pasted into the composer: if the redaction rules flag any of it, it is held and shown
+   * with the flagged spans highlighted and named; the admin's rule for the most severe class
+   * decides what may be pasted (as it is, redacted, or nothing). Returns true when held.
+   */
+  pasted(composer: HTMLElement, text: string): boolean {
+    const spans = findSensitive(text);
+    if (spans.length === 0 || this.busy()) return false;
+    const rules = this.deps.pasteRules;
+    const mode = spans.map((s) => rules?.[s.kind] ?? 'warn').reduce((a, b) => (PASTE_SEVERITY[b] > PASTE_SEVERITY[a] ? b : a), 'warn' as PasteRule);
+    const segments: { text: string; kind: string | null; reason: string | null }[] = [];
+    let at = 0;
+    for (const s of spans) {
+      if (s.start > at) segments.push({ text: text.slice(at, s.start), kind: null, reason: null });
+      segments.push({ text: text.slice(s.start, s.end), kind: s.kind, reason: REDACTION_REASONS[s.kind] });
+      at = s.end;
+    }
+    if (at < text.length) segments.push({ text: text.slice(at), kind: null, reason: null });
+    this.paste = { composer, text, mode };
+    this.deps.ui.show({ kind: 'paste', segments, mode, reasons: [...new Set(spans.map((s) => REDACTION_REASONS[s.kind]))] });
+    return true;
+  }
+
+  /** The person chose to paste the held text, redacted or (when the rule is warn) as it is. */
+  completePaste(redacted: boolean): void {
+    const paste = this.paste;
+    this.paste = null;
+    this.deps.ui.hide();
+    if (!paste || paste.mode === 'block' || (!redacted && paste.mode !== 'warn')) return;
+    insertText(paste.composer, redacted ? redact(paste.text).text : paste.text, this.deps.bypass);
   }
 
   /**
@@ -196,6 +250,7 @@ export class GateFlow {
   }
 
   close(): void {
+    this.paste = null;
     if (this.current) this.current.over = true;
     this.deps.ui.hide();
   }

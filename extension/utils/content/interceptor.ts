@@ -27,6 +27,8 @@ export interface InterceptorHooks {
   held(composer: HTMLElement, trigger: Trigger): void;
   /** Files on their way into the page were held; `redeliver` hands them over, `discard` drops them. */
   heldFiles?(held: HeldFiles): void;
+  /** Text is being pasted into `composer`; true when it was held (it had flagged spans). */
+  pastedText?(composer: HTMLElement, text: string): boolean;
 }
 
 /** Files held before the page received them (file input, drop or paste), and how to let them in. */
@@ -206,7 +208,18 @@ export class Interceptor {
 
   private readonly onPaste = (e: ClipboardEvent): void => {
     const files = Array.from(e.clipboardData?.files ?? []);
-    if (this.bypassDepth > 0 || files.length === 0 || !this.hooks.adapter() || !this.hooks.heldFiles) return;
+    const adapter = this.hooks.adapter();
+    if (this.bypassDepth > 0 || !adapter) return;
+    if (files.length === 0) {
+      const composer = closestInPath(e, adapter.composer);
+      const text = e.clipboardData?.getData('text/plain') ?? '';
+      if (composer && text !== '' && this.hooks.pastedText?.(composer, text)) {
+        e.preventDefault();
+        e.stopImmediatePropagation();
+      }
+      return;
+    }
+    if (!this.hooks.heldFiles) return;
     e.preventDefault();
     e.stopImmediatePropagation();
     const target = e.target as EventTarget;
