@@ -107,3 +107,39 @@ describe('a file action type the tenant allows', () => {
     await page.close();
   });
 });
+
+describe('a paste of text the redaction rules flag (default rules: keys blocked, emails warned)', () => {
+  const pasteText = (page: import('playwright-core').Page, text: string) =>
+    page.evaluate((t) => {
+      const composer = document.getElementById('prompt-textarea')!;
+      composer.focus();
+      const dt = new DataTransfer();
+      dt.setData('text/plain', t);
+      composer.dispatchEvent(new ClipboardEvent('paste', { bubbles: true, cancelable: true, clipboardData: dt }));
+    }, text);
+
+  it('shows the flagged spans in place with their reason, and pastes the redacted form when asked', async () => {
+    const page = await openAttachPage();
+    await pasteText(page, 'Please write to ada@example.com about it.');
+    const dialog = page.locator('[data-kind="paste"]');
+    await dialog.waitFor();
+    expect(await dialog.locator('mark.ag-flag[data-kind="EMAIL"]').textContent()).toContain('ada@example.com');
+    expect(await dialog.locator('.ag-flag-reason').textContent()).toContain('an email address');
+    await screenshot(page, 'paste-flagged');
+    await dialog.locator('button.ag-paste-redacted').click();
+    await expect.poll(() => page.locator('#prompt-textarea').innerText()).toContain('Please write to [EMAIL] about it.');
+    await page.close();
+  });
+
+  it('a private key is not pasted at all', async () => {
+    const page = await openAttachPage();
+    await pasteText(page, 'key -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n-----END OPENSSH PRIVATE KEY-----');
+    const dialog = page.locator('[data-kind="paste"]');
+    await dialog.waitFor();
+    expect(await dialog.locator('button.ag-paste-redacted').count()).toBe(0);
+    expect(await dialog.locator('button.ag-paste-original').count()).toBe(0);
+    await dialog.locator('button.ag-close').click();
+    expect((await page.locator('#prompt-textarea').innerText()).trim()).toBe('');
+    await page.close();
+  });
+});
