@@ -133,27 +133,11 @@ export class GateFlow {
     const text = composerText(composer);
     if (text.trim() === '') return; // nothing to send, nothing to gate
     const { text: redacted, counts } = redact(text);
-    const textHash = sha256Hex(utf8(text));
-    const id = this.deps.newId();
-    const attempt: Attempt = {
-      id,
-      composer,
-      files: null,
-      textHash,
-      releases: 0,
-      released: false,
-      authorised: null,
-      over: false,
-      submit: {
-        attempt_id: id,
-        adapter: this.deps.adapter.id,
-        conversation: conversationOf(this.deps.adapter, this.deps.location),
-        redacted_text: redacted,
-        redactions: counts as Record<string, number>,
-        text_sha256: textHash,
-        chars: [...text].length,
-      },
-    };
+    const attempt = this.newAttempt(composer, null, sha256Hex(utf8(text)), {
+      redacted_text: redacted,
+      redactions: counts as Record<string, number>,
+      chars: [...text].length,
+    });
     this.current = attempt;
     await this.gate(attempt);
   }
@@ -197,13 +181,21 @@ export class GateFlow {
   async heldFiles(held: HeldFiles): Promise<void> {
     if (this.busy()) return held.discard(); // one held action at a time
     const files = await Promise.all(held.files.map(commitFile));
-    const id = this.deps.newId();
     const listHash = sha256Hex(utf8(files.map((f) => f.sha256).join('\n')));
-    const attempt: Attempt = {
+    const attempt = this.newAttempt(document.documentElement, held, listHash, { redacted_text: '', redactions: {}, chars: 0, files });
+    this.current = attempt;
+    await this.gate(attempt);
+    // Whatever did not let the files in drops them, so the page never reads them later.
+    if (!attempt.released && attempt.over) held.discard();
+  }
+
+  private newAttempt(composer: HTMLElement, files: HeldFiles | null, textHash: string, content: Pick<GateSubmit, 'redacted_text' | 'redactions' | 'chars' | 'files'>): Attempt {
+    const id = this.deps.newId();
+    return {
       id,
-      composer: document.documentElement,
-      files: held,
-      textHash: listHash,
+      composer,
+      files,
+      textHash,
       releases: 0,
       released: false,
       authorised: null,
@@ -212,17 +204,10 @@ export class GateFlow {
         attempt_id: id,
         adapter: this.deps.adapter.id,
         conversation: conversationOf(this.deps.adapter, this.deps.location),
-        redacted_text: '',
-        redactions: {},
-        text_sha256: listHash,
-        chars: 0,
-        files,
+        text_sha256: textHash,
+        ...content,
       },
     };
-    this.current = attempt;
-    await this.gate(attempt);
-    // Whatever did not let the files in drops them, so the page never reads them later.
-    if (!attempt.released && attempt.over) held.discard();
   }
 
   /**
