@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
       shutdownGraceMs: CONFIG_DEFAULTS.shutdownGraceMs,
       reviewTimeoutSeconds: 72 * 3600,
+      idempotencyTtlSeconds: 24 * 3600,
     });
   });
 
