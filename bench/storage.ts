@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../companion/app.ts';
-import { generateApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
+import { seedProductionTenant } from './companion-gate.ts';
 import { line, section } from './harness.ts';
 
 const ACTIONS = 2000;
@@ -19,25 +19,17 @@ const ACTIONS = 2000;
 export async function benchStorage(): Promise<void> {
   section(`storage: bytes per sealed action over ${ACTIONS} law gate decisions with idempotency keys`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-storage-'));
+  const apiKey = seedProductionTenant(dataDir);
   const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   try {
     const app = createApp(deps);
-    const now = new Date().toISOString();
-    const tenantId = deps.ids.next('ten');
-    const key = generateApiKey('production');
-    deps.store.transaction(() => {
-      deps.store.db
-        .prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Storage bench', 0, ?, ?)")
-        .run(tenantId, now, now);
-      deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
-    });
     const before = tableBytes(deps.store.db);
     for (let i = 0; i < ACTIONS; i += 50) {
       await Promise.all(
         Array.from({ length: 50 }, (_, j) =>
           app.request('/v1/gate', {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-service-key': key.key },
+            headers: { 'content-type': 'application/json', 'x-service-key': apiKey },
             body: JSON.stringify({
               pack: 'law',
               proposed_action: `Draft a reply to opposing counsel about the discovery schedule in matter ${i + j}.`,

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       catalogProgramCode: null,
       catalogContactName: null,
       catalogContactEmail: null,
+      idempotencyTtlSeconds: 24 * 3600,
     });
   });
 
