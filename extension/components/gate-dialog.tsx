@@ -10,6 +10,8 @@ export type Dialog =
   | {
       kind: 'review';
       site: string;
+      /** What is held: a prompt in the composer, or files on their way into the page. */
+      held: 'prompt' | 'files';
       action_key: string;
       review_route: string | null;
       next_step: string;
@@ -21,7 +23,7 @@ export type Dialog =
     }
   | { kind: 'approved'; action_key: string; reviewer: string | null; verification: Verification | null; evidence: NonNullable<ReleaseReport['evidence']> }
   | { kind: 'rejected'; action_key: string; reviewer: string | null; status: string; verification: Verification | null; problem: string | null }
-  | { kind: 'blocked'; action_key: string; next_step: string; reasons: DecisionReason[]; verification: Verification }
+  | { kind: 'blocked'; action_key: string; next_step: string; reasons: DecisionReason[]; verification: Verification; held: 'prompt' | 'files' }
   /** A paste with flagged spans, shown in place; what may be pasted follows the admin's rule. */
   | { kind: 'paste'; segments: { text: string; kind: string | null; reason: string | null }[]; mode: 'warn' | 'redact' | 'block'; reasons: string[] }
   /** A release was made (or was due) but the page did not take it: nothing was sent. */
@@ -75,7 +77,11 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
           </dl>
           <VerificationBadge verification={dialog.verification} label="Decision seal" />
           {dialog.problem && <p class="ag-problem">{dialog.problem}</p>}
-          <p class="ag-hint">Your text stays in the composer. It is sent once, automatically, if a reviewer approves it.</p>
+          <p class="ag-hint">
+            {dialog.held === 'files'
+              ? `The file is held. It reaches ${dialog.site} once, automatically, if a reviewer approves it.`
+              : 'Your text stays in the composer. It is sent once, automatically, if a reviewer approves it.'}
+          </p>
           <div class="ag-actions">
             <button type="button" class="ag-withdraw" onClick={actions.onWithdraw}>
               Withdraw
@@ -117,7 +123,7 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
           <h2 id="ag-title">Blocked: not sent</h2>
           <p class="ag-next-step">{dialog.next_step}</p>
           <Reasons reasons={dialog.reasons} />
-          <p>Nothing was sent. Your text is still in the composer.</p>
+          <p>{dialog.held === 'files' ? 'The file was not attached: nothing of it reached the page.' : 'Nothing was sent. Your text is still in the composer.'}</p>
           <VerificationBadge verification={dialog.verification} label="Decision seal" />
           <p class="ag-key">{dialog.action_key}</p>
           <Close actions={actions} />

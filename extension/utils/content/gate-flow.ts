@@ -275,7 +275,7 @@ export class GateFlow {
         return;
       case 'block':
         attempt.over = true;
-        this.deps.ui.show({ kind: 'blocked', action_key: outcome.action_key, next_step: outcome.next_step, reasons: outcome.reasons, verification: outcome.verification });
+        this.deps.ui.show({ kind: 'blocked', action_key: outcome.action_key, next_step: outcome.next_step, reasons: outcome.reasons, verification: outcome.verification, held: attempt.files ? 'files' : 'prompt' });
         return;
       case 'review':
         this.actionKeys.set(attempt.id, outcome.action_key);
@@ -288,6 +288,7 @@ export class GateFlow {
     const paused: Extract<Dialog, { kind: 'review' }> = {
       kind: 'review',
       site: this.deps.adapter.label,
+      held: attempt.files ? 'files' : 'prompt',
       action_key: outcome.action_key,
       review_route: outcome.review_route,
       next_step: outcome.next_step,

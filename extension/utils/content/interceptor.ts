@@ -34,7 +34,6 @@ export interface InterceptorHooks {
 /** Files held before the page received them (file input, drop or paste), and how to let them in. */
 export interface HeldFiles {
   files: File[];
-  via: 'picker' | 'drop' | 'paste';
   redeliver(): void;
   discard(): void;
 }
@@ -181,7 +180,6 @@ export class Interceptor {
     const view = input.ownerDocument.defaultView ?? window;
     this.hooks.heldFiles({
       files,
-      via: 'picker',
       redeliver: () =>
         this.bypass(() => {
           input.dispatchEvent(new view.Event('input', { bubbles: true, composed: true }));
@@ -200,7 +198,6 @@ export class Interceptor {
     const { clientX, clientY } = e;
     this.hooks.heldFiles({
       files,
-      via: 'drop',
       redeliver: () => this.bypass(() => target.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, composed: true, clientX, clientY, dataTransfer: carrying(files) }))),
       discard: () => undefined,
     });
@@ -225,7 +222,6 @@ export class Interceptor {
     const target = e.target as EventTarget;
     this.hooks.heldFiles({
       files,
-      via: 'paste',
       redeliver: () => this.bypass(() => target.dispatchEvent(new ClipboardEvent('paste', { bubbles: true, cancelable: true, composed: true, clipboardData: carrying(files) }))),
       discard: () => undefined,
     });

@@ -61,6 +61,7 @@ describe('a file action type the pack blocks', () => {
     expect(await uploads(page)).toEqual([]);
     expect(await page.locator('#upload-files').evaluate((el) => (el as HTMLInputElement).files?.length ?? 0)).toBe(0);
     expect(await blocked.locator('.ag-reasons li').first().getAttribute('data-rule')).toMatch(/privileged-material-external-share/);
+    expect(await blocked.textContent()).toContain('The file was not attached');
     await screenshot(page, 'files-blocked');
 
     // The sealed record holds the decision for the attachment; nothing of the file's name or bytes.
