@@ -19,6 +19,7 @@ export const TARGET_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 const Target = z
   .string()
+  .max(63)
   .regex(TARGET_PATTERN, 'target must be 1–63 characters of a-z, 0-9, ".", "_" or "-", starting with a letter or digit')
   .openapi({ param: { name: 'target', in: 'path' }, example: 'ops-alerts' });
 

@@ -12,7 +12,7 @@ import { TARGET_PATTERN } from '../integrations/routes.ts';
 import type { DeliveryRow, DeliveryStatus } from './store.ts';
 
 const Params = z.object({
-  target: z.string().regex(TARGET_PATTERN).openapi({ param: { name: 'target', in: 'path' }, example: 'ops-alerts' }),
+  target: z.string().max(63).regex(TARGET_PATTERN).openapi({ param: { name: 'target', in: 'path' }, example: 'ops-alerts' }),
 });
 
 /** The spec's three states; a dead letter is a failed delivery that will not be retried. */
@@ -61,7 +61,7 @@ function view(row: DeliveryRow): z.infer<typeof Delivery> {
   };
 }
 
-const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: '2025-01-01T00:00:00.000Z' });
+const Timestamp = z.iso.datetime({ offset: true }).max(40).openapi({ example: '2025-01-01T00:00:00.000Z' });
 
 export function webhookRoutes(deps: RouteDeps) {
   const router = createRouter();

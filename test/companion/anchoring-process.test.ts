@@ -29,10 +29,17 @@ async function seed(dataDir: string, tenants: number): Promise<string[]> {
   try {
     const now = clock.now().toISOString();
     const insert = deps.store.db.prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 't', 0, ?, ?)");
+    // Each tenant subscribes a webhook target to receipt.anchored: the outbox enqueues events
+    // for subscribers only, and the close must write them with everything else.
+    const subscribe = deps.store.db.prepare(
+      `INSERT INTO tenant_integrations (tenant_id, channel, target, enabled, config, secret_ref, created_at, updated_at)
+       VALUES (?, 'webhook', 'anchors', 1, '{"url":"https://127.0.0.1:9/anchors","events":["receipt.anchored"]}', NULL, ?, ?)`,
+    );
     deps.store.transaction(() => {
       for (let i = 0; i < tenants; i++) {
         const id = deps.ids.next('ten');
         insert.run(id, now, now);
+        subscribe.run(id, now, now);
         ids.push(id);
       }
     });
@@ -84,7 +91,7 @@ describe('epochs in a real process', () => {
     // leaves, every leaf its event and its tenant's anchored size, and nothing else exists.
     const after = read<{ counted: number; leaves: number; events: number; anchored: number }>(
       dataDir,
-      "SELECT (SELECT coalesce(sum(tenant_count), 0) FROM epochs) AS counted, (SELECT count(*) FROM epoch_leaves) AS leaves, (SELECT count(*) FROM events WHERE type = 'receipt.anchored') AS events, (SELECT count(*) FROM tenant_logs WHERE anchored_size > 0) AS anchored",
+      "SELECT (SELECT coalesce(sum(tenant_count), 0) FROM epochs) AS counted, (SELECT count(*) FROM epoch_leaves) AS leaves, (SELECT count(*) FROM webhook_deliveries WHERE event = 'receipt.anchored') AS events, (SELECT count(*) FROM tenant_logs WHERE anchored_size > 0) AS anchored",
     )[0]!;
     expect(after.leaves).toBe(after.counted);
     expect(after.events).toBe(after.counted);
@@ -102,7 +109,7 @@ describe('epochs in a real process', () => {
     const closed = read<{ epoch_seq: number; tenant_count: number }>(dataDir, 'SELECT epoch_seq, tenant_count FROM epochs ORDER BY epoch_seq');
     expect(closed.map((r) => r.epoch_seq)).toEqual([...closed.keys()]);
     expect(closed[0]!.tenant_count).toBe(tenants.length); // one epoch holds them all, whether closed before or after the kill
-    const events = read<{ tenant_id: string; n: number }>(dataDir, "SELECT tenant_id, count(*) AS n FROM events WHERE type = 'receipt.anchored' GROUP BY tenant_id");
+    const events = read<{ tenant_id: string; n: number }>(dataDir, "SELECT tenant_id, count(*) AS n FROM webhook_deliveries WHERE event = 'receipt.anchored' GROUP BY tenant_id");
     expect(events).toHaveLength(tenants.length);
     expect(events.every((e) => e.n === 1)).toBe(true);
     expect(read(dataDir, 'SELECT tenant_id FROM tenant_logs WHERE anchored_size <> 1')).toEqual([]);
