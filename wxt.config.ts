@@ -25,6 +25,9 @@ export default defineConfig({
     host_permissions: [...HOST_PERMISSIONS],
     optional_host_permissions: ['https://*/*', 'http://*/*'],
     icons: ICONS,
+    // Managed deployment: Chrome enterprise policy and Firefox policies.json deliver the
+    // organisation's settings into storage.managed under this schema (utils/settings.ts).
+    storage: { managed_schema: 'managed-schema.json' },
     action: { default_title: 'Action Gate', default_icon: ICONS },
     // The newest APIs used: Element.checkVisibility({ visibilityProperty }) (Chrome 121,
     // Firefox 122) and world "MAIN" content scripts (Chrome 111, Firefox 128).
@@ -34,10 +37,13 @@ export default defineConfig({
           browser_specific_settings: {
             gecko: {
               id: 'action-gate@extension.invalid',
-              strict_min_version: '128.0',
+              // data_collection_permissions needs Firefox 140 (142 on Android); world "MAIN"
+              // content scripts (128) and checkVisibility options (122) come before.
+              strict_min_version: '140.0',
               // Redacted text typed into AI sites goes to the organisation's own gate service.
               data_collection_permissions: { required: ['websiteContent'] },
             },
+            gecko_android: { strict_min_version: '142.0' },
           },
         }
       : {}),

@@ -24,9 +24,9 @@ import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
-import { eventsParticipant } from '../companion/events/record-sealed.ts';
 import { viewRecord } from '../companion/evidence/record-view.ts';
 import { Sealer } from '../companion/evidence/sealer.ts';
+import { webhookParticipant } from '../companion/webhooks/participant.ts';
 import type { SealRequest } from '../companion/evidence/sealer.ts';
 import { meteringParticipant } from '../companion/metering/participant.ts';
 import { reviewsParticipant } from '../companion/reviews/participant.ts';
@@ -116,6 +116,7 @@ function populated(perTenant: (i: number) => number) {
   const tenants = addTenants(deps, TENANTS);
   const closer = new EpochCloser({
     store: deps.store,
+    events: deps.webhooks.outbox,
     immediate: (fn) => deps.store.db.transaction(fn).immediate(),
     signer: deps.keyring.production,
     clock,
@@ -191,7 +192,7 @@ export async function benchAnchoring(): Promise<void> {
       participants: [
         meteringParticipant(d.store.usage),
         reviewsParticipant(d.store.reviews),
-        eventsParticipant(d.store.events, d.ids),
+        webhookParticipant(d.webhooks.outbox),
         ...(anchoring ? [tenantLogParticipant(d.store.anchoring)] : []),
       ],
       transaction: d.store.transaction,

@@ -31,7 +31,7 @@ const GATE_BODY = {
 };
 
 /** A production tenant (no sandbox cap) and its svc_live_ key, written through the stores. */
-function seedProductionTenant(dataDir: string): string {
+export function seedProductionTenant(dataDir: string): string {
   const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   const now = new Date().toISOString();
   const tenantId = deps.ids.next('ten');

@@ -1,20 +1,26 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- core`, `-- gate`, `-- extension`, `-- input` or `-- anchoring` runs one group.
+ * `npm run bench -- <group>` runs one group: core, gate, extension, input, storage, anchoring, webhooks or exports.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
 import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
+import { benchExports } from './exports.ts';
 import { benchInput } from './input.ts';
+import { benchStorage } from './storage.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const groups: Record<string, () => Promise<void>> = {
   core: benchEvidenceCore,
   gate: benchCompanionGate,
   extension: benchExtensionLatency,
   input: benchInput,
+  storage: benchStorage,
   anchoring: benchAnchoring,
+  webhooks: benchWebhooks,
+  exports: benchExports,
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in groups));

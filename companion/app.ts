@@ -23,12 +23,16 @@ import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { requestTelemetry, routePattern } from './ops/access-log.ts';
 import { opsRoutes } from './ops/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
 import { gateRoutes } from './gate/routes.ts';
+import { integrationRoutes } from './integrations/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
 import { packRoutes } from './packs/routes.ts';
 import { policyRoutes } from './policy/routes.ts';
 import { recordRoutes } from './records/routes.ts';
 import { reviewRoutes } from './reviews/routes.ts';
+import { webhookChannel } from './webhooks/channel.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 import { wellKnownRoutes } from './well-known/routes.ts';
 
 type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
@@ -47,6 +51,10 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   policyRoutes,
   reviewRoutes,
   meteringRoutes,
+  // Each channel of PUT /tenant/integrations/{channel}/{target} registers here.
+  integrationRoutes([webhookChannel]),
+  webhookRoutes,
+  exportRoutes,
 ];
 
 export type App = OpenAPIHono<AppEnv>;

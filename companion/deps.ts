@@ -17,16 +17,19 @@ import type { AuthRequirement } from './core/router.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
 import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
-import { eventsParticipant } from './events/record-sealed.ts';
 import { Sealer } from './evidence/sealer.ts';
 import { meteringParticipant } from './metering/participant.ts';
 import { Metrics } from './ops/metrics.ts';
 import { Readiness, databaseWritable, migrationsCurrent, signersUsable, workersAlive } from './ops/readiness.ts';
+import { SecretResolver } from './integrations/secret-refs.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
 import { registerWorkers } from './workers.ts';
 import type { Workers } from './workers.ts';
+import { webhookParticipant } from './webhooks/participant.ts';
+import { createWebhookService } from './webhooks/service.ts';
+import type { WebhookService } from './webhooks/service.ts';
 
 export interface AppDeps {
   config: Config;
@@ -45,6 +48,10 @@ export interface AppDeps {
   metrics: Metrics;
   /** Named checks behind GET /readyz; background workers register theirs here. */
   readiness: Readiness;
+  /** Resolves granted secret references at send time (integrations/secret-refs.ts). */
+  secrets: SecretResolver;
+  /** The event outbox, the guarded client and the delivery worker (webhooks/service.ts). */
+  webhooks: WebhookService;
 }
 
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
@@ -76,6 +83,8 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
     catchUpTenantLogs(store.anchoring, store.transaction);
+    const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
+    const webhooks = createWebhookService({ db: store.db, store, secrets, clock, ids, log, config });
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,
@@ -84,23 +93,24 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       participants: [
         meteringParticipant(store.usage),
         reviewsParticipant(store.reviews),
-        eventsParticipant(store.events, ids),
+        webhookParticipant(webhooks.outbox),
         tenantLogParticipant(store.anchoring),
       ],
       transaction: store.transaction,
+      idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
       ids,
       observer: metrics.sealObserver,
     });
     metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
-    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle });
+    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks });
     const readiness = new Readiness();
     readiness.register('database_writable', databaseWritable(store.db));
     readiness.register('migrations_current', migrationsCurrent(store.db));
     readiness.register('signer_usable', signersUsable(keyring));
     readiness.register('workers_alive', workersAlive(lifecycle, workers));
-    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness };
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks };
   } catch (err) {
     store.close();
     throw err;

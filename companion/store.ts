@@ -13,10 +13,14 @@ import type { TenantStore } from './account/store.ts';
 import { createSqliteTenantStore } from './account/sqlite-store.ts';
 import type { AnchoringStore } from './anchoring/store.ts';
 import { createSqliteAnchoringStore } from './anchoring/sqlite-store.ts';
-import type { EventStore } from './events/store.ts';
-import { createSqliteEventStore } from './events/sqlite-store.ts';
+import type { IntegrationStore } from './integrations/store.ts';
+import { createSqliteIntegrationStore } from './integrations/sqlite-store.ts';
+import type { WebhookStore } from './webhooks/store.ts';
+import { createSqliteWebhookStore } from './webhooks/sqlite-store.ts';
 import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
+import type { ExportStore } from './exports/store.ts';
+import { createSqliteExportStore } from './exports/sqlite-store.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
 import { createSqliteIdempotencyStore } from './idempotency/sqlite-store.ts';
 import type { UsageStore } from './metering/store.ts';
@@ -39,14 +43,18 @@ export interface Store {
   readonly usage: UsageStore;
   /** Stored answers to idempotent retries. */
   readonly idempotency: IdempotencyStore;
-  /** The event outbox (events capability). */
-  readonly events: EventStore;
   /** Tenant logs' stored tree levels and the closed epochs (anchoring capability). */
   readonly anchoring: AnchoringStore;
+  /** Route setups per (tenant, channel, target) and their delivery health (integrations capability). */
+  readonly integrations: IntegrationStore;
+  /** The webhook delivery outbox and signing keys (webhooks capability). */
+  readonly webhooks: WebhookStore;
   /** Tenant policy versions per gate pack, append-only (policy capability). */
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
   readonly reviews: ReviewStore;
+  /** Export reads over the evidence, and validation bindings and runs (exports capability). */
+  readonly exports: ExportStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -87,10 +95,12 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     evidence: createSqliteEvidenceStore(db),
     usage: createSqliteUsageStore(db),
     idempotency: createSqliteIdempotencyStore(db),
-    events: createSqliteEventStore(db),
     anchoring: createSqliteAnchoringStore(db),
+    integrations: createSqliteIntegrationStore(db),
+    webhooks: createSqliteWebhookStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
+    exports: createSqliteExportStore(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

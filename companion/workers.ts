@@ -20,6 +20,7 @@ import type { WorkerStatus } from './core/worker-status.ts';
 import type { Sealer } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import type { SqliteStore } from './store.ts';
+import type { WebhookService } from './webhooks/service.ts';
 
 export interface WorkerDeps {
   config: Config;
@@ -30,6 +31,7 @@ export interface WorkerDeps {
   ids: IdFactory;
   log: Logger;
   lifecycle: Lifecycle;
+  webhooks: WebhookService;
 }
 
 export interface Workers {
@@ -68,6 +70,7 @@ export function registerWorkers(deps: WorkerDeps): Workers {
 
   const epochs = new EpochCloser({
     store: deps.store,
+    events: deps.webhooks.outbox,
     immediate: (fn) => deps.store.db.transaction(fn).immediate(),
     // Epoch headers are signed like a seal by the production key, published in the JWKS; the
     // header's own format (svc.epoch/v1) keeps it from ever passing as an attestation.
@@ -87,6 +90,10 @@ export function registerWorkers(deps: WorkerDeps): Workers {
       log: deps.log,
     }),
   );
+
+  // Registered after the sealer's drain, so it stops first: in-flight deliveries are handed
+  // back untried before the last seals commit and the database closes.
+  add(deps.webhooks);
 
   return { epochs, status: () => all.map((w) => w.status()) };
 }

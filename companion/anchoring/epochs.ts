@@ -21,7 +21,6 @@ import { rfc3339 } from '../core/clock.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Logger } from '../core/log.ts';
 import type { Signer } from '../core/signer.ts';
-import type { EventStore } from '../events/store.ts';
 import { nextPeriod } from './schedule.ts';
 import type { Period } from './schedule.ts';
 import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
@@ -32,8 +31,21 @@ export const EPOCH_LOG_ID = '#epochs';
 /** Periods closed per round at most, so a long catch-up never holds the event loop for long. */
 export const MAX_EPOCHS_PER_ROUND = 100;
 
+/** The one event an epoch close emits; the webhook outbox satisfies it (webhooks/outbox.ts). */
+export interface AnchoredEvents {
+  enqueue(e: {
+    tenantId: string;
+    event: 'receipt.anchored';
+    eventKey: string;
+    fields: { epoch_seq: number; canonical_root: string; epoch_digest: string; tenant_chain_root: string; tenant_seq: number; leaf_index: number };
+    createdAt: string;
+  }): number;
+}
+
 export interface EpochDeps {
-  store: { anchoring: AnchoringStore; events: EventStore };
+  store: { anchoring: AnchoringStore };
+  /** Where receipt.anchored is enqueued, in the close transaction (the webhook outbox). */
+  events: AnchoredEvents;
   /** Runs fn in one IMMEDIATE transaction (takes the write lock first). */
   immediate<T>(fn: () => T): T;
   /** Signs epoch headers and checkpoints; its public key is in the JWKS. */
@@ -158,12 +170,11 @@ export class EpochCloser {
 
   /** interface-spec Events: receipt.anchored, once per tenant per epoch (dedupe key). */
   #enqueueAnchored(epoch: EpochRow, leaf: EpochLeafRow): void {
-    this.#d.store.events.insert({
-      id: this.#d.ids.next('evt'),
+    this.#d.events.enqueue({
       tenantId: leaf.tenantId,
-      type: 'receipt.anchored',
-      dedupeKey: `receipt.anchored:${leaf.tenantId}:${epoch.epochSeq}`,
-      payload: JSON.stringify({
+      event: 'receipt.anchored',
+      eventKey: `receipt.anchored:${epoch.epochSeq}`,
+      fields: {
         epoch_seq: epoch.epochSeq,
         canonical_root: epoch.canonicalRoot,
         epoch_digest: epoch.epochDigest,
@@ -171,7 +182,7 @@ export class EpochCloser {
         // The newest leaf this epoch anchored for the tenant.
         tenant_seq: leaf.tenantSize - 1,
         leaf_index: leaf.leafIndex,
-      }),
+      },
       createdAt: epoch.anchoredAt,
     });
   }

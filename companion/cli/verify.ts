@@ -23,6 +23,7 @@ import { verifyEvidence } from '../../shared/verify.ts';
 import type { Check, VerifyResult } from '../../shared/types.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
 import { BUNDLE_SUBCOMMAND, PROOFS_USAGE, formatProofReport, verifyProofFile } from './verify-proofs.ts';
+import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './verify-export.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
 ${PROOFS_USAGE}
@@ -31,6 +32,7 @@ ${PROOFS_USAGE}
   <bundle-dir>   a seal bundle (payload.json, attestation.json, attestation.sig, verify.json),
                  or a batch package whose sub-folders are bundles
   <packet.json>  a verify request, a gate/record response, or an exported record
+  <export.ndjson> a records export (npm run export), verified record by record
   --keys         the tenant's published keys (/.well-known/service-keys.json), file or URL;
                  without it only the sandbox dev key is trusted
   --json         print the result (and any error) as JSON
@@ -208,6 +210,12 @@ export function formatReport(r: Report): string {
 
 async function verifyCommand(opts: Options, io: Io): Promise<number> {
   const keys = await loadKeys(opts.keys);
+  if (isRecordsExport(opts.target)) {
+    if (!existsSync(opts.target)) throw new UsageError(`no such file ${opts.target}`);
+    const summary = await verifyRecordsExport(opts.target, keys);
+    io.out(opts.json ? JSON.stringify(summary, null, 2) : formatExportSummary(summary));
+    return summary.records > 0 && summary.failed === 0 ? 0 : 1;
+  }
   // Inclusion proofs, epoch headers and consistency proofs: ./verify-proofs.ts.
   const proof = await verifyProofFile(opts.target, keys);
   if (proof) {

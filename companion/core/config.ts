@@ -26,12 +26,25 @@ export interface Config {
   shutdownGraceMs: number;
   /** Review window: a paused action unanswered this long expires and fails closed (reviews/state.ts). */
   reviewTimeoutSeconds: number;
-  /** Reserved: roll-up epoch cadence (DESIGN.md §4) for the anchoring worker, not built yet. */
+  /** Roll-up epoch cadence (DESIGN.md §4); hourly by default. */
   epochSeconds: number;
-  /** Reserved: allow http://127.0.0.1 webhook receivers (interface-spec Events 7), not built yet. */
+  /** Operator setting: allow http://127.0.0.1 webhook receivers (interface-spec Events 7). */
   webhookAllowLoopback: boolean;
   /** Reserved: the explicit external-send flag for route dispatches, not built yet. */
   outboxExternalSend: boolean;
+  /** Operator grants: tenant id → the exact secret references it may use (integrations/secret-refs.ts). */
+  secretGrants: Record<string, string[]>;
+  /** JSON file mapping secret://… references to values, read when a reference is resolved. */
+  secretRefMapFile: string | undefined;
+  /** How long a delivery worker holds a claimed job before another may take it over. */
+  webhookLeaseSeconds: number;
+  /** DCAT-US 1.1 federal fields of the data-catalog export (exports/data-catalog.ts); null when unset. */
+  catalogBureauCode: string | null;
+  catalogProgramCode: string | null;
+  catalogContactName: string | null;
+  catalogContactEmail: string | null;
+  /** How long an idempotency key replays its first answer; after it the key is forgotten (idempotency/). */
+  idempotencyTtlSeconds: number;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -43,6 +56,8 @@ export const CONFIG_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   shutdownGraceMs: 10_000,
   reviewTimeoutSeconds: 72 * 3600,
+  webhookLeaseSeconds: 60,
+  idempotencyTtlSeconds: 24 * 3600,
 } as const;
 
 export class ConfigError extends Error {
@@ -121,8 +136,7 @@ export const SETTINGS = [
     env: 'SVC_EPOCH_SECONDS',
     flag: 'epoch-seconds',
     defaultText: String(CONFIG_DEFAULTS.epochSeconds),
-    help: 'Merkle roll-up epoch cadence',
-    reserved: 'anchoring is not built yet',
+    help: 'Merkle roll-up epoch cadence (UTC boundaries)',
     parse: integer(CONFIG_DEFAULTS.epochSeconds, 1, 86_400),
   }),
   setting({
@@ -131,7 +145,6 @@ export const SETTINGS = [
     flag: 'webhook-allow-loopback',
     defaultText: '0',
     help: '1: allow http://127.0.0.1 webhook receivers (local development only)',
-    reserved: 'webhook delivery is not built yet',
     parse: boolean,
   }),
   setting({
@@ -143,7 +156,85 @@ export const SETTINGS = [
     reserved: 'review routing dispatch is not built yet',
     parse: boolean,
   }),
+  setting({
+    key: 'secretGrants',
+    env: 'SVC_SECRET_GRANTS',
+    defaultText: '(none)',
+    help: 'operator grants: JSON object, tenant id → the exact secret references it may use, e.g. {"ten_…":["env://HOOK_KEY"]}',
+    parse: stringArrays,
+  }),
+  setting({
+    key: 'secretRefMapFile',
+    env: 'SVC_SECRET_REF_MAP_FILE',
+    flag: 'secret-ref-map-file',
+    defaultText: '(unset)',
+    help: 'JSON file mapping secret://… references to values, read when a reference is resolved',
+    parse: optionalText,
+  }),
+  setting({
+    key: 'webhookLeaseSeconds',
+    env: 'SVC_WEBHOOK_LEASE_SECONDS',
+    flag: 'webhook-lease-seconds',
+    defaultText: String(CONFIG_DEFAULTS.webhookLeaseSeconds),
+    help: 'how long a delivery worker holds a claimed delivery before another may take it over',
+    parse: integer(CONFIG_DEFAULTS.webhookLeaseSeconds, 1, 3600),
+  }),
+  setting({
+    key: 'idempotencyTtlSeconds',
+    env: 'SVC_IDEMPOTENCY_TTL_SECONDS',
+    flag: 'idempotency-ttl-seconds',
+    defaultText: `${CONFIG_DEFAULTS.idempotencyTtlSeconds} (24 h)`,
+    help: 'how long an idempotency_key replays its first answer; after it the key is forgotten and purged',
+    parse: integer(CONFIG_DEFAULTS.idempotencyTtlSeconds, 60, 365 * 86_400),
+  }),
+  setting({
+    key: 'catalogBureauCode',
+    env: 'SVC_CATALOG_BUREAU_CODE',
+    defaultText: '(unset)',
+    help: 'data-catalog export: OMB Circular A-11 Appendix C agency:bureau code (NNN:NN)',
+    parse: optionalMatching(/^\d{3}:\d{2}$/, 'NNN:NN'),
+  }),
+  setting({
+    key: 'catalogProgramCode',
+    env: 'SVC_CATALOG_PROGRAM_CODE',
+    defaultText: '(unset)',
+    help: 'data-catalog export: Federal Program Inventory agency:program code (NNN:NNN)',
+    parse: optionalMatching(/^\d{3}:\d{3}$/, 'NNN:NNN'),
+  }),
+  setting({
+    key: 'catalogContactName',
+    env: 'SVC_CATALOG_CONTACT_NAME',
+    defaultText: '(unset)',
+    help: 'data-catalog export: contact point name',
+    parse: optionalMatching(/^\S.{0,199}$/, 'a name'),
+  }),
+  setting({
+    key: 'catalogContactEmail',
+    env: 'SVC_CATALOG_CONTACT_EMAIL',
+    defaultText: '(unset)',
+    help: 'data-catalog export: contact point email',
+    parse: optionalMatching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'),
+  }),
 ] as const satisfies readonly Setting<any>[];
+
+export interface CatalogConfig {
+  /** OMB Circular A-11 Appendix C agency:bureau code, e.g. 015:11. */
+  bureauCode: string | null;
+  /** Federal Program Inventory agency:program code, e.g. 015:001. */
+  programCode: string | null;
+  contactName: string | null;
+  contactEmail: string | null;
+}
+
+/** The DCAT-US federal fields, as the data-catalog export reads them. */
+export function catalogConfig(config: Config): CatalogConfig {
+  return {
+    bureauCode: config.catalogBureauCode,
+    programCode: config.catalogProgramCode,
+    contactName: config.catalogContactName,
+    contactEmail: config.catalogContactEmail,
+  };
+}
 
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
@@ -160,6 +251,7 @@ export function loadConfig(
   if (problems.length > 0) throw new ConfigError(problems);
   const out = config as Config;
   out.dataDir = path.resolve(cwd, out.dataDir);
+  if (out.secretRefMapFile !== undefined) out.secretRefMapFile = path.resolve(cwd, out.secretRefMapFile);
   return out;
 }
 
@@ -187,6 +279,29 @@ export function settingsHelp(): string {
   const rows = (SETTINGS as readonly Setting[]).map((s) => [s.env, s.flag ? `--${s.flag}` : '(env only)', s.defaultText, s.reserved ? `${s.help} [reserved: ${s.reserved}]` : s.help]);
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padEnd(widths[2]!)}  ${r[3]}`).join('\n');
+}
+
+/** A JSON object of string arrays, e.g. SVC_SECRET_GRANTS='{"ten_…":["env://HOOK_KEY"]}'. */
+function stringArrays(raw: Raw, name: string, problems: string[]): Record<string, string[]> {
+  if (raw === undefined || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const ok =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) &&
+    Object.values(parsed).every((v) => Array.isArray(v) && v.every((s) => typeof s === 'string'));
+  if (!ok) {
+    problems.push(`${name} must be a JSON object whose values are arrays of strings`);
+    return {};
+  }
+  return parsed as Record<string, string[]>;
+}
+
+function optionalText(raw: Raw): string | undefined {
+  return raw === undefined || raw.trim() === '' ? undefined : raw;
 }
 
 function integer(fallback: number, min: number, max: number): Parse<number> {
@@ -220,6 +335,16 @@ function nonEmpty(fallback: string): Parse<string> {
       return fallback;
     }
     return raw;
+  };
+}
+
+/** An optional setting that must match `pattern` when given; null when unset. */
+function optionalMatching(pattern: RegExp, expected: string): Parse<string | null> {
+  return (raw, name, problems) => {
+    const value = raw?.trim();
+    if (value === undefined || value === '') return null;
+    if (!pattern.test(value)) problems.push(`${name} must be ${expected}, got ${JSON.stringify(raw)}`);
+    return value;
   };
 }
 

@@ -1,5 +1,6 @@
 /**
- * Start and stop hooks for background work (sealing queue, epoch ticker, outbox worker).
+ * Start and stop hooks for background work (the sealing queue, the WAL checkpointer, review
+ * expiry; the epoch ticker and event outbox worker register here once they are built).
  * `createApp` does no I/O; the entry point starts the hooks after the server listens and
  * runs the stop hooks after in-flight requests finish and before the database closes, so a
  * queue can flush its last group commit.

@@ -40,10 +40,18 @@ export interface LogFields {
   key_ids?: string[];
   worker?: string;
   check?: string;
-  /** Anchoring: the epoch closed, the boundary it closed, how many tenant logs it anchored. */
   epoch_seq?: number;
+  /** An epoch's period end, RFC 3339. */
   period_end?: string;
   tenants?: number;
+  /** A job queue's table name. */
+  queue?: string;
+  job?: string | number;
+  jobs?: number;
+  /** An integration target name (validated at registration). */
+  target?: string;
+  /** A reason the service composed itself (counts, timestamps), never caller text. */
+  reason?: string;
   error?: LoggedError | string;
 }
 
@@ -65,6 +73,11 @@ const LOG_FIELDS: Record<keyof LogFields, Kind> = {
   epoch_seq: 'int',
   period_end: 'id',
   tenants: 'int',
+  queue: 'token',
+  job: 'id',
+  jobs: 'int',
+  target: 'id',
+  reason: 'operator_text',
   // Operator-supplied configuration, not request data.
   url: 'operator_text',
   data_dir: 'operator_text',

@@ -50,6 +50,10 @@ export const TAGS = [
   { name: 'policy', description: 'Tenant policy versions per pack and their receipts' },
   { name: 'reviews', description: 'Paused actions, review decisions and the law grading mirror' },
   { name: 'metering', description: 'Usage and credits' },
+  { name: 'anchoring', description: 'Tenant logs, hourly epochs, inclusion and consistency proofs' },
+  { name: 'integrations', description: 'Route and webhook setups per channel and target, with their readiness' },
+  { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
+  { name: 'exports', description: 'Read models for auditors and procurement, schema bindings and validation runs (owner review, not approvals)' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
   { name: 'meta', description: 'This description' },
 ] as const;

@@ -16,7 +16,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from './errors.ts';
 import type { ValidationLocation } from './errors.ts';
-import { strictJsonBody, strictJsonDescription } from './strict-json.ts';
+import { STRICT_JSON_SUMMARY, strictJsonBody } from './strict-json.ts';
 
 /** Per-request values every route can read. */
 export interface AppVariables {
@@ -184,5 +184,5 @@ function strictJsonFor(request: RouteConfig['request'] | undefined): MiddlewareH
 
 function unprocessableDescription(request: RouteConfig['request'] | undefined): string {
   const base = 'Malformed body, unknown query parameter or invalid fields; every failing field is listed';
-  return takesJson(request) ? `${base}. ${strictJsonDescription()}` : base;
+  return takesJson(request) ? `${base}. ${STRICT_JSON_SUMMARY}` : base;
 }

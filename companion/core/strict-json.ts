@@ -51,12 +51,8 @@ export const STRICT_JSON_RULES: readonly { code: StrictJsonCode; rule: string }[
   { code: 'malformed_json', rule: 'The body is one JSON text (RFC 8259).' },
 ];
 
-const STRICT_JSON_SUMMARY = `Request bodies are strict I-JSON (RFC 7493), checked before anything is validated or hashed; each broken rule is a 422 whose code names it: ${STRICT_JSON_RULES.map((r) => `${r.code} (${r.rule})`).join(' ')}`;
-
-/** One sentence per rule, for the OpenAPI description. */
-export function strictJsonDescription(): string {
-  return STRICT_JSON_SUMMARY;
-}
+/** The rules in one paragraph, for the OpenAPI description of each JSON route's 422. */
+export const STRICT_JSON_SUMMARY = `Request bodies are strict I-JSON (RFC 7493), checked before anything is validated or hashed; each broken rule is a 422 whose code names it: ${STRICT_JSON_RULES.map((r) => `${r.code} (${r.rule})`).join(' ')}`;
 
 function refuse(code: StrictJsonCode, detail: string): ProblemError {
   return new ProblemError({ status: 422, code: code satisfies ProblemCode, detail });

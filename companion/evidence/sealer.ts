@@ -22,7 +22,7 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
-import { findReplay } from '../idempotency/replay.ts';
+import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from '../idempotency/replay.ts';
 import type { IdempotencyClaim } from '../idempotency/replay.ts';
 import type { IdempotencyStore } from '../idempotency/store.ts';
 import { chargedCredits } from '../metering/credits.ts';
@@ -91,6 +91,8 @@ export interface SealerDeps {
   /** Called in order inside each seal's savepoint (./participants.ts). */
   participants: readonly SealParticipant[];
   transaction<T>(fn: () => T): T;
+  /** Idempotency window: a key older than this is forgotten and its request sealed anew. */
+  idempotencyTtlSeconds?: number;
   keyring: Keyring;
   clock: Clock;
   ids: IdFactory;
@@ -201,17 +203,22 @@ export class Sealer {
   #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {
     const { evidence, idempotency, participants, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
-    const at = rfc3339(clock.now());
+    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
+    // A tenant's log never goes back in time, even when the server clock steps back (NTP):
+    // recorded_at follows tenant_seq, so the records export's keyset on (recorded_at,
+    // tenant_seq) sees every new seal after every earlier one (interface-spec Tenant exports).
+    const clockAt = rfc3339(clock.now());
+    const at = head && head.recordedAt > clockAt ? head.recordedAt : clockAt;
 
+    const idempotencyWindow = { notBefore: rfc3339(new Date(clock.now().getTime() - (this.#deps.idempotencyTtlSeconds ?? IDEMPOTENCY_TTL_DEFAULT_SECONDS) * 1000)) };
     if (req.idempotency) {
-      const replay = findReplay(idempotency, tenantId, req.idempotency);
+      const replay = findReplay(idempotency, evidence, tenantId, req.idempotency, idempotencyWindow);
       if (replay) return { ...replay, replayed: true };
     }
     for (const p of participants) p.admit?.(req);
 
     const credits = chargedCredits(req.auth.tenantKind, req.metering);
     const signer = keyring.signerFor(req.auth.tenantKind);
-    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {
       action_key: actionKey,
@@ -242,7 +249,10 @@ export class Sealer {
       ...(req.context ? { context: req.context } : {}),
     };
     const { seal, attestationBytes } = sealAttestation(attestation, signer);
-    const packet = evidencePacket(fields, attestation.packet_hash, seal);
+    const storedAttestation = new TextDecoder().decode(attestationBytes);
+    // The answer carries the attestation as stored (JCS member order), exactly as every later
+    // view rebuilds it (record-view.ts): an idempotent replay is the same JSON text.
+    const packet = evidencePacket(fields, attestation.packet_hash, { ...seal, attestation: JSON.parse(storedAttestation) as AttestationV2 });
     const record: SealedRecord = {
       tenantId,
       actionKey,
@@ -267,7 +277,7 @@ export class Sealer {
       reviewRoute: req.reviewRoute,
       payloadHash: req.payloadHash,
       packetHash: attestation.packet_hash,
-      attestation: new TextDecoder().decode(attestationBytes),
+      attestation: storedAttestation,
       attestationHash: seal.attestation_hash,
       signature: seal.signature,
       keyId: seal.key_id,
@@ -284,10 +294,10 @@ export class Sealer {
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;
-      idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: JSON.stringify(body) }, at);
+      idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: compactResponse(body, record) }, at, idempotencyWindow);
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
-    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash });
+    heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });
     return { status, body, replayed: false };
   }
 }

@@ -3,7 +3,7 @@ import type { Db } from '../core/db.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
 import type { SealedRecordRow } from './store.ts';
 
-interface RecordDbRow {
+export interface RecordDbRow {
   tenant_id: string;
   tenant_seq: number;
   action_key: string;
@@ -25,7 +25,7 @@ interface RecordDbRow {
   details: string;
 }
 
-const toRecord = (r: RecordDbRow): SealedRecordRow => ({
+export const toRecord = (r: RecordDbRow): SealedRecordRow => ({
   tenantId: r.tenant_id,
   tenantSeq: r.tenant_seq,
   actionKey: r.action_key,
@@ -48,8 +48,8 @@ const toRecord = (r: RecordDbRow): SealedRecordRow => ({
 });
 
 export function createSqliteEvidenceStore(db: Db): EvidenceStore {
-  const head = db.prepare<[string], { tenant_seq: number; attestation_hash: string }>(
-    'SELECT tenant_seq, attestation_hash FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
+  const head = db.prepare<[string], { tenant_seq: number; attestation_hash: string; recorded_at: string }>(
+    'SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
   );
   // Positional parameters: on the sealing hot path they bind measurably faster than named ones.
   const insert = db.prepare(`INSERT INTO sealed_records
@@ -61,7 +61,7 @@ export function createSqliteEvidenceStore(db: Db): EvidenceStore {
   return {
     logHead(tenantId): LogHead | undefined {
       const r = head.get(tenantId);
-      return r && { tenantSeq: r.tenant_seq, attestationHash: r.attestation_hash };
+      return r && { tenantSeq: r.tenant_seq, attestationHash: r.attestation_hash, recordedAt: r.recorded_at };
     },
     insertRecord(r) {
       insert.run(

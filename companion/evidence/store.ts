@@ -31,6 +31,7 @@ export interface SealedRecordRow {
 export interface LogHead {
   tenantSeq: number;
   attestationHash: string;
+  recordedAt: string;
 }
 
 export interface EvidenceStore {

@@ -1,9 +1,20 @@
 /**
  * The replay decision for a request carrying an idempotency key: the stored answer when the
- * body is the same, 422 when the key was used for a different body, nothing for a new key.
+ * body is the same, 422 when the key was used for a different body, nothing for a new key or
+ * one older than the window (24 h by default, SVC_IDEMPOTENCY_TTL_SECONDS, as Stripe keeps
+ * keys), which is then forgotten and its request sealed anew.
+ *
+ * What is kept is the compact form of the first answer: the response with its evidence packet
+ * and verify request (the seal, most of its size) replaced by markers, since the sealed record
+ * row already holds them byte for byte (evidence/record-view.ts rebuilds them). A replay is
+ * therefore the same JSON as the first answer without a second copy of the evidence.
  */
 import { ProblemError } from '../core/errors.ts';
-import type { IdempotencyStore } from './store.ts';
+import { viewRecord } from '../evidence/record-view.ts';
+import type { EvidenceStore } from '../evidence/store.ts';
+import type { IdempotencyStore, IdempotencyWindow } from './store.ts';
+
+export const IDEMPOTENCY_TTL_DEFAULT_SECONDS = 24 * 3600;
 
 export interface IdempotencyClaim {
   /** The endpoint family the key is unique within, e.g. "POST /v1/gate". */
@@ -17,8 +28,46 @@ export interface Replay {
   body: unknown;
 }
 
-export function findReplay(store: IdempotencyStore, tenantId: string, claim: IdempotencyClaim): Replay | undefined {
-  const earlier = store.find(tenantId, claim.scope, claim.key);
+/** Where the compact form had the record's evidence: `{"$sealed": "evidence_packet"}`. */
+const MARKER = '$sealed';
+type Part = 'evidence_packet' | 'verify_request';
+
+interface SealedParts {
+  packet: unknown;
+  verifyRequest: unknown;
+}
+
+/** The response as JSON text with every copy of the record's packet or verify request replaced by a marker. */
+export function compactResponse(body: unknown, record: SealedParts): string {
+  const swap = (v: unknown): unknown => {
+    if (v === record.packet) return { [MARKER]: 'evidence_packet' satisfies Part };
+    if (v === record.verifyRequest) return { [MARKER]: 'verify_request' satisfies Part };
+    if (Array.isArray(v)) return v.map(swap);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)]));
+    return v;
+  };
+  return JSON.stringify(swap(body));
+}
+
+function expand(compact: string, parts: () => SealedParts): unknown {
+  let cached: SealedParts | undefined;
+  return JSON.parse(compact, (_key, value: unknown) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const part = (value as Record<string, unknown>)[MARKER];
+    if (part === undefined || Object.keys(value).length !== 1) return value;
+    cached ??= parts();
+    return part === 'evidence_packet' ? cached.packet : cached.verifyRequest;
+  });
+}
+
+export function findReplay(
+  store: IdempotencyStore,
+  evidence: EvidenceStore,
+  tenantId: string,
+  claim: IdempotencyClaim,
+  window: IdempotencyWindow,
+): Replay | undefined {
+  const earlier = store.find(tenantId, claim.scope, claim.key, window);
   if (!earlier) return undefined;
   if (earlier.requestHash !== claim.requestHash) {
     throw new ProblemError({
@@ -29,5 +78,11 @@ export function findReplay(store: IdempotencyStore, tenantId: string, claim: Ide
       errors: [{ in: 'body', path: '/idempotency_key', message: 'already used for a different request body' }],
     });
   }
-  return { status: earlier.status, body: JSON.parse(earlier.response) };
+  const body = expand(earlier.response, () => {
+    const row = evidence.findRecord(tenantId, earlier.actionKey);
+    if (!row) throw new Error('an idempotency row names a sealed record that does not exist');
+    const view = viewRecord(row);
+    return { packet: view.packet, verifyRequest: view.verifyRequest };
+  });
+  return { status: earlier.status, body };
 }

@@ -2,19 +2,25 @@
  * Idempotent retries (interface-spec Gate request `idempotency_key`, Limits "Idempotent retry"):
  * a retry with the same key returns the original response and is metered once. The caller's
  * key is stored only as its SHA-256 (keys may carry meaning); `requestHash` tells a retry
- * from a key reused for another body.
+ * from a key reused for another body. Keys live for a window (./replay.ts).
  */
 
 export interface StoredResponse {
   requestHash: string;
   actionKey: string;
   status: number;
-  /** The original response body, as JSON text. */
+  /** The compact form of the original response body (./replay.ts compactResponse), as JSON text. */
   response: string;
 }
 
+/** Keys saved before `notBefore` (RFC 3339 UTC) are expired: never replayed, and purged. */
+export interface IdempotencyWindow {
+  notBefore: string;
+}
+
 export interface IdempotencyStore {
-  /** The response stored under the caller's key in `scope`, or undefined. */
-  find(tenantId: string, scope: string, key: string): StoredResponse | undefined;
-  save(tenantId: string, scope: string, key: string, value: StoredResponse, at: string): void;
+  /** The response stored under the caller's key in `scope` within the window, or undefined. */
+  find(tenantId: string, scope: string, key: string, window: IdempotencyWindow): StoredResponse | undefined;
+  /** Saves (or, for an expired key, replaces) the answer, and purges a bounded batch of expired keys. */
+  save(tenantId: string, scope: string, key: string, value: StoredResponse, at: string, window: IdempotencyWindow): void;
 }

@@ -22,6 +22,8 @@ export type Dialog =
   | { kind: 'approved'; action_key: string; reviewer: string | null; verification: Verification | null; evidence: NonNullable<ReleaseReport['evidence']> }
   | { kind: 'rejected'; action_key: string; reviewer: string | null; status: string; verification: Verification | null; problem: string | null }
   | { kind: 'blocked'; action_key: string; next_step: string; reasons: DecisionReason[]; verification: Verification }
+  /** A paste with flagged spans, shown in place; what may be pasted follows the admin's rule. */
+  | { kind: 'paste'; segments: { text: string; kind: string | null; reason: string | null }[]; mode: 'warn' | 'redact' | 'block'; reasons: string[] }
   /** A release was made (or was due) but the page did not take it: nothing was sent. */
   | { kind: 'not-sent'; site: string; message: string; retry: boolean }
   | { kind: 'failed'; message: string }
@@ -32,6 +34,8 @@ export interface DialogActions {
   onClose(): void;
   onWithdraw(): void;
   onRetry(): void;
+  /** Paste the held text as it is (`redacted` false) or in its redacted form. */
+  onPaste(redacted: boolean): void;
 }
 
 export function GateDialog({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions; now: number }) {
@@ -140,6 +144,46 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
           <h2 id="ag-title">Sent without a gate decision</h2>
           <p class="ag-message">{dialog.message}</p>
           <Close actions={actions} />
+        </>
+      );
+    case 'paste':
+      return (
+        <>
+          <h2 id="ag-title">{dialog.mode === 'block' ? 'Not pasted: it contains ' : 'Check this paste: it contains '}{dialog.reasons.join(', ')}</h2>
+          <pre class="ag-paste-preview">
+            {dialog.segments.map((seg, i) =>
+              seg.kind ? (
+                <mark key={i} class="ag-flag" data-kind={seg.kind} title={seg.reason ?? ''}>
+                  {seg.text}
+                  <span class="ag-flag-reason"> ({seg.reason})</span>
+                </mark>
+              ) : (
+                <span key={i}>{seg.text}</span>
+              ),
+            )}
+          </pre>
+          <p class="ag-hint">
+            {dialog.mode === 'block'
+              ? 'Your organisation does not allow pasting this into an AI tool.'
+              : dialog.mode === 'redact'
+                ? 'Your organisation allows this paste only with the flagged parts replaced.'
+                : 'The flagged parts can be replaced before they are pasted.'}
+          </p>
+          <div class="ag-actions">
+            {dialog.mode !== 'block' && (
+              <button type="button" class="ag-paste-redacted" onClick={() => actions.onPaste(true)}>
+                Paste redacted
+              </button>
+            )}
+            {dialog.mode === 'warn' && (
+              <button type="button" class="ag-paste-original" onClick={() => actions.onPaste(false)}>
+                Paste as it is
+              </button>
+            )}
+            <button type="button" class="ag-close" onClick={actions.onClose}>
+              {dialog.mode === 'block' ? 'Close' : 'Cancel'}
+            </button>
+          </div>
         </>
       );
     case 'not-sent':

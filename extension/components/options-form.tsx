@@ -6,9 +6,12 @@
 import { ADAPTER_IDS, BUILT_IN_ADAPTERS } from '../utils/adapters/definitions.ts';
 import type { ConnectionReport, PackSummary } from '../utils/messages.ts';
 import type { OptionsDraft } from '../utils/options-draft.ts';
+import type { LockableSetting } from '../utils/settings.ts';
 
 export interface OptionsFormProps {
   draft: OptionsDraft;
+  /** Settings the organisation's policy locked (storage.managed): shown, not editable. */
+  locked: readonly LockableSetting[];
   packs: PackSummary[];
   report: ConnectionReport | null;
   testing: boolean;
@@ -19,7 +22,8 @@ export interface OptionsFormProps {
   onExport: () => void;
 }
 
-export function OptionsForm({ draft, packs, report, testing, status, onChange, onTest, onSave, onExport }: OptionsFormProps) {
+export function OptionsForm({ draft, locked, packs, report, testing, status, onChange, onTest, onSave, onExport }: OptionsFormProps) {
+  const lock = (setting: LockableSetting) => (locked.includes(setting) ? { disabled: true, 'data-locked': 'true', title: 'Set by your organisation' } : {});
   const set = <K extends keyof OptionsDraft>(key: K, value: OptionsDraft[K]) => onChange({ ...draft, [key]: value });
   const text = (key: keyof OptionsDraft) => (e: Event) => set(key, (e.target as HTMLInputElement).value as never);
   const pack = packs.find((p) => p.name === draft.pack);
@@ -27,16 +31,21 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
   return (
     <form class="ag-options" onSubmit={(e) => (e.preventDefault(), onSave())}>
       <h1>Action Gate options</h1>
+      {locked.length > 0 && (
+        <p class="ag-managed" id="managed-notice">
+          Your organisation manages some of these settings ({locked.join(', ')}); they cannot be changed here.
+        </p>
+      )}
 
       <fieldset>
         <legend>Companion</legend>
         <label>
           <span>Companion URL</span>
-          <input id="companion-url" type="url" value={draft.companionUrl} onInput={text('companionUrl')} placeholder="http://127.0.0.1:8787" />
+          <input id="companion-url" {...lock('companionUrl')} type="url" value={draft.companionUrl} onInput={text('companionUrl')} placeholder="http://127.0.0.1:8787" />
         </label>
         <label>
           <span>API key</span>
-          <input id="api-key" type="password" autoComplete="off" value={draft.apiKey} onInput={text('apiKey')} placeholder="svc_test_…" />
+          <input id="api-key" {...lock('apiKey')} type="password" autoComplete="off" value={draft.apiKey} onInput={text('apiKey')} placeholder="svc_test_…" />
         </label>
         <button type="button" id="test-connection" onClick={onTest} disabled={testing}>
           {testing ? 'Testing…' : 'Test connection'}
@@ -48,14 +57,14 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
         <legend>Role</legend>
         <label>
           <span>Role</span>
-          <select id="role" value={draft.role} onChange={text('role')}>
+          <select id="role" {...lock('role')} value={draft.role} onChange={text('role')}>
             <option value="employee">Employee</option>
             <option value="reviewer">Reviewer</option>
           </select>
         </label>
         <label>
           <span>Reviewer id (posted with your review decisions)</span>
-          <input id="reviewer-id" value={draft.reviewerId} onInput={text('reviewerId')} placeholder="name@example.com" />
+          <input id="reviewer-id" {...lock('reviewerId')} value={draft.reviewerId} onInput={text('reviewerId')} placeholder="name@example.com" />
         </label>
       </fieldset>
 
@@ -63,7 +72,7 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
         <legend>When the gate cannot answer</legend>
         <label>
           <span>Fail mode</span>
-          <select id="fail-mode" value={draft.failMode} onChange={text('failMode')}>
+          <select id="fail-mode" {...lock('failMode')} value={draft.failMode} onChange={text('failMode')}>
             <option value="closed">Fail closed: nothing is sent (default)</option>
             <option value="open">Fail open: send, and log it</option>
           </select>
@@ -74,7 +83,7 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
         <legend>Gate profile</legend>
         <label>
           <span>Pack</span>
-          <input id="gate-pack" list="ag-packs" value={draft.pack} onInput={text('pack')} />
+          <input id="gate-pack" {...lock('gateProfile')} list="ag-packs" value={draft.pack} onInput={text('pack')} />
           <datalist id="ag-packs">
             {packs.map((p) => (
               <option key={p.name} value={p.name} />
@@ -83,7 +92,7 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
         </label>
         <label>
           <span>Action type{pack?.default_action_type ? ` (default ${pack.default_action_type})` : ''}</span>
-          <input id="gate-action-type" list="ag-action-types" value={draft.actionType} onInput={text('actionType')} />
+          <input id="gate-action-type" {...lock('gateProfile')} list="ag-action-types" value={draft.actionType} onInput={text('actionType')} />
           <datalist id="ag-action-types">
             {(pack?.action_types ?? []).map((a) => (
               <option key={a.id} value={a.id}>
@@ -93,8 +102,12 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
           </datalist>
         </label>
         <label>
+          <span>Action type for files attached to AI tools (empty: the same)</span>
+          <input id="gate-file-action-type" {...lock('gateProfile')} list="ag-action-types" value={draft.fileActionType} onInput={text('fileActionType')} />
+        </label>
+        <label>
           <span>Pack context (JSON; tool_id comes from the site when omitted)</span>
-          <textarea id="gate-context" rows={4} value={draft.contextJson} onInput={text('contextJson')} />
+          <textarea id="gate-context" {...lock('gateProfile')} rows={4} value={draft.contextJson} onInput={text('contextJson')} />
         </label>
         {pack && <p class="ag-hint">Required: {pack.required_fields.join(', ')}</p>}
       </fieldset>
@@ -114,7 +127,7 @@ export function OptionsForm({ draft, packs, report, testing, status, onChange, o
         ))}
         <label>
           <span>Site mappings: one per line, "&lt;URL pattern with *&gt; &lt;adapter&gt;"</span>
-          <textarea id="site-mappings" rows={4} value={draft.mappingsText} onInput={text('mappingsText')} placeholder="https://ai.intranet.example/* generic" />
+          <textarea id="site-mappings" {...lock('siteMappings')} rows={4} value={draft.mappingsText} onInput={text('mappingsText')} placeholder="https://ai.intranet.example/* generic" />
         </label>
       </fieldset>
 

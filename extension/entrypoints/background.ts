@@ -31,6 +31,11 @@ export default defineBackground(() => {
 
   const syncSites = () => loadSettings().then(syncMappedSiteScripts).catch((e: unknown) => console.warn('[action-gate] mapped sites:', e));
   browser.runtime.onInstalled.addListener(syncSites);
+  // Also at every start: a managed policy may arrive or change while the browser is closed.
+  syncSites();
   settingsItem.watch(syncSites);
+  browser.storage.onChanged.addListener((_changes, area) => {
+    if (area === 'managed') syncSites(); // the organisation's policy changed
+  });
   browser.permissions.onAdded.addListener(syncSites);
 });

@@ -7,10 +7,11 @@
 import type { AdapterId, SiteAdapter } from './adapters/definitions.ts';
 import { browser } from './browser.ts';
 import type { DecisionEntry, IncidentEntry, KeyAlarm, PinnedKey, ReviewReceiptEntry, ReviewStatus } from './db.ts';
-import type { Role } from './settings.ts';
+import type { RedactionKind } from './redact.ts';
+import type { PasteRule, Role } from './settings.ts';
 
 export interface MessageTable {
-  /** Content script: which adapter (if any) serves the sender's page. Never any settings. */
+  /** Content script: which adapter (if any) serves the sender's page, and the paste rules. Never the companion or key. */
   'site.config': (req: Record<string, never>) => SiteConfig | null;
   /** Content script: gate one held action (issue 5, items 2 and 3). Retried with the same attempt_id. */
   'gate.submit': (req: GateSubmit) => GateOutcome;
@@ -56,6 +57,8 @@ export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType
 
 export interface SiteConfig {
   adapter: SiteAdapter;
+  /** What a paste of flagged text does, per pattern class (the admin's choice). */
+  pasteRules: Record<RedactionKind, PasteRule>;
 }
 
 /** A held action as the content script describes it: redacted, with a hash of the raw text. */
@@ -70,6 +73,22 @@ export interface GateSubmit {
   /** SHA-256 hex of the raw composer text, committed in proposed_action. */
   text_sha256: string;
   chars: number;
+  /**
+   * Files attached to the AI tool (file input, drop, paste): the action is the attachment, and
+   * the gate sees only these commitments, never a byte of the files. Absent for a prompt.
+   */
+  files?: FileCommitment[];
+}
+
+/** What the gate learns of an attached file: computed in the page, the bytes stay there. */
+export interface FileCommitment {
+  /** SHA-256 hex of the UTF-8 file name (the name itself may be confidential). */
+  name_sha256: string;
+  /** The media type the browser reports, e.g. application/pdf ('' when unknown). */
+  media_type: string;
+  size: number;
+  /** SHA-256 hex of the file's bytes. */
+  sha256: string;
 }
 
 export interface ReleaseReport {
@@ -77,7 +96,7 @@ export interface ReleaseReport {
   attempt_id: string;
   sent: boolean;
   /** What showed the page took it: the gated text left the composer, or the page made a request. */
-  evidence: 'composer-cleared' | 'page-request' | null;
+  evidence: 'composer-cleared' | 'page-request' | 'handed-to-page' | null;
 }
 
 /** Why the gate decided as it did (Gate response `reasons`): a sealed rule id, explained for the employee. */

@@ -15,6 +15,7 @@ export interface OptionsDraft {
   failMode: FailMode;
   pack: string;
   actionType: string;
+  fileActionType: string;
   contextJson: string;
   enabledSites: Record<AdapterId, boolean>;
   /** One mapping per line: `<url pattern> <adapter id>`. */
@@ -36,6 +37,7 @@ export function draftFromSettings(s: Settings): OptionsDraft {
     failMode: s.failMode,
     pack: s.gateProfile.pack,
     actionType: s.gateProfile.actionType ?? '',
+    fileActionType: s.gateProfile.fileActionType ?? '',
     contextJson: JSON.stringify(s.gateProfile.context, null, 2),
     enabledSites: { ...s.enabledSites },
     mappingsText: s.siteMappings.map((m) => `${m.pattern} ${m.adapter}`).join('\n'),
@@ -83,7 +85,7 @@ export function settingsFromDraft(d: OptionsDraft): DraftResult {
     enabledSites: d.enabledSites,
     siteMappings,
     generic: { label: d.genericLabel, composer: d.genericComposer, send: d.genericSend, enterSends: d.genericEnterSends, release: release as ReleaseStrategy[] },
-    gateProfile: { pack: d.pack.trim(), actionType: d.actionType.trim() || null, context },
+    gateProfile: { pack: d.pack.trim(), actionType: d.actionType.trim() || null, fileActionType: d.fileActionType.trim() || null, context },
   });
   problems.push(...settingsProblems(settings));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, settings };

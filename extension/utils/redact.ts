@@ -106,6 +106,48 @@ export function redact(input: string): Redaction {
   return { text, counts };
 }
 
+/** A flagged stretch of text: [start, end) in UTF-16 units, and what it looks like. */
+export interface SensitiveSpan {
+  start: number;
+  end: number;
+  kind: RedactionKind;
+}
+
+/** Why a kind is flagged, in a few words a person understands. */
+export const REDACTION_REASONS: Readonly<Record<RedactionKind, string>> = {
+  PRIVATE_KEY: 'a private key',
+  TOKEN: 'a login token (JWT)',
+  KEY: 'an API key or secret',
+  SECRET: 'a password or secret',
+  EMAIL: 'an email address',
+  IBAN: 'a bank account number (IBAN)',
+  CARD: 'a payment card number',
+  SSN: 'a US social security number',
+  ID: 'a national identity number',
+  PHONE: 'a phone number',
+};
+
+/**
+ * Where the redaction rules fire in `input` itself (not in a partly redacted copy): each rule in
+ * order, a stretch an earlier rule claimed is not flagged again. For showing a paste's flagged
+ * spans in place; `redact` makes the replacement.
+ */
+export function findSensitive(input: string): SensitiveSpan[] {
+  const spans: SensitiveSpan[] = [];
+  for (const rule of RULES) {
+    for (const m of input.matchAll(rule.pattern)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      if (rule.accept && !rule.accept(m[0])) continue;
+      const groups = m.slice(1).filter((g): g is string => typeof g === 'string');
+      if (rule.replace && rule.replace(m[0], ...groups) === m[0]) continue;
+      if (spans.some((s) => start < s.end && s.start < end)) continue;
+      spans.push({ start, end, kind: rule.kind });
+    }
+  }
+  return spans.sort((a, b) => a.start - b.start);
+}
+
 /** `[IBAN]` for the longest prefix (whole groups) of `m` that is a valid IBAN; `m` unchanged if none is. */
 function redactIbanPrefix(m: string): string {
   for (let end = m.length; end >= 15; end--) {

@@ -189,16 +189,28 @@ describe('epochs', () => {
   });
 
   it('enqueue receipt.anchored once per tenant per epoch, in the close transaction, with the spec fields', async () => {
-    await setup();
+    await setup({ SVC_WEBHOOK_ALLOW_LOOPBACK: '1' });
     const tenantId = (await ctx.request('/tenant/usage', { key })).body.tenant_id;
+    // A subscribed webhook target: the outbox enqueues an event only for subscribers. The
+    // service's workers are not started here, so nothing is sent; the rows are what we read.
+    const put = await ctx.request('/tenant/integrations/webhook/anchors', {
+      method: 'PUT',
+      key,
+      json: { enabled: true, config: { url: 'http://127.0.0.1:9/hook', events: ['receipt.anchored'] } },
+    });
+    expect(put.status).toBeLessThan(300);
+    const anchored = () =>
+      ctx.store.webhooks.listDeliveries({ tenantId, target: 'anchors', limit: 100, offset: 0 }).filter((d) => d.event === 'receipt.anchored');
     ctx.clock.set('2025-01-01T10:10:00.000Z');
     await seal();
     await seal();
     ctx.clock.set('2025-01-01T11:10:00.000Z');
     const [epoch] = closeDue();
-    const events = ctx.store.events.listFor(tenantId, 'receipt.anchored');
+    const events = anchored();
     expect(events).toHaveLength(1);
-    expect(JSON.parse(events[0]!.payload)).toEqual({
+    const body = JSON.parse(events[0]!.body);
+    expect(body).toMatchObject({ event: 'receipt.anchored', tenant: tenantId });
+    expect(body).toMatchObject({
       epoch_seq: 0,
       canonical_root: epoch!.canonicalRoot,
       epoch_digest: epoch!.epochDigest,
@@ -208,7 +220,7 @@ describe('epochs', () => {
     });
     ctx.clock.set('2025-01-01T13:10:00.000Z');
     closeDue(); // two more epochs, nothing new for this tenant
-    expect(ctx.store.events.listFor(tenantId, 'receipt.anchored')).toHaveLength(1);
+    expect(anchored()).toHaveLength(1);
   });
 
   it('continue the same chain after a restart', async () => {

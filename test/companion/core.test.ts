@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../companion/core/clock.ts';
-import { CONFIG_DEFAULTS, ConfigError, loadConfig } from '../../companion/core/config.ts';
+import { CONFIG_DEFAULTS, ConfigError, catalogConfig, loadConfig } from '../../companion/core/config.ts';
 import { ULID_PATTERN, createIdFactory, ulidTime } from '../../companion/core/ids.ts';
 import { Lifecycle } from '../../companion/core/lifecycle.ts';
 
@@ -21,7 +21,21 @@ describe('loadConfig', () => {
       maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
       shutdownGraceMs: CONFIG_DEFAULTS.shutdownGraceMs,
       reviewTimeoutSeconds: 72 * 3600,
+      secretGrants: {},
+      secretRefMapFile: undefined,
+      webhookLeaseSeconds: 60,
+      catalogBureauCode: null,
+      catalogProgramCode: null,
+      catalogContactName: null,
+      catalogContactEmail: null,
+      idempotencyTtlSeconds: 24 * 3600,
     });
+  });
+
+  it('reads the data-catalog settings and refuses malformed federal codes', () => {
+    const env = { SVC_CATALOG_BUREAU_CODE: '015:11', SVC_CATALOG_PROGRAM_CODE: '015:001', SVC_CATALOG_CONTACT_NAME: 'Desk', SVC_CATALOG_CONTACT_EMAIL: 'desk@example.gov' };
+    expect(catalogConfig(loadConfig(env, [], '/srv'))).toEqual({ bureauCode: '015:11', programCode: '015:001', contactName: 'Desk', contactEmail: 'desk@example.gov' });
+    expect(() => loadConfig({ SVC_CATALOG_BUREAU_CODE: '15:11', SVC_CATALOG_CONTACT_EMAIL: 'nobody' }, [], '/srv')).toThrow(/SVC_CATALOG_BUREAU_CODE must be NNN:NN[\s\S]*SVC_CATALOG_CONTACT_EMAIL must be an email address/);
   });
 
   it('reads the environment, and flags win over it', () => {
@@ -33,13 +47,13 @@ describe('loadConfig', () => {
   it('fails fast listing every invalid value', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: '70000', SVC_EPOCH_SECONDS: '0', SVC_OUTBOX_EXTERNAL_SEND: 'maybe', HOST: 'http://x' }, ['--bogus']);
+      loadConfig({ PORT: '70000', SVC_EPOCH_SECONDS: '0', SVC_OUTBOX_EXTERNAL_SEND: 'maybe', HOST: 'http://x', SVC_SECRET_GRANTS: '{"ten_1":"env://X"}' }, ['--bogus']);
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const name of ['PORT', 'SVC_EPOCH_SECONDS', 'SVC_OUTBOX_EXTERNAL_SEND', 'HOST', '--bogus']) expect(problems).toContain(name);
+    for (const name of ['PORT', 'SVC_EPOCH_SECONDS', 'SVC_OUTBOX_EXTERNAL_SEND', 'HOST', 'SVC_SECRET_GRANTS', '--bogus']) expect(problems).toContain(name);
   });
 });
 

@@ -23,15 +23,24 @@ afterEach(async () => {
 });
 
 async function production() {
-  ctx = await createTestContext();
-  return ctx.productionTenant().apiKey;
+  ctx = await createTestContext({ env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' } });
+  const key = ctx.productionTenant().apiKey;
+  // Subscribed to every event, so any event these calls caused would show as a delivery row
+  // (the outbox enqueues for subscribers only; the workers are not started, nothing is sent).
+  const put = await ctx.request('/tenant/integrations/webhook/audit', {
+    method: 'PUT',
+    key,
+    json: { enabled: true, config: { url: 'http://127.0.0.1:9/hook', events: ['record.sealed', 'receipt.anchored', 'verify.failed', 'meter.threshold'] } },
+  });
+  expect(put.status).toBeLessThan(300);
+  return key;
 }
 const sealRecords = async (key: string, n: number): Promise<any[]> => {
   const res = await ctx.request('/v1/record/batch', { json: Array.from({ length: n }, () => recordBody()), key });
   expect(res.status).toBe(201);
   return res.body.results ?? res.body;
 };
-const counts = () => ctx.store.db.prepare('SELECT (SELECT count(*) FROM sealed_records) AS records, (SELECT coalesce(sum(actions_used), 0) FROM usage_counters) AS used, (SELECT count(*) FROM events) AS events').get();
+const counts = () => ctx.store.db.prepare('SELECT (SELECT count(*) FROM sealed_records) AS records, (SELECT coalesce(sum(actions_used), 0) FROM usage_counters) AS used, (SELECT count(*) FROM webhook_deliveries) AS events').get();
 const fromB64 = (s: string) => Buffer.from(s, 'base64');
 const keyPem = (kid: string) => {
   const jwk = ctx.deps.keyring.jwks().keys.find((k) => k.kid === kid)!;
@@ -111,9 +120,9 @@ describe('seal bundles', () => {
       expect(res.body.failed_checks, file).toContain(check);
     }
     // Each failed authenticated verification is a verify.failed event (interface-spec Events).
-    const failedEvents = ctx.store.db.prepare("SELECT payload FROM events WHERE type = 'verify.failed'").all() as { payload: string }[];
+    const failedEvents = ctx.store.db.prepare("SELECT body FROM webhook_deliveries WHERE event = 'verify.failed' ORDER BY rowid").all() as { body: string }[];
     expect(failedEvents).toHaveLength(2);
-    expect(JSON.parse(failedEvents[1]!.payload)).toMatchObject({ action_key: sealed.action_key, vertical: 'eu-ai-act', failed_checks: ['signature'] });
+    expect(JSON.parse(failedEvents[1]!.body)).toMatchObject({ action_key: sealed.action_key, vertical: 'eu-ai-act', failed_checks: ['signature'] });
     // An edited attestation or recipe fails too, with the check that catches it named.
     const att = JSON.parse(fromB64(files['attestation.json']!).toString());
     const edited = Buffer.from(JSON.stringify({ ...att, decision: 'tampered' }, Object.keys(att).sort())).toString('base64');

@@ -73,7 +73,9 @@ describe('sealer', () => {
     }
     // Sandbox: 25 actions against the allowance, no credits (credits are for production actions).
     expect(ctx.store.usage.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
-    expect(ctx.store.events.listFor(auth.tenantId, 'record.sealed')).toHaveLength(25);
+    // No webhook target subscribes, so nothing is enqueued (interface-spec Events rule 1;
+    // subscribed targets are covered in webhooks.test.ts).
+    expect(count('webhook_deliveries')).toBe(0);
   });
 
   it('keeps the log contiguous when a seal in the middle of a batch is refused after its head was read', async () => {
@@ -187,15 +189,32 @@ describe('evidence endpoints', () => {
 
   it('enqueues verify.failed only for a failed verification authenticated with a tenant key', async () => {
     const { key, auth, sealed } = await sealOne();
+    // A subscribed target; the delivery worker is not started here, so nothing is sent.
+    const put = await ctx.request('/tenant/integrations/webhook/audit', {
+      method: 'PUT',
+      key,
+      json: { enabled: true, config: { url: 'https://hooks.example.com/in', events: ['verify.failed'] } },
+    });
+    expect(put.status).toBe(201);
+    const failedEvents = () =>
+      ctx.store.webhooks.listDeliveries({ tenantId: auth.tenantId, target: 'audit', limit: 100, offset: 0 }).filter((d) => d.event === 'verify.failed');
     const bad = { ...sealed.verify_request, decision: 'allow' };
     await ctx.request('/v1/verify', { method: 'POST', json: bad });
-    expect(ctx.store.events.listFor(auth.tenantId, 'verify.failed')).toHaveLength(0);
+    expect(failedEvents()).toHaveLength(0);
     await ctx.request('/v1/verify', { method: 'POST', json: sealed.verify_request, key });
-    expect(ctx.store.events.listFor(auth.tenantId, 'verify.failed')).toHaveLength(0);
+    expect(failedEvents()).toHaveLength(0);
     await ctx.request('/v1/verify', { method: 'POST', json: bad, key });
-    const events = ctx.store.events.listFor(auth.tenantId, 'verify.failed');
+    const events = failedEvents();
     expect(events).toHaveLength(1);
-    expect(JSON.parse(events[0]!.payload)).toEqual({ action_key: sealed.action_key, href: sealed.verify_request.href, vertical: 'law', failed_checks: ['packet_hash'] });
+    expect(JSON.parse(events[0]!.body)).toEqual({
+      event: 'verify.failed',
+      tenant: auth.tenantId,
+      created_at: expect.any(String),
+      action_key: sealed.action_key,
+      href: sealed.verify_request.href,
+      vertical: 'law',
+      failed_checks: ['packet_hash'],
+    });
     const wrongKey = await ctx.request('/v1/verify', { method: 'POST', json: bad, key: 'svc_test_' + 'x'.repeat(43) });
     expect(wrongKey.status).toBe(401);
   });

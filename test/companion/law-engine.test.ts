@@ -473,7 +473,8 @@ describe('through the real gate', () => {
     const ruleIds = new Set([...LAW_RULESET.rules.map((r) => r.id), 'law.default.proposed-action']);
     for (const f of att.context.findings) expect(ruleIds.has(f.rule), f.rule).toBe(true);
     for (const c of att.context.action_classes) expect(ACTION_CLASS_IDS).toContain(c);
-    expect(Object.keys(att.context.dimensions)).toEqual([...LAW_DIMENSIONS]);
+    // Member order is the stored JCS order (RFC 8785 §3.2.3), not the engine's.
+    expect(Object.keys(att.context.dimensions).sort()).toEqual([...LAW_DIMENSIONS].sort());
 
     const needles = ['ZEBRA-7731', 'Hollis', 'Quokkason', 'Marmot', '123 F.3d', '987-65-4321', 'PANGOLIN-0042', 'opposing counsel', 'settlement offer'];
     const answer = res.text;

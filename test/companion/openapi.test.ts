@@ -72,4 +72,50 @@ describe('OpenAPI document', () => {
     });
     expect(doc.paths['/tenant/api-keys'].get.responses['401']).toBeDefined();
   });
+
+  it('names every operation with a unique, stable verb-noun operationId', () => {
+    const ids: string[] = [];
+    for (const item of Object.values<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) if (METHODS.includes(method)) ids.push(op.operationId);
+    }
+    expect(ids.every((id) => /^[a-z]+[A-Z][A-Za-z0-9]*$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/v1/records/{action_key}'].get.operationId).toBe('getRecord');
+    expect(doc.paths['/law/proposed-action'].post.operationId).toBe('gateLawProposedAction');
+    expect(doc.paths['/us-regulatory/proposed-action'].post.operationId).toBe('gateUsRegulatoryProposedAction');
+  });
+
+  it('declares servers and every tag operations use', () => {
+    expect(doc.servers[0]).toMatchObject({ url: '{scheme}://{host}:{port}', variables: { port: { default: '8787' } } });
+    const declared = new Set(doc.tags.map((t: { name: string; description: string }) => t.name));
+    for (const item of Object.values<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) if (METHODS.includes(method)) for (const tag of op.tags) expect(declared).toContain(tag);
+    }
+  });
+
+  it('describes every 4xx, 5xx and default answer as problem+json with the one Problem schema, 422 on every operation', () => {
+    for (const [p, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (!METHODS.includes(method)) continue;
+        expect(Object.keys(op.responses), `${method} ${p}`).toContain('422');
+        for (const [status, res] of Object.entries<any>(op.responses)) {
+          if (!/^[45]\d\d$|^default$/.test(status)) continue;
+          expect(res.content, `${method} ${p} ${status}`).toEqual({ 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } });
+        }
+      }
+    }
+  });
+
+  it('has no allOf that pairs a referenced object with a closed extension (no response could satisfy it)', () => {
+    const offenders: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}/${i}`));
+      if (typeof node !== 'object' || node === null) return;
+      const o = node as Record<string, unknown>;
+      if (Array.isArray(o.allOf) && o.allOf.some((part: any) => part?.additionalProperties === false)) offenders.push(at);
+      for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`);
+    };
+    walk(doc, '');
+    expect(offenders).toEqual([]);
+  });
 });

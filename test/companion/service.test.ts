@@ -20,8 +20,14 @@ beforeAll(() => {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'pipe' });
 }, 120_000);
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+afterEach(async () => {
+  // SIGTERM, not SIGKILL: npm forwards it to the server; a killed npm would orphan the server.
+  for (const c of children.splice(0)) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((resolve) => c.once('exit', resolve));
+    c.kill('SIGTERM');
+    await exited;
+  }
   cleanupCompanions();
 });
 
@@ -99,7 +105,25 @@ describe('npm start', () => {
   });
 });
 
+describe('the svc-verify bin', () => {
+  it('runs with plain node on the build', () => {
+    const r = spawnSync(process.execPath, ['companion/cli/svc-verify.mjs', '--version'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^svc-verify \d+\.\d+\.\d+\n$/);
+  });
+});
+
 describe('the README', () => {
+  it('documents every setting in its configuration table, marking the reserved ones', () => {
+    const readme = fs.readFileSync(`${REPO_ROOT}/README.md`, 'utf8');
+    for (const s of SETTINGS) {
+      const row = readme.split('\n').find((l) => l.startsWith(`| \`${s.env}\``));
+      expect(row, s.env).toBeDefined();
+      expect(row).toContain('flag' in s ? `(\`--${s.flag}\`)` : '(env only)');
+      expect(row!.includes('reserved, read by nothing yet')).toBe('reserved' in s);
+    }
+  });
+
   it("runs its curl session, as written, against a companion started with npm start", async () => {
     const readme = fs.readFileSync(`${REPO_ROOT}/README.md`, 'utf8');
     const blocks = [...readme.matchAll(/```sh session\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -109,8 +133,7 @@ describe('the README', () => {
     // The README talks to the default address; this companion has a free port.
     const script = blocks.join('\n').replaceAll('localhost:8787', new URL(url).host);
     const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
-    expect(run.stderr).toBe('');
-    expect(run.status).toBe(0);
+    expect(run.status, `${run.stdout.slice(-1500)}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('"decision": "needs_review"');
     expect(run.stdout).toContain('RESULT: VERIFIED as SANDBOX evidence');
     expect(run.stdout).toContain('"review_status": "approved"');

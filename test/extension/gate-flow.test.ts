@@ -10,6 +10,7 @@ import type { Dialog } from '../../extension/components/gate-dialog.tsx';
 import { ComposerTracker } from '../../extension/utils/content/composers.ts';
 import { GateFlow } from '../../extension/utils/content/gate-flow.ts';
 import { MessageError } from '../../extension/utils/messages.ts';
+import { DEFAULT_SETTINGS } from '../../extension/utils/settings.ts';
 import type { GateOutcome, MessageType, RequestOf, ReviewState, Verification } from '../../extension/utils/messages.ts';
 import { loadFixtureMarkup } from './fixture-dom.ts';
 
@@ -27,7 +28,11 @@ let sent: string[];
 let composer: HTMLTextAreaElement;
 
 function flow(): GateFlow {
-  return new GateFlow({
+  return new GateFlow(deps());
+}
+
+function deps(): ConstructorParameters<typeof GateFlow>[0] {
+  return {
     adapter: BUILT_IN_ADAPTERS.copilot,
     ui: { show: (d) => dialogs.push(d), hide: () => dialogs.push(null) },
     send: (async <K extends MessageType>(type: K, payload: RequestOf<K>) => {
@@ -43,7 +48,7 @@ function flow(): GateFlow {
     now: () => 0,
     newId: () => 'attempt-0001',
     composers: new ComposerTracker(),
-  });
+  };
 }
 
 beforeEach(() => {
@@ -211,6 +216,30 @@ describe('GateFlow', () => {
     await f.held(composer);
     expect(sent).toEqual([]);
     expect(calls.map((c) => c.type)).toEqual(['gate.submit', 'review.status', 'review.withdraw']);
+  });
+
+  it('a paste with flagged text is held and shown in place; the admin rule decides what may be pasted', () => {
+    const rules = { ...DEFAULT_SETTINGS.pasteRules, EMAIL: 'warn', PRIVATE_KEY: 'block' } as const;
+    const f = new GateFlow({ ...deps(), pasteRules: rules });
+    composer.value = '';
+    expect(f.pasted(composer, 'Nothing sensitive here.')).toBe(false);
+
+    expect(f.pasted(composer, 'Write to ada@example.com please')).toBe(true);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'paste', mode: 'warn', reasons: ['an email address'] });
+    expect((dialogs.at(-1) as { segments: { text: string; kind: string | null }[] }).segments).toEqual([
+      { text: 'Write to ', kind: null, reason: null },
+      { text: 'ada@example.com', kind: 'EMAIL', reason: 'an email address' },
+      { text: ' please', kind: null, reason: null },
+    ]);
+    f.completePaste(true);
+    expect(composer.value).toBe('Write to [EMAIL] please');
+
+    composer.value = '';
+    expect(f.pasted(composer, 'key: -----BEGIN PRIVATE KEY-----\nMC4\n-----END PRIVATE KEY----- and ada@example.com')).toBe(true);
+    expect(dialogs.at(-1)).toMatchObject({ kind: 'paste', mode: 'block' });
+    f.completePaste(true);
+    f.completePaste(false);
+    expect(composer.value).toBe('');
   });
 
   it('holds one action at a time', async () => {

@@ -63,10 +63,11 @@ describe('the message table', () => {
     expect(fromPage?.ok).toBe(true);
   });
 
-  it('tells a content script its adapter, and never any settings', async () => {
+  it('tells a content script its adapter and paste rules, never the companion or its key', async () => {
     const config = await bg.send('site.config', {}, CONTENT);
     expect(config?.adapter.id).toBe('chatgpt');
     expect(JSON.stringify(config)).not.toContain(bg.apiKey);
+    expect(Object.keys(config!).sort()).toEqual(['adapter', 'pasteRules']);
     expect(await bg.send('site.config', {}, { ...CONTENT, url: 'https://example.org/' })).toBeNull();
   });
 

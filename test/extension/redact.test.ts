@@ -1,6 +1,6 @@
 /** Client-side redaction (issue 5, item 2): obvious identifiers go, ordinary text stays. */
 import { describe, expect, it } from 'vitest';
-import { ibanChecksumOk, luhnOk, redact } from '../../extension/utils/redact.ts';
+import { findSensitive, ibanChecksumOk, luhnOk, redact } from '../../extension/utils/redact.ts';
 
 describe('redact', () => {
   it.each([
@@ -70,6 +70,17 @@ describe('redact', () => {
     it.each(left.map((t) => t.replace(/\\n/g, '\n')))('leaves %j to the other rules', (input) => {
       expect(redact(input).counts[kind as keyof ReturnType<typeof redact>['counts']] ?? 0).toBe(0);
     });
+  });
+
+  it('finds the flagged spans in the original text, for showing a paste in place', () => {
+    const text = 'Mail ada@example.com, key -----BEGIN PRIVATE KEY-----\nMC4\n-----END PRIVATE KEY----- and call 4155552671.';
+    const spans = findSensitive(text);
+    expect(spans.map((s) => [s.kind, text.slice(s.start, s.end)])).toEqual([
+      ['EMAIL', 'ada@example.com'],
+      ['PRIVATE_KEY', '-----BEGIN PRIVATE KEY-----\nMC4\n-----END PRIVATE KEY-----'],
+      ['PHONE', '4155552671'],
+    ]);
+    expect(findSensitive('Summarise the quarterly figures: revenue 1234567890, up 4%.')).toEqual([]);
   });
 
   it('keeps what a connection string needs to be read: scheme, user and host', () => {

@@ -12,6 +12,7 @@ import { Interceptor } from '../../utils/content/interceptor.ts';
 import { newAttemptId } from '../../utils/content/ids.ts';
 import { countPageRequests } from '../../utils/content/page-requests.ts';
 import { sendMessage } from '../../utils/messages.ts';
+import type { SiteConfig } from '../../utils/messages.ts';
 
 export default defineContentScript({
   matches: [...CONTENT_SCRIPT_MATCHES],
@@ -22,9 +23,12 @@ export default defineContentScript({
   main(ctx) {
     let adapter: SiteAdapter | null | undefined = undefined;
     let flow: GateFlow | null = null;
+    let config: SiteConfig | null = null;
     const interceptor = new Interceptor({
       adapter: () => adapter,
       held: (composer) => void flow?.held(composer),
+      heldFiles: (held) => (flow ? void flow.heldFiles(held) : held.discard()),
+      pastedText: (composer, text) => flow?.pasted(composer, text) ?? false,
     });
     // Synchronously, before any page script: the page's own handlers come after ours.
     ctx.onInvalidated(interceptor.install(window));
@@ -32,11 +36,16 @@ export default defineContentScript({
     ctx.onInvalidated(pageRequests.stop);
 
     const ui = new ShadowGateUi(ctx);
-    ui.actions = { onClose: () => flow?.close(), onWithdraw: () => void flow?.withdraw(), onRetry: () => void flow?.retry() };
+    ui.actions = {
+      onClose: () => flow?.close(),
+      onWithdraw: () => void flow?.withdraw(),
+      onRetry: () => void flow?.retry(),
+      onPaste: (redacted) => flow?.completePaste(redacted),
+    };
 
     const ask = async (tries: number): Promise<void> => {
       try {
-        const config = await sendMessage('site.config', {});
+        config = await sendMessage('site.config', {});
         adapter = config?.adapter ?? null;
       } catch (e) {
         // The service worker may be starting; a gated site stays held meanwhile.
@@ -56,6 +65,7 @@ export default defineContentScript({
           newId: newAttemptId,
           composers: interceptor.composers,
           pageRequests: pageRequests.count,
+          pasteRules: config?.pasteRules,
         });
         // Lets an admin (and the end-to-end tests) see that the gate is active on this page.
         document.documentElement.dataset.actionGate = adapter.id;

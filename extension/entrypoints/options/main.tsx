@@ -15,8 +15,8 @@ import { sendMessage } from '../../utils/messages.ts';
 import type { ConnectionReport, PackSummary } from '../../utils/messages.ts';
 import { draftFromSettings, settingsFromDraft } from '../../utils/options-draft.ts';
 import type { OptionsDraft } from '../../utils/options-draft.ts';
-import { loadSettings, saveSettings, isLoopbackHost } from '../../utils/settings.ts';
-import type { Settings } from '../../utils/settings.ts';
+import { loadManagedSettings, loadSettings, saveSettings, isLoopbackHost } from '../../utils/settings.ts';
+import type { LockableSetting, Settings } from '../../utils/settings.ts';
 import '../../components/pages.css';
 
 function Options() {
@@ -25,9 +25,11 @@ function Options() {
   const [report, setReport] = useState<ConnectionReport | null>(null);
   const [testing, setTesting] = useState(false);
   const [status, setStatus] = useState<OptionsFormProps['status']>(null);
+  const [locked, setLocked] = useState<LockableSetting[]>([]);
 
   useEffect(() => {
     void loadSettings().then((s) => setDraft(draftFromSettings(s)));
+    void loadManagedSettings().then((m) => setLocked(m.locked));
     void sendMessage('packs.list', {}).then(setPacks, () => setPacks([]));
   }, []);
 
@@ -58,6 +60,7 @@ function Options() {
   return (
     <OptionsForm
       draft={draft}
+      locked={locked}
       packs={packs}
       report={report}
       testing={testing}

@@ -11,7 +11,7 @@ import { utf8 } from '../../../shared/encoding.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
 import type { GateDecision, IncidentEntry } from '../db.ts';
-import type { DecisionReason, GateOutcome, GateSubmit, Verification } from '../messages.ts';
+import type { DecisionReason, FileCommitment, GateOutcome, GateSubmit, Verification } from '../messages.ts';
 import type { GateProfile, Settings } from '../settings.ts';
 import { isRecord } from '../../../shared/attestation.ts';
 import { CompanionError } from './companion-api.ts';
@@ -42,16 +42,25 @@ export interface GateClientDeps {
  */
 export function gateRequestBody(submit: GateSubmit, adapter: SiteAdapter, profile: GateProfile, host: string): Record<string, unknown> {
   const contextField = profile.pack === 'law' ? 'law_context' : 'context';
+  const tool = `${adapter.external ? 'the external AI tool' : 'the internal tool'} ${adapter.label}`;
+  const actionType = submit.files ? (profile.fileActionType ?? profile.actionType) : profile.actionType;
   return {
     pack: profile.pack,
-    proposed_action: `Send a prompt to ${adapter.external ? 'the external AI tool' : 'the internal tool'} ${adapter.label} (${submit.chars} characters, SHA-256 ${submit.text_sha256})`,
-    ...(profile.actionType ? { action_type: profile.actionType } : {}),
+    proposed_action: submit.files
+      ? `Attach ${submit.files.length === 1 ? 'a file' : `${submit.files.length} files`} to ${tool}: ${submit.files.map(describeFile).join('; ')}`
+      : `Send a prompt to ${tool} (${submit.chars} characters, SHA-256 ${submit.text_sha256})`,
+    ...(actionType ? { action_type: actionType } : {}),
     [contextField]: { tool_id: adapter.toolId, ...profile.context },
     surface: adapter.id,
     source_key: sourceKey(adapter, host, submit.conversation),
     redacted_text: submit.redacted_text.slice(0, REDACTED_TEXT_MAX_CHARS),
     idempotency_key: `ag-${submit.attempt_id}`,
   };
+}
+
+/** Metadata and commitments only: media type, size, SHA-256 of the bytes and of the name. */
+function describeFile(f: FileCommitment): string {
+  return `${f.media_type || 'unknown type'}, ${f.size} bytes, SHA-256 ${f.sha256}, name SHA-256 ${f.name_sha256}`;
 }
 
 /** Stable per conversation, and opaque: the conversation URL is not sent, only its hash. */

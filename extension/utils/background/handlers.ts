@@ -48,8 +48,9 @@ export type HandlerTable = { [K in MessageType]: Handler<K> };
 export function createHandlers(svc: BackgroundServices) {
   return {
     'site.config': async (_payload, sender) => {
-      const adapter = sender.url ? adapterForUrl(sender.url, await svc.loadSettings()) : null;
-      return adapter ? { adapter } : null;
+      const settings = await svc.loadSettings();
+      const adapter = sender.url ? adapterForUrl(sender.url, settings) : null;
+      return adapter ? { adapter, pasteRules: settings.pasteRules } : null;
     },
 
     'gate.submit': async (payload, sender) => {
@@ -68,7 +69,7 @@ export function createHandlers(svc: BackgroundServices) {
 
     'release.report': async ({ action_key, attempt_id, sent, evidence }) => {
       if (typeof action_key !== 'string' || typeof attempt_id !== 'string' || typeof sent !== 'boolean') throw new Error('release.report: malformed request');
-      const ev = evidence === 'composer-cleared' || evidence === 'page-request' ? evidence : null;
+      const ev = evidence === 'composer-cleared' || evidence === 'page-request' || evidence === 'handed-to-page' ? evidence : null;
       return { recorded: await svc.log.recordRelease(action_key, attempt_id, { sent, evidence: sent ? ev : null, time: svc.now().toISOString() }) };
     },
 
@@ -163,7 +164,12 @@ function assertGateSubmit(p: GateSubmit): void {
     typeof p.redacted_text === 'string' &&
     isSha256Hex(p.text_sha256) &&
     Number.isInteger(p.chars) &&
-    isRecord(p.redactions);
+    isRecord(p.redactions) &&
+    (p.files === undefined ||
+      (Array.isArray(p.files) &&
+        p.files.length > 0 &&
+        p.files.length <= 20 &&
+        p.files.every((f) => isRecord(f) && isSha256Hex(f.sha256) && isSha256Hex(f.name_sha256) && Number.isInteger(f.size) && f.size >= 0 && typeof f.media_type === 'string' && /^[\w.+-]*\/?[\w.+-]*$/.test(f.media_type) && f.media_type.length <= 100)));
   if (!ok) throw new Error('gate.submit: malformed request');
 }
 

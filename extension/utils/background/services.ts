@@ -15,6 +15,9 @@ import { JWKS_PATH, KeyPins } from './key-pins.ts';
 function cachedSettings(): () => Promise<Settings> {
   let cached: Promise<Settings> | null = null;
   settingsItem.watch(() => void (cached = null));
+  browser.storage.onChanged.addListener((_changes, area) => {
+    if (area === 'managed') cached = null; // the organisation's policy changed
+  });
   return () =>
     (cached ??= loadSettings().catch((e: unknown) => {
       cached = null;

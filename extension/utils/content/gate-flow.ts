@@ -22,9 +22,12 @@ import { sha256Hex } from '../../../shared/hash.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
 import type { Dialog } from '../../components/gate-dialog.tsx';
 import { MessageError } from '../messages.ts';
-import type { GateOutcome, GateSubmit, MessageType, RequestOf, ResponseOf, ReviewState } from '../messages.ts';
-import { redact } from '../redact.ts';
+import type { FileCommitment, GateOutcome, GateSubmit, MessageType, RequestOf, ResponseOf, ReviewState } from '../messages.ts';
+import { findSensitive, redact, REDACTION_REASONS } from '../redact.ts';
+import type { RedactionKind } from '../redact.ts';
+import type { PasteRule } from '../settings.ts';
 import type { ComposerTracker } from './composers.ts';
+import type { HeldFiles } from './interceptor.ts';
 import { composerText, conversationOf, isVisible, releaseHeldAction } from './dom.ts';
 
 export interface GateUi {
@@ -49,16 +52,20 @@ export interface GateFlowDeps {
   pollMs?: number;
   /** How long a release may take to show its evidence before it is reported as not sent. */
   confirmMs?: number;
+  /** What a paste of flagged text does, per pattern class (site.config). */
+  pasteRules?: Record<RedactionKind, PasteRule>;
 }
 
 /** Why a release counts as sent, or that it did not happen. */
-export type ReleaseEvidence = 'composer-cleared' | 'page-request';
+export type ReleaseEvidence = 'composer-cleared' | 'page-request' | 'handed-to-page';
 /** `retryable`: the page did not take a release that was made; the same attempt may be released once more. */
 type ReleaseResult = { sent: true; evidence: ReleaseEvidence } | { sent: false; why: string; retryable: boolean };
 
 interface Attempt {
   id: string;
   composer: HTMLElement;
+  /** Set for files held on their way into the page: released by handing them over. */
+  files: HeldFiles | null;
   textHash: string;
   submit: GateSubmit;
   /** How often it was let through: once, and once more only after a release the page did not take. */
@@ -73,14 +80,43 @@ interface Attempt {
 
 /** Messages a restarting service worker may drop; the same attempt is simply sent again. */
 const TRANSPORT_RETRIES = 4;
+/** Inserts text at the composer's caret the way typing does, so the page's editor sees an input. */
+function insertText(composer: HTMLElement, text: string, bypass: (dispatch: () => void) => void): void {
+  composer.focus();
+  if (composer.tagName === 'TEXTAREA' || composer.tagName === 'INPUT') {
+    const field = composer as HTMLTextAreaElement;
+    field.setRangeText(text, field.selectionStart ?? field.value.length, field.selectionEnd ?? field.value.length, 'end');
+    const view = composer.ownerDocument.defaultView ?? window;
+    bypass(() => field.dispatchEvent(new view.InputEvent('input', { bubbles: true, inputType: 'insertFromPaste', data: text })));
+  } else {
+    // Rich editors (ProseMirror, Quill) follow the browser's own insertText editing command.
+    bypass(() => composer.ownerDocument.execCommand('insertText', false, text));
+  }
+}
+
+/** Metadata and commitments of one file: SHA-256 of its bytes and of its name, computed here. */
+async function commitFile(file: File): Promise<FileCommitment> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', await file.arrayBuffer()));
+  return {
+    name_sha256: sha256Hex(utf8(file.name)),
+    media_type: /^[\w.+-]*\/?[\w.+-]*$/.test(file.type) ? file.type.slice(0, 100) : '',
+    size: file.size,
+    sha256: Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join(''),
+  };
+}
+
 /** How long a page may take to show that it sent (the composer clears at once on the sites we know). */
 const CONFIRM_MS = 3000;
 const CONFIRM_POLL_MS = 25;
 /** A usual answer takes tens of milliseconds: say "checking" only when it takes longer. */
 const CHECKING_DELAY_MS = 400;
 
+const PASTE_SEVERITY: Record<PasteRule, number> = { warn: 0, redact: 1, block: 2 };
+
 export class GateFlow {
   private current: Attempt | null = null;
+  /** A paste of flagged text waiting for the person's choice. */
+  private paste: { composer: HTMLElement; text: string; mode: PasteRule } | null = null;
   /** The paused action's key per attempt, for withdrawing it. */
   private readonly actionKeys = new Map<string, string>();
 
@@ -97,11 +133,68 @@ export class GateFlow {
     const text = composerText(composer);
     if (text.trim() === '') return; // nothing to send, nothing to gate
     const { text: redacted, counts } = redact(text);
-    const textHash = sha256Hex(utf8(text));
+    const attempt = this.newAttempt(composer, null, sha256Hex(utf8(text)), {
+      redacted_text: redacted,
+      redactions: counts as Record<string, number>,
+      chars: [...text].length,
+    });
+    this.current = attempt;
+    await this.gate(attempt);
+  }
+
+  /**
+   * Text pasted into the composer: if the redaction rules flag any of it, it is held and shown
+   * with the flagged spans highlighted and named; the admin's rule for the most severe class
+   * decides what may be pasted (as it is, redacted, or nothing). Returns true when held.
+   */
+  pasted(composer: HTMLElement, text: string): boolean {
+    const spans = findSensitive(text);
+    if (spans.length === 0 || this.busy()) return false;
+    const rules = this.deps.pasteRules;
+    const mode = spans.map((s) => rules?.[s.kind] ?? 'warn').reduce((a, b) => (PASTE_SEVERITY[b] > PASTE_SEVERITY[a] ? b : a), 'warn' as PasteRule);
+    const segments: { text: string; kind: string | null; reason: string | null }[] = [];
+    let at = 0;
+    for (const s of spans) {
+      if (s.start > at) segments.push({ text: text.slice(at, s.start), kind: null, reason: null });
+      segments.push({ text: text.slice(s.start, s.end), kind: s.kind, reason: REDACTION_REASONS[s.kind] });
+      at = s.end;
+    }
+    if (at < text.length) segments.push({ text: text.slice(at), kind: null, reason: null });
+    this.paste = { composer, text, mode };
+    this.deps.ui.show({ kind: 'paste', segments, mode, reasons: [...new Set(spans.map((s) => REDACTION_REASONS[s.kind]))] });
+    return true;
+  }
+
+  /** The person chose to paste the held text, redacted or (when the rule is warn) as it is. */
+  completePaste(redacted: boolean): void {
+    const paste = this.paste;
+    this.paste = null;
+    this.deps.ui.hide();
+    if (!paste || paste.mode === 'block' || (!redacted && paste.mode !== 'warn')) return;
+    insertText(paste.composer, redacted ? redact(paste.text).text : paste.text, this.deps.bypass);
+  }
+
+  /**
+   * Files were held before the page received them: gated as their own action, with only their
+   * metadata and SHA-256 commitments (computed here, in the page; the bytes never leave it).
+   */
+  async heldFiles(held: HeldFiles): Promise<void> {
+    if (this.busy()) return held.discard(); // one held action at a time
+    const files = await Promise.all(held.files.map(commitFile));
+    const listHash = sha256Hex(utf8(files.map((f) => f.sha256).join('\n')));
+    const attempt = this.newAttempt(document.documentElement, held, listHash, { redacted_text: '', redactions: {}, chars: 0, files });
+    this.current = attempt;
+    await this.gate(attempt);
+    // Whatever did not let the files in drops them, so the page never reads them later.
+    if (!attempt.released && attempt.over) held.discard();
+  }
+
+  private newAttempt(composer: HTMLElement, files: HeldFiles | null, textHash: string, content: Pick<GateSubmit, 'redacted_text' | 'redactions' | 'chars' | 'files'>): Attempt {
     const id = this.deps.newId();
-    const attempt: Attempt = {
+    return {
       id,
       composer,
+      files,
       textHash,
       releases: 0,
       released: false,
@@ -111,14 +204,10 @@ export class GateFlow {
         attempt_id: id,
         adapter: this.deps.adapter.id,
         conversation: conversationOf(this.deps.adapter, this.deps.location),
-        redacted_text: redacted,
-        redactions: counts as Record<string, number>,
         text_sha256: textHash,
-        chars: [...text].length,
+        ...content,
       },
     };
-    this.current = attempt;
-    await this.gate(attempt);
   }
 
   /**
@@ -146,6 +235,7 @@ export class GateFlow {
   }
 
   close(): void {
+    this.paste = null;
     if (this.current) this.current.over = true;
     this.deps.ui.hide();
   }
@@ -271,6 +361,12 @@ export class GateFlow {
   private async release(attempt: Attempt): Promise<ReleaseResult> {
     const label = this.deps.adapter.label;
     if (attempt.released || attempt.releases >= 2) return { sent: false, why: 'This action was already let through; it is not sent again.', retryable: false };
+    if (attempt.files) {
+      attempt.releases++;
+      attempt.files.redeliver();
+      attempt.released = true;
+      return { sent: true, evidence: 'handed-to-page' };
+    }
     const composer = this.liveComposer(attempt);
     if (composer === null) {
       return { sent: false, why: `${label}’s composer is gone, so nothing was sent. Type your message again to have it checked.`, retryable: false };

@@ -16,7 +16,7 @@ export class ShadowGateUi implements GateUi {
   private ui: Promise<ShadowRootContentScriptUi<HTMLElement>> | null = null;
   private dialog: Dialog | null = null;
   private ticker: number | null = null;
-  actions: DialogActions = { onClose: () => this.hide(), onWithdraw: () => this.hide(), onRetry: () => this.hide() };
+  actions: DialogActions = { onClose: () => this.hide(), onWithdraw: () => this.hide(), onRetry: () => this.hide(), onPaste: () => this.hide() };
 
   constructor(private readonly ctx: ContentScriptContext) {}
 

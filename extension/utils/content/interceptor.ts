@@ -9,6 +9,9 @@
  * Same-origin iframes get the same listeners as they load (a composer may live in one), and a
  * send with nothing in the composer is let through: there is nothing to gate, and holding it
  * would swallow the click.
+ *
+ * Files are actions too: a file picked, dropped or pasted into a gated page is held before the
+ * page's handlers see it and handed over only once the gate lets it in.
  */
 import { BUILT_IN_ADAPTERS } from '../adapters/definitions.ts';
 import type { SiteAdapter } from '../adapters/definitions.ts';
@@ -22,6 +25,18 @@ export interface InterceptorHooks {
   adapter(): SiteAdapter | null | undefined;
   /** A send was held; `composer` holds the text to gate. */
   held(composer: HTMLElement, trigger: Trigger): void;
+  /** Files on their way into the page were held; `redeliver` hands them over, `discard` drops them. */
+  heldFiles?(held: HeldFiles): void;
+  /** Text is being pasted into `composer`; true when it was held (it had flagged spans). */
+  pastedText?(composer: HTMLElement, text: string): boolean;
+}
+
+/** Files held before the page received them (file input, drop or paste), and how to let them in. */
+export interface HeldFiles {
+  files: File[];
+  via: 'picker' | 'drop' | 'paste';
+  redeliver(): void;
+  discard(): void;
 }
 
 /**
@@ -80,6 +95,10 @@ export class Interceptor {
       ['submit', this.onSubmit],
       ['focusin', this.onUse],
       ['input', this.onUse],
+      ['input', this.onFileInput],
+      ['change', this.onFileInput],
+      ['drop', this.onDrop],
+      ['paste', this.onPaste],
     ];
     for (const [type, fn] of listeners) target.addEventListener(type, fn as EventListener, { capture: true });
     // An element's `load` never reaches Window (HTML "get the parent" of a Document is null for
@@ -147,6 +166,71 @@ export class Interceptor {
     if (composer && (adapter === undefined || e.target.contains(composer))) this.hold(e, composer, 'submit', adapter === undefined);
   };
 
+  /**
+   * A file picked through an <input type=file>: its input and change events are held, so the
+   * page's handlers (which read input.files and upload) run only once the gate let it in.
+   */
+  private readonly onFileInput = (e: Event): void => {
+    if (this.bypassDepth > 0 || !this.hooks.adapter() || !this.hooks.heldFiles) return;
+    const input = e.target;
+    if (!isElement(input) || input.tagName !== 'INPUT' || (input as HTMLInputElement).type !== 'file') return;
+    const files = Array.from((input as HTMLInputElement).files ?? []);
+    if (files.length === 0) return;
+    e.stopImmediatePropagation();
+    if (e.type === 'change') return; // the same pick as its input event, held already
+    const view = input.ownerDocument.defaultView ?? window;
+    this.hooks.heldFiles({
+      files,
+      via: 'picker',
+      redeliver: () =>
+        this.bypass(() => {
+          input.dispatchEvent(new view.Event('input', { bubbles: true, composed: true }));
+          input.dispatchEvent(new view.Event('change', { bubbles: true }));
+        }),
+      discard: () => void ((input as HTMLInputElement).value = ''),
+    });
+  };
+
+  private readonly onDrop = (e: DragEvent): void => {
+    const files = Array.from(e.dataTransfer?.files ?? []);
+    if (this.bypassDepth > 0 || files.length === 0 || !this.hooks.adapter() || !this.hooks.heldFiles) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    const target = e.target as EventTarget;
+    const { clientX, clientY } = e;
+    this.hooks.heldFiles({
+      files,
+      via: 'drop',
+      redeliver: () => this.bypass(() => target.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, composed: true, clientX, clientY, dataTransfer: carrying(files) }))),
+      discard: () => undefined,
+    });
+  };
+
+  private readonly onPaste = (e: ClipboardEvent): void => {
+    const files = Array.from(e.clipboardData?.files ?? []);
+    const adapter = this.hooks.adapter();
+    if (this.bypassDepth > 0 || !adapter) return;
+    if (files.length === 0) {
+      const composer = closestInPath(e, adapter.composer);
+      const text = e.clipboardData?.getData('text/plain') ?? '';
+      if (composer && text !== '' && this.hooks.pastedText?.(composer, text)) {
+        e.preventDefault();
+        e.stopImmediatePropagation();
+      }
+      return;
+    }
+    if (!this.hooks.heldFiles) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    const target = e.target as EventTarget;
+    this.hooks.heldFiles({
+      files,
+      via: 'paste',
+      redeliver: () => this.bypass(() => target.dispatchEvent(new ClipboardEvent('paste', { bubbles: true, cancelable: true, composed: true, clipboardData: carrying(files) }))),
+      discard: () => undefined,
+    });
+  };
+
   private hold(e: Event, target: HTMLElement, trigger: Trigger, early: boolean): void {
     // Nothing typed: nothing to gate, and the page sends nothing from an empty composer.
     if (!early && composerText(target).trim() === '') return;
@@ -156,6 +240,13 @@ export class Interceptor {
     if (early) this.early ??= { target, trigger };
     else this.hooks.held(target, trigger);
   }
+}
+
+/** A DataTransfer holding `files`, for re-delivering a held drop or paste. */
+function carrying(files: readonly File[]): DataTransfer {
+  const dt = new DataTransfer();
+  for (const f of files) dt.items.add(f);
+  return dt;
 }
 
 function closestComposerIn(form: HTMLElement, selector: string): HTMLElement | null {

@@ -13,6 +13,7 @@ export interface OptionsInput {
   failMode?: 'closed' | 'open';
   pack?: string;
   actionType?: string;
+  fileActionType?: string;
   context?: Record<string, unknown>;
   /** One `<url pattern> <adapter>` per entry. */
   mappings?: string[];
@@ -29,6 +30,7 @@ export async function configureExtension(browser: ExtensionBrowser, input: Optio
   await page.locator('#fail-mode').selectOption(input.failMode ?? 'closed');
   if (input.pack) await page.locator('#gate-pack').fill(input.pack);
   if (input.actionType !== undefined) await page.locator('#gate-action-type').fill(input.actionType);
+  if (input.fileActionType !== undefined) await page.locator('#gate-file-action-type').fill(input.fileActionType);
   if (input.context) await page.locator('#gate-context').fill(JSON.stringify(input.context));
   if (input.mappings) await page.locator('#site-mappings').fill(input.mappings.join('\n'));
   if (input.generic) {

@@ -30,6 +30,7 @@ export const WILD_PAGES = {
   'react-recreate': 'copilot',
   'iframe-composer': 'claude',
   'pointerdown-send': 'gemini',
+  'file-attach': 'chatgpt',
 } as const satisfies Record<string, Site>;
 export type WildPage = keyof typeof WILD_PAGES;
 

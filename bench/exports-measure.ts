@@ -1,0 +1,69 @@
+/**
+ * The measuring half of `npm run bench -- exports` (see bench/exports.ts), run as a fresh
+ * process on the prepared database: argv = <data dir> <tenant id>, SVC_API_KEY = the tenant's
+ * key. Prints one JSON Measurement on stdout.
+ */
+import { createApp } from '../companion/app.ts';
+import { loadConfig } from '../companion/core/config.ts';
+import { createMemoryLogger } from '../companion/core/log.ts';
+import { closeDeps, openDeps } from '../companion/deps.ts';
+import { NDJSON } from '../companion/exports/records-export.ts';
+
+type Deps = ReturnType<typeof openDeps>;
+
+export interface Measurement {
+  rssBefore: number;
+  raw: { rows: number; perSec: number };
+  exported: { records: number; pages: number; bytes: number; peakRss: number; perSec: number };
+}
+
+function rawScan(deps: Deps, tenantId: string): { rows: number; perSec: number } {
+  const stmt = deps.store.db.prepare('SELECT * FROM sealed_records WHERE tenant_id = ? ORDER BY recorded_at, tenant_seq');
+  const startedAt = performance.now();
+  let rows = 0;
+  for (const _ of stmt.iterate(tenantId)) rows++;
+  return { rows, perSec: (rows * 1000) / (performance.now() - startedAt) };
+}
+
+async function exportAll(app: ReturnType<typeof createApp>, apiKey: string) {
+  let cursor: string | null = null;
+  let records = 0;
+  let pages = 0;
+  let bytes = 0;
+  let peakRss = process.memoryUsage().rss;
+  const startedAt = performance.now();
+  for (;;) {
+    const res: Response = await app.request(`/tenant/exports/records${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, {
+      headers: { accept: NDJSON, 'x-service-key': apiKey },
+    });
+    if (res.status !== 200) throw new Error(`export answered ${res.status}`);
+    pages++;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length;
+      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) records++;
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    }
+    cursor = res.headers.get('x-next-cursor');
+    if (!cursor) break;
+  }
+  return { records, pages, bytes, peakRss, perSec: (records * 1000) / (performance.now() - startedAt) };
+}
+
+async function main(): Promise<void> {
+  const [dataDir, tenantId] = process.argv.slice(2);
+  const apiKey = process.env.SVC_API_KEY;
+  if (!dataDir || !tenantId || !apiKey) throw new Error('usage: exports-measure.ts <data dir> <tenant id> (SVC_API_KEY set)');
+  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { log: createMemoryLogger() });
+  try {
+    const rssBefore = process.memoryUsage().rss;
+    const raw = rawScan(deps, tenantId);
+    const exported = await exportAll(createApp(deps), apiKey);
+    if (exported.records !== raw.rows) throw new Error(`export returned ${exported.records} records, the table holds ${raw.rows}`);
+    const m: Measurement = { rssBefore, raw, exported };
+    process.stdout.write(JSON.stringify(m));
+  } finally {
+    await closeDeps(deps);
+  }
+}
+
+await main();

@@ -1,0 +1,200 @@
+/**
+ * Webhook delivery throughput (issue: signed event webhooks), against baselines measured in
+ * this run; every receiver is a node:http server on 127.0.0.1:
+ *   1. signed deliveries per second through the guarded client and the leased queue (claim,
+ *      sign, POST, complete: one durable write per outcome), as a ratio to a plain node:http
+ *      POST loop with the same concurrency (target ≥ 0.5x and ≥ 1,000/s);
+ *   2. durable gate decisions per second with a subscribed webhook target (its record.sealed
+ *      outbox rows and their delivery running alongside) against the same tenant setup with no
+ *      target (target ≥ 0.9x).
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../companion/app.ts';
+import { hashApiKey } from '../companion/core/auth.ts';
+import { loadConfig } from '../companion/core/config.ts';
+import { createMemoryLogger } from '../companion/core/log.ts';
+import { closeDeps, openDeps } from '../companion/deps.ts';
+import type { AppDeps } from '../companion/deps.ts';
+import type { SqliteStore } from '../companion/store.ts';
+import { seedProductionTenant } from './companion-gate.ts';
+import { line, median, section } from './harness.ts';
+
+const CONCURRENCY = 64;
+const DELIVERIES = 6000;
+const GATE_BODY = JSON.stringify({
+  pack: 'law',
+  proposed_action: 'Draft a reply to opposing counsel about the discovery schedule in matter 42.',
+  law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
+});
+
+async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      n++;
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 10_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    count: () => n,
+    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+/** Baseline: `total` POSTs of a ~300-byte body with CONCURRENCY in flight over keep-alive. */
+async function plainPostLoop(url: string, total: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const body = Buffer.from(JSON.stringify({ event: 'record.sealed', tenant: 'ten_x', created_at: new Date().toISOString(), pad: 'x'.repeat(200) }));
+  const { port, pathname } = new URL(url);
+  let sent = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < total) {
+        sent++;
+        await new Promise<void>((resolve, reject) => {
+          const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+            res.resume();
+            res.on('end', resolve);
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+      }
+    }),
+  );
+  const rate = (total * 1000) / (performance.now() - start);
+  agent.destroy();
+  return rate;
+}
+
+/** A fresh data directory with one production tenant (no sandbox cap), and the app's deps on it. */
+function open(): AppDeps & { store: SqliteStore; dataDir: string; tenantId: string; apiKey: string } {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-webhooks-'));
+  const apiKey = seedProductionTenant(dataDir);
+  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1' }, []), { log: createMemoryLogger() });
+  const tenantId = deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey))!.tenantId;
+  return Object.assign(deps, { dataDir, tenantId, apiKey });
+}
+
+async function dispose(deps: AppDeps & { dataDir: string }): Promise<void> {
+  await closeDeps(deps);
+  fs.rmSync(deps.dataDir, { recursive: true, force: true });
+}
+
+async function subscribe(deps: AppDeps, apiKey: string, url: string): Promise<void> {
+  const app = createApp(deps);
+  const res = await app.request('/tenant/integrations/webhook/bench', {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', 'x-service-key': apiKey },
+    body: JSON.stringify({ enabled: true, config: { url, events: ['record.sealed'] } }),
+  });
+  if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${await res.text()}`);
+}
+
+async function deliveryRate(url: string, count: () => number): Promise<number> {
+  const deps = open();
+  try {
+    const { tenantId, apiKey } = deps;
+    await subscribe(deps, apiKey, url);
+    const outbox = deps.webhooks.outbox;
+    const createdAt = new Date().toISOString();
+    deps.store.transaction(() => {
+      for (let i = 0; i < DELIVERIES; i++) {
+        outbox.enqueue({
+          tenantId,
+          event: 'record.sealed',
+          eventKey: `bench:${i}`,
+          fields: { action_key: `law:proposed-action:${i}`, decision: 'allow', attestation_root: 'a'.repeat(64), stamp_id: `${tenantId}/${i}`, href: `/law/evidence-packets/law:proposed-action:${i}` },
+          createdAt,
+        });
+      }
+    });
+    const before = count();
+    const start = performance.now();
+    await deps.lifecycle.start();
+    // Uses the due-rows index: cheap enough to poll without stealing the worker's CPU.
+    const undelivered = deps.store.db.prepare("SELECT 1 FROM webhook_deliveries WHERE status IN ('pending', 'failed') LIMIT 1");
+    while (undelivered.get() !== undefined) await new Promise((r) => setTimeout(r, 10));
+    const rate = (DELIVERIES * 1000) / (performance.now() - start);
+    if (count() - before < DELIVERIES) throw new Error(`the receiver saw ${count() - before} of ${DELIVERIES} deliveries`);
+    return rate;
+  } finally {
+    await dispose(deps);
+  }
+}
+
+/** A gate load generator over one in-process app: 50 requests in flight for `ms`. */
+async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Promise<number>; delivered(): number; close(): Promise<void> }> {
+  const deps = open();
+  const { apiKey } = deps;
+  if (url) await subscribe(deps, apiKey, url);
+  await deps.lifecycle.start();
+  const app = createApp(deps);
+  const send = async () => {
+    const res = await app.request('/v1/gate', { method: 'POST', body: GATE_BODY, headers: { 'content-type': 'application/json', 'x-service-key': apiKey } });
+    await res.arrayBuffer();
+    if (res.status !== 201) throw new Error(`gate answered ${res.status}`);
+  };
+  const delivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
+  return {
+    async run(ms) {
+      let n = 0;
+      const start = performance.now();
+      const end = start + ms;
+      await Promise.all(Array.from({ length: 50 }, async () => { while (performance.now() < end) (await send(), n++); }));
+      return (n * 1000) / (performance.now() - start);
+    },
+    delivered: () => (delivered.get() as { n: number }).n,
+    close: () => dispose(deps),
+  };
+}
+
+/**
+ * Gate throughput with and without a subscribed target, measured in alternating rounds so
+ * the machine's drift hits both alike; medians of the rounds.
+ */
+async function gateOnOff(url: string): Promise<{ off: number; on: number; delivered: number }> {
+  const off = await gateLoad(undefined);
+  const on = await gateLoad(url);
+  try {
+    await off.run(500);
+    await on.run(500);
+    const offRates: number[] = [];
+    const onRates: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      offRates.push(await off.run(1000));
+      onRates.push(await on.run(1000));
+    }
+    return { off: median(offRates), on: median(onRates), delivered: on.delivered() };
+  } finally {
+    await off.close();
+    await on.close();
+  }
+}
+
+export async function benchWebhooks(): Promise<void> {
+  section('Signed webhook deliveries (loopback receiver, guard on)');
+  const rx = await receiver();
+  try {
+    await plainPostLoop(rx.url, 1000); // warm-up
+    const plain = await plainPostLoop(rx.url, DELIVERIES);
+    line('baseline: plain node:http POST loop', `${Math.round(plain).toLocaleString('en-US')}/s (${CONCURRENCY} in flight)`);
+    const guarded = await deliveryRate(rx.url, rx.count);
+    line('signed deliveries through the queue and the guarded client', `${Math.round(guarded).toLocaleString('en-US')}/s (${(guarded / plain).toFixed(2)}x baseline; targets 0.5x and 1,000/s)`);
+
+    const gate = await gateOnOff(rx.url);
+    line('durable gate decisions, no webhook target', `${Math.round(gate.off).toLocaleString('en-US')}/s (baseline, 50 in flight)`);
+    line('durable gate decisions, record.sealed subscribed and delivered', `${Math.round(gate.on).toLocaleString('en-US')}/s (${(gate.on / gate.off).toFixed(2)}x; target 0.9x), ${gate.delivered.toLocaleString('en-US')} delivered meanwhile`);
+  } finally {
+    await rx.close();
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The document exports (interface-spec Tenant exports): OSCAL assessment results, the DCAT-US
+ * data catalog, the AI-acquisition read model, and the validation report over them.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../core/router.ts';
+import { defineRoute, jsonContent, z } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import type { DocumentContext, DocumentKind } from './documents.ts';
+import { buildDocument } from './documents.ts';
+import { validationReport } from './validation-report.ts';
+
+const Document = (name: string) => z.record(z.string(), z.unknown()).openapi(name);
+
+const DOCUMENTS: { kind: DocumentKind; path: string; operationId: string; schema: string; summary: string }[] = [
+  {
+    kind: 'oscal',
+    path: '/tenant/exports/oscal',
+    operationId: 'getOscalExport',
+    schema: 'OscalAssessmentResults',
+    summary: 'OSCAL 1.2.1 assessment results built from the evidence (observations link evidence packets; a finding per pack)',
+  },
+  { kind: 'data-catalog', path: '/tenant/exports/data-catalog', operationId: 'getDataCatalogExport', schema: 'DcatUsCatalog', summary: 'DCAT-US 1.1 catalog of the evidence datasets: records export, seal bundles, epochs' },
+  {
+    kind: 'ai-acquisition',
+    path: '/tenant/exports/ai-acquisition',
+    operationId: 'getAiAcquisitionExport',
+    schema: 'AiAcquisitionReadModel',
+    summary: 'Packs, policy, review routes, claim boundaries and coverage mapped to OMB M-25-22, with blocking gaps',
+  },
+];
+
+/** The service's public origin as the client reached it (DCAT-US URLs must be absolute). */
+export function documentContext(deps: RouteDeps, tenantId: string, url: string): DocumentContext {
+  return { deps, tenantId, origin: new URL(url).origin };
+}
+
+export function mountDocumentExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps): void {
+  for (const d of DOCUMENTS) {
+    const route = defineRoute({
+      method: 'get',
+      path: d.path,
+      operationId: d.operationId,
+      tags: ['exports'],
+      auth: deps.auth.apiKey,
+      summary: d.summary,
+      description: 'For owner review; not an authorization decision or an official approval.',
+      request: { query: z.object({}).strict() },
+      responses: { 200: jsonContent(Document(d.schema), 'The document') },
+    });
+    router.openapi(route, (c) => c.json(buildDocument(d.kind, documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
+  }
+
+  const report = defineRoute({
+    method: 'get',
+    path: '/tenant/exports/validation-report',
+    operationId: 'getValidationReport',
+    tags: ['exports'],
+    auth: deps.auth.apiKey,
+    summary: 'Per export: profile, validity now, receipt status and blocking gaps',
+    request: { query: z.object({}).strict() },
+    responses: { 200: jsonContent(Document('ValidationReport'), 'The report') },
+  });
+  router.openapi(report, (c) => c.json(validationReport(documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
+}

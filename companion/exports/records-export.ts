@@ -1,0 +1,177 @@
+/**
+ * GET /tenant/exports/records (interface-spec Tenant exports): the tenant's sealed records in
+ * stable chronological order, half-open on the signed recorded_at (from <= recorded_at < to),
+ * one page per request, each record self-contained with its seal and a ready verify request.
+ *
+ * Paging is a keyset on (recorded_at, tenant_seq), the sealed_records_by_time index. The sealer
+ * never stamps a record earlier than its tenant's log head (evidence/sealer.ts), so every seal
+ * committed after a page was read sorts after that page: paging never skips or repeats a record
+ * under concurrent writes. Each page's last position is fixed before the first row is written,
+ * so rows committed while the page streams belong to the next page, never to both.
+ *
+ * Memory stays constant: rows are read in small keyset chunks, each chunk serialised and handed
+ * to a ReadableStream only when the client pulls (backpressure), and no statement stays open
+ * between chunks, so seals on the same connection never wait for a slow reader.
+ */
+import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
+import { ProblemError } from '../core/errors.ts';
+import { recordBodyJson } from '../evidence/record-view.ts';
+import type { SealedRecordRow } from '../evidence/store.ts';
+import { OWNER_REVIEW_NOTICE } from './notice.ts';
+import type { ExportStore, RecordPosition } from './store.ts';
+
+/** Records per page; a client pages with next_cursor until a page comes back empty. */
+export const EXPORT_PAGE_SIZE = 1000;
+/** Rows read and serialised per pull of the stream. */
+const CHUNK_ROWS = 200;
+
+/** The whole log when from or to is omitted (recorded_at is RFC 3339 UTC with milliseconds). */
+export const EARLIEST = '0000-01-01T00:00:00.000Z';
+export const LATEST = '9999-12-31T23:59:59.999Z';
+
+export const NDJSON = 'application/x-ndjson';
+
+export interface RecordsQuery {
+  from: string;
+  to: string;
+  after: RecordPosition | undefined;
+}
+
+const CURSOR_VERSION = 1;
+
+/** Opaque to clients: base64url of the JSON array [version, recorded_at, tenant_seq]. */
+export function encodeCursor(p: RecordPosition): string {
+  return toBase64Url(new TextEncoder().encode(JSON.stringify([CURSOR_VERSION, p.recordedAt, p.tenantSeq])));
+}
+
+export function decodeCursor(cursor: string): RecordPosition {
+  const refuse = () =>
+    ProblemError.validation([{ in: 'query', path: '/cursor', message: 'not a cursor returned by this export; start without one', code: 'invalid_cursor' }]);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(cursor)));
+  } catch {
+    throw refuse();
+  }
+  if (
+    !Array.isArray(value) ||
+    value.length !== 3 ||
+    value[0] !== CURSOR_VERSION ||
+    typeof value[1] !== 'string' ||
+    !RFC3339_MS_UTC.test(value[1]) ||
+    !Number.isSafeInteger(value[2]) ||
+    (value[2] as number) < 0
+  ) {
+    throw refuse();
+  }
+  return { recordedAt: value[1], tenantSeq: value[2] as number };
+}
+
+const RFC3339_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * from/to as the stored form (RFC 3339 UTC with milliseconds), so the comparison in SQL is the
+ * comparison of instants. Finer than milliseconds is refused rather than rounded: rounding
+ * would move a half-open boundary onto or off a record.
+ */
+export function boundary(value: string, name: 'from' | 'to'): string {
+  const m = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.(\d{1,9}))?(?:Z|[+-]\d{2}:\d{2})$/i.exec(value);
+  const ms = m ? Date.parse(value) : Number.NaN;
+  if (!m || Number.isNaN(ms) || (m[1] !== undefined && /[1-9]/.test(m[1].slice(3)))) {
+    throw ProblemError.validation([
+      { in: 'query', path: `/${name}`, message: 'expected an RFC 3339 timestamp with at most millisecond precision, e.g. 2025-01-01T00:00:00.000Z', code: 'invalid_timestamp' },
+    ]);
+  }
+  return new Date(ms).toISOString();
+}
+
+export function recordsQuery(q: { from?: string | undefined; to?: string | undefined; cursor?: string | undefined }): RecordsQuery {
+  const from = q.from === undefined ? EARLIEST : boundary(q.from, 'from');
+  const to = q.to === undefined ? LATEST : boundary(q.to, 'to');
+  if (to <= from) {
+    throw ProblemError.validation([{ in: 'query', path: '/to', message: `must be later than from (${from}); the range is half-open`, code: 'empty_range' }]);
+  }
+  return { from, to, after: q.cursor === undefined ? undefined : decodeCursor(q.cursor) };
+}
+
+export interface RecordsPage {
+  /** Position of the page's last record; undefined when the page is empty. */
+  end: RecordPosition | undefined;
+  /** The page's records, serialised lazily chunk by chunk. */
+  chunks(): Iterable<string[]>;
+}
+
+export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuery, pageSize = EXPORT_PAGE_SIZE): RecordsPage {
+  const end = store.pageEnd(tenantId, q, pageSize);
+  return {
+    end,
+    *chunks() {
+      if (!end) return;
+      let after = q.after;
+      for (;;) {
+        const out: string[] = [];
+        let last: SealedRecordRow | undefined;
+        // Read the whole chunk before yielding: no statement stays open across a yield.
+        for (const row of [...store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)]) {
+          // The same self-contained body as GET /v1/records/{action_key}.
+          out.push(recordBodyJson(row));
+          last = row;
+        }
+        if (out.length > 0) yield out;
+        if (!last || out.length < CHUNK_ROWS) return;
+        after = { recordedAt: last.recordedAt, tenantSeq: last.tenantSeq };
+      }
+    },
+  };
+}
+
+/** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */
+export function ndjsonStream(page: RecordsPage): ReadableStream<Uint8Array> {
+  return pullStream(page.chunks(), (records) => `${records.join('\n')}\n`);
+}
+
+/** A JSON page object whose records array is streamed; count and next_cursor close it. */
+export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<Uint8Array> {
+  let count = 0;
+  let first = true;
+  const head = `{"notice":${JSON.stringify(OWNER_REVIEW_NOTICE)},"from":${JSON.stringify(q.from)},"to":${JSON.stringify(q.to)},"records":[`;
+  const tail = () => `],"count":${count},"next_cursor":${page.end ? JSON.stringify(encodeCursor(page.end)) : 'null'}}`;
+  return pullStream(
+    page.chunks(),
+    (records) => {
+      count += records.length;
+      const text = (first ? '' : ',') + records.join(',');
+      first = false;
+      return text;
+    },
+    head,
+    tail,
+  );
+}
+
+function pullStream(chunks: Iterable<string[]>, render: (records: string[]) => string, head = '', tail: () => string = () => ''): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const it = chunks[Symbol.iterator]();
+  let started = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        let text = started ? '' : head;
+        started = true;
+        const next = it.next();
+        if (next.done) {
+          text += tail();
+          if (text) controller.enqueue(encoder.encode(text));
+          controller.close();
+          return;
+        }
+        controller.enqueue(encoder.encode(text + render(next.value)));
+      },
+      cancel() {
+        it.return?.();
+      },
+    },
+    // One chunk in flight: the reader's pace sets how much is ever held.
+    { highWaterMark: 1 },
+  );
+}

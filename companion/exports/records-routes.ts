@@ -1,0 +1,116 @@
+/**
+ * The records export and its coverage summary (interface-spec Tenant exports): every sealed
+ * record of the tenant, page by page, each self-contained and verifiable offline.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { rfc3339 } from '../core/clock.ts';
+import type { AppEnv } from '../core/router.ts';
+import { defineRoute, jsonContent, z } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { SealedRecord } from '../evidence/schemas.ts';
+import { anchoredCounts } from './anchoring-coverage.ts';
+import { evidenceCoverage } from './coverage.ts';
+import { NOTICE_HEADER, OWNER_REVIEW_NOTICE } from './notice.ts';
+import { NDJSON, encodeCursor, jsonStream, ndjsonStream, recordsPage, recordsQuery } from './records-export.ts';
+
+const Timestamp = (name: 'from' | 'to', description: string) =>
+  z.string().max(40).optional().openapi({ param: { name, in: 'query' }, description, example: name === 'from' ? '2025-01-01T00:00:00.000Z' : '2025-02-01T00:00:00.000Z' });
+
+// .strict(): interface-spec Errors 422, an unknown parameter is rejected, never ignored.
+const RecordsQuery = z
+  .object({
+    from: Timestamp('from', 'Inclusive lower bound on the signed recorded_at (RFC 3339, at most millisecond precision); default: the start of the log'),
+    to: Timestamp('to', 'Exclusive upper bound on the signed recorded_at; default: no bound'),
+    cursor: z.string().max(200).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'next_cursor of the previous page; page until a page comes back empty' }),
+  })
+  .strict();
+
+const RecordsPage = z
+  .object({
+    notice: z.string(),
+    from: z.string(),
+    to: z.string(),
+    records: z.array(SealedRecord),
+    count: z.number().int(),
+    next_cursor: z.string().nullable().openapi({ description: 'Cursor for the next page; null when this page is empty' }),
+  })
+  .openapi('RecordsExportPage');
+
+const Counts = z.record(z.string(), z.number().int());
+const PackCoverage = z
+  .object({
+    pack: z.string(),
+    pack_kind: z.enum(['gate', 'record']),
+    records: z.number().int(),
+    first_recorded_at: z.string().nullable(),
+    last_recorded_at: z.string().nullable(),
+    decisions_by_kind: z.record(z.string(), Counts),
+    records_by_event_type: Counts,
+    reviews: Counts,
+    anchoring: z.object({ anchored: z.number().int(), not_yet_anchored: z.number().int() }),
+  })
+  .openapi('PackCoverage');
+const Summary = z
+  .object({
+    notice: z.string(),
+    tenant_id: z.string(),
+    records: z.number().int(),
+    first_recorded_at: z.string().nullable(),
+    last_recorded_at: z.string().nullable(),
+    packs: z.array(PackCoverage),
+  })
+  .openapi('RecordsExportSummary');
+
+export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps): void {
+  const records = defineRoute({
+    method: 'get',
+    path: '/tenant/exports/records',
+    operationId: 'listRecordsExport',
+    tags: ['exports'],
+    auth: deps.auth.apiKey,
+    summary: 'Sealed records in chronological order, half-open on recorded_at, one page per call (JSON or NDJSON)',
+    description:
+      'from <= recorded_at < to on the signed recorded_at. Each record carries its evidence packet (with seal) and a ready verify_request. ' +
+      'Send Accept: application/x-ndjson for one record per line; the next cursor is then in the Link header (rel="next") and X-Next-Cursor. ' +
+      'The first page (no cursor) carries X-Total-Count: the records in the range when it was read.',
+    request: { query: RecordsQuery },
+    responses: {
+      200: {
+        description: 'One page of records',
+        content: { 'application/json': { schema: RecordsPage }, [NDJSON]: { schema: z.string().openapi({ description: 'One exported record per line' }) } },
+      },
+    },
+  });
+  router.openapi(records, (c) => {
+    const q = recordsQuery(c.req.valid('query'));
+    const page = recordsPage(deps.store.exports, c.var.auth.tenantId, q);
+    const headers: Record<string, string> = { 'cache-control': 'no-store', [NOTICE_HEADER]: OWNER_REVIEW_NOTICE };
+    // The first page says how many records the range holds now, so a client can show progress.
+    if (!q.after) headers['x-total-count'] = String(deps.store.exports.countRange(c.var.auth.tenantId, q.from, q.to));
+    if (page.end) {
+      const cursor = encodeCursor(page.end);
+      const next = new URLSearchParams({ ...(c.req.query('from') ? { from: q.from } : {}), ...(c.req.query('to') ? { to: q.to } : {}), cursor });
+      headers['x-next-cursor'] = cursor;
+      headers.link = `</tenant/exports/records?${next.toString()}>; rel="next"`; // RFC 8288
+    }
+    const ndjson = (c.req.header('accept') ?? '').includes(NDJSON);
+    headers['content-type'] = ndjson ? NDJSON : 'application/json';
+    return new Response(ndjson ? ndjsonStream(page) : jsonStream(page, q), { status: 200, headers }) as never;
+  });
+
+  const summary = defineRoute({
+    method: 'get',
+    path: '/tenant/exports/records/summary',
+    operationId: 'getRecordsExportSummary',
+    tags: ['exports'],
+    auth: deps.auth.apiKey,
+    summary: 'Per-pack coverage counts: decisions by kind, reviews, records by event type, anchored vs not yet',
+    request: { query: z.object({}).strict() },
+    responses: { 200: jsonContent(Summary, 'Coverage per pack') },
+  });
+  router.openapi(summary, (c) => {
+    const tenantId = c.var.auth.tenantId;
+    const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
+    return c.json({ notice: OWNER_REVIEW_NOTICE, tenant_id: tenantId, ...coverage }, 200);
+  });
+}

@@ -1,0 +1,224 @@
+/** SQLite implementation of ExportStore (migration 0008 and the evidence tables); statements are prepared once. */
+import type { Db } from '../core/db.ts';
+import { toRecord } from '../evidence/sqlite-store.ts';
+import type { RecordDbRow } from '../evidence/sqlite-store.ts';
+import type { BindingRow, CoverageRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
+
+interface BindingDbRow {
+  binding_key: string;
+  tenant_id: string;
+  export_kind: string;
+  adapter_key: string;
+  schema_profile_key: string;
+  schema_digest: string;
+  binding_digest: string;
+  active: number;
+  created_at: string;
+  superseded_at: string | null;
+}
+
+interface RunDbRow {
+  run_key: string;
+  tenant_id: string;
+  export_kind: string;
+  adapter_key: string;
+  binding_key: string | null;
+  schema_profile_key: string;
+  schema_digest: string;
+  export_digest: string;
+  validation_status: 'passed' | 'failed';
+  error_count: number;
+  created_at: string;
+}
+
+const toBinding = (r: BindingDbRow): BindingRow => ({
+  bindingKey: r.binding_key,
+  tenantId: r.tenant_id,
+  exportKind: r.export_kind,
+  adapterKey: r.adapter_key,
+  schemaProfileKey: r.schema_profile_key,
+  schemaDigest: r.schema_digest,
+  bindingDigest: r.binding_digest,
+  active: r.active === 1,
+  createdAt: r.created_at,
+  supersededAt: r.superseded_at,
+});
+
+const toRun = (r: RunDbRow): RunRow => ({
+  runKey: r.run_key,
+  tenantId: r.tenant_id,
+  exportKind: r.export_kind,
+  adapterKey: r.adapter_key,
+  bindingKey: r.binding_key,
+  schemaProfileKey: r.schema_profile_key,
+  schemaDigest: r.schema_digest,
+  exportDigest: r.export_digest,
+  validationStatus: r.validation_status,
+  errorCount: r.error_count,
+  createdAt: r.created_at,
+});
+
+// Keyset on the sealed_records_by_time index (tenant_id, recorded_at, tenant_seq). The first
+// page starts at `from` inclusive; later pages strictly after the cursor's row value (SQLite
+// row-value comparison, which the planner serves from the index).
+const AFTER = '(recorded_at, tenant_seq) > (@afterAt, @afterSeq)';
+const FROM = 'recorded_at >= @from';
+
+// The middle segment of <vertical>:<type>:<ULID>: a ULID is 26 characters.
+const ACTION_TYPE = 'substr(action_key, length(vertical) + 2, length(action_key) - length(vertical) - 28)';
+
+export function createSqliteExportStore(db: Db): ExportStore {
+  const pageEnd = (after: boolean) =>
+    db.prepare<Record<string, unknown>, { recorded_at: string; tenant_seq: number }>(
+      `SELECT recorded_at, tenant_seq FROM (
+         SELECT recorded_at, tenant_seq FROM sealed_records
+          WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from AND recorded_at < @to
+          ORDER BY recorded_at, tenant_seq LIMIT @limit)
+        ORDER BY recorded_at DESC, tenant_seq DESC LIMIT 1`,
+    );
+  const pageEndFirst = pageEnd(false);
+  const pageEndNext = pageEnd(true);
+  const records = (after: boolean) =>
+    db.prepare<Record<string, unknown>, RecordDbRow>(
+      `SELECT * FROM sealed_records
+        WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from
+          AND (recorded_at, tenant_seq) <= (@endAt, @endSeq)
+        ORDER BY recorded_at, tenant_seq LIMIT @limit`,
+    );
+  const recordsFirst = records(false);
+  const recordsNext = records(true);
+  const countRange = db.prepare<[string, string, string], { n: number }>(
+    'SELECT count(*) AS n FROM sealed_records WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ?',
+  );
+  const coverage = db.prepare<[string], { pack: string; kind: string; action_type: string; decision: string | null; status: string; n: number; first_at: string; last_at: string }>(
+    `SELECT pack, kind, ${ACTION_TYPE} AS action_type, decision, status, count(*) AS n,
+            min(recorded_at) AS first_at, max(recorded_at) AS last_at
+       FROM sealed_records WHERE tenant_id = ?
+      GROUP BY pack, kind, action_type, decision, status
+      ORDER BY pack, kind, action_type, decision, status`,
+  );
+  const belowSeq = db.prepare<[string, number], { pack: string; n: number }>(
+    'SELECT pack, count(*) AS n FROM sealed_records WHERE tenant_id = ? AND tenant_seq < ? GROUP BY pack',
+  );
+  const reviewCoverage = db.prepare<{ tenantId: string; now: string }, { pack: string; status: string; n: number; overdue: number }>(
+    `SELECT pack, status, count(*) AS n,
+            sum(CASE WHEN status IN ('pending', 'escalated') AND expires_at <= @now THEN 1 ELSE 0 END) AS overdue
+       FROM review_items WHERE tenant_id = @tenantId GROUP BY pack, status ORDER BY pack, status`,
+  );
+  const recent = db.prepare<[string, string, number], { action_key: string; vertical: string; kind: string; recorded_at: string }>(
+    `SELECT action_key, vertical, kind, recorded_at FROM sealed_records
+      WHERE tenant_id = ? AND pack = ? ORDER BY recorded_at DESC, tenant_seq DESC LIMIT ?`,
+  );
+
+  const insertBinding = db.prepare(`INSERT INTO validation_schema_bindings
+    (binding_key, tenant_id, export_kind, adapter_key, schema_profile_key, schema_digest, binding_digest, active, created_at, superseded_at)
+    VALUES (@bindingKey, @tenantId, @exportKind, @adapterKey, @schemaProfileKey, @schemaDigest, @bindingDigest, @active, @createdAt, @supersededAt)`);
+  const activeBinding = db.prepare<[string, string, string], BindingDbRow>(
+    'SELECT * FROM validation_schema_bindings WHERE tenant_id = ? AND export_kind = ? AND adapter_key = ? AND active = 1',
+  );
+  const findBinding = db.prepare<[string, string], BindingDbRow>('SELECT * FROM validation_schema_bindings WHERE binding_key = ? AND tenant_id = ?');
+  const supersede = db.prepare(
+    'UPDATE validation_schema_bindings SET active = 0, superseded_at = ? WHERE binding_key = ? AND tenant_id = ? AND active = 1',
+  );
+  const listBindings = db.prepare<Record<string, unknown>, BindingDbRow>(
+    `SELECT * FROM validation_schema_bindings
+      WHERE tenant_id = @tenantId
+        AND (@exportKind IS NULL OR export_kind = @exportKind)
+        AND (@adapterKey IS NULL OR adapter_key = @adapterKey)
+        AND (@activeOnly = 0 OR active = 1)
+      ORDER BY created_at DESC, binding_key DESC`,
+  );
+
+  const insertRun = db.prepare(`INSERT INTO validation_runs
+    (run_key, tenant_id, export_kind, adapter_key, binding_key, schema_profile_key, schema_digest, export_digest, validation_status, error_count, created_at)
+    VALUES (@runKey, @tenantId, @exportKind, @adapterKey, @bindingKey, @schemaProfileKey, @schemaDigest, @exportDigest, @validationStatus, @errorCount, @createdAt)`);
+  const findRun = db.prepare<[string, string], RunDbRow>('SELECT * FROM validation_runs WHERE run_key = ? AND tenant_id = ?');
+  const RUN_WHERE = `tenant_id = @tenantId
+        AND (@exportKind IS NULL OR export_kind = @exportKind)
+        AND (@adapterKey IS NULL OR adapter_key = @adapterKey)
+        AND (@bindingKey IS NULL OR binding_key = @bindingKey)
+        AND (@validationStatus IS NULL OR validation_status = @validationStatus)`;
+  const listRuns = db.prepare<Record<string, unknown>, RunDbRow>(`SELECT * FROM validation_runs WHERE ${RUN_WHERE} ORDER BY run_key DESC LIMIT @limit`);
+  const countRuns = db.prepare<Record<string, unknown>, { total: number; passed: number | null; failed: number | null }>(
+    `SELECT count(*) AS total, sum(validation_status = 'passed') AS passed, sum(validation_status = 'failed') AS failed
+       FROM validation_runs WHERE ${RUN_WHERE}`,
+  );
+
+  const runParams = (tenantId: string, f: RunFilter) => ({
+    tenantId,
+    exportKind: f.exportKind ?? null,
+    adapterKey: f.adapterKey ?? null,
+    bindingKey: f.bindingKey ?? null,
+    validationStatus: f.validationStatus ?? null,
+  });
+  const afterParams = (after: RecordPosition | undefined) => (after ? { afterAt: after.recordedAt, afterSeq: after.tenantSeq } : {});
+
+  return {
+    pageEnd(tenantId, { from, to, after }, limit) {
+      const stmt = after ? pageEndNext : pageEndFirst;
+      const r = stmt.get({ tenantId, from, to, limit, ...afterParams(after) });
+      return r && { recordedAt: r.recorded_at, tenantSeq: r.tenant_seq };
+    },
+    *records(tenantId, { from, after, end }, limit) {
+      const stmt = after ? recordsNext : recordsFirst;
+      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) yield toRecord(r);
+    },
+    countRange(tenantId, from, to) {
+      return countRange.get(tenantId, from, to)!.n;
+    },
+    coverage(tenantId): CoverageRow[] {
+      return coverage.all(tenantId).map((r) => ({
+        pack: r.pack,
+        kind: r.kind,
+        actionType: r.action_type,
+        decision: r.decision,
+        status: r.status,
+        count: r.n,
+        firstRecordedAt: r.first_at,
+        lastRecordedAt: r.last_at,
+      }));
+    },
+    recordsByPackBelowSeq(tenantId, seq) {
+      return new Map(belowSeq.all(tenantId, seq).map((r) => [r.pack, r.n]));
+    },
+    reviewCoverage(tenantId, now): ReviewCoverageRow[] {
+      return reviewCoverage.all({ tenantId, now }).map((r) => ({ pack: r.pack, status: r.status, count: r.n, overdue: r.overdue }));
+    },
+    recentRecords(tenantId, pack, limit): RecentRecord[] {
+      return recent.all(tenantId, pack, limit).map((r) => ({ actionKey: r.action_key, vertical: r.vertical, kind: r.kind, recordedAt: r.recorded_at }));
+    },
+    insertBinding(row) {
+      insertBinding.run({ ...row, active: row.active ? 1 : 0 });
+    },
+    activeBinding(tenantId, exportKind, adapterKey) {
+      const r = activeBinding.get(tenantId, exportKind, adapterKey);
+      return r && toBinding(r);
+    },
+    findBinding(tenantId, bindingKey) {
+      const r = findBinding.get(bindingKey, tenantId);
+      return r && toBinding(r);
+    },
+    supersedeBinding(tenantId, bindingKey, at) {
+      return supersede.run(at, bindingKey, tenantId).changes === 1;
+    },
+    listBindings(tenantId, f) {
+      return listBindings
+        .all({ tenantId, exportKind: f.exportKind ?? null, adapterKey: f.adapterKey ?? null, activeOnly: f.activeOnly ? 1 : 0 })
+        .map(toBinding);
+    },
+    insertRun(row) {
+      insertRun.run(row);
+    },
+    findRun(tenantId, runKey) {
+      const r = findRun.get(runKey, tenantId);
+      return r && toRun(r);
+    },
+    listRuns(tenantId, filter, limit) {
+      return listRuns.all({ ...runParams(tenantId, filter), limit }).map(toRun);
+    },
+    countRuns(tenantId, filter) {
+      const r = countRuns.get(runParams(tenantId, filter))!;
+      return { total: r.total, passed: r.passed ?? 0, failed: r.failed ?? 0 };
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * What the exports capability needs from storage, independent of the engine (the SQLite
+ * implementation is ./sqlite-store.ts). Every read takes the tenant id from the credential
+ * (interface-spec Authentication 6). Exports read the evidence tables and write only the
+ * hash-only receipts of migration 0008.
+ */
+import type { SealedRecordRow } from '../evidence/store.ts';
+
+/** A position in a tenant's chronological order: (signed recorded_at, tenant_seq). */
+export interface RecordPosition {
+  recordedAt: string;
+  tenantSeq: number;
+}
+
+/** Sealed records of one pack, grouped by what they decided or recorded. */
+export interface CoverageRow {
+  pack: string;
+  kind: string;
+  /** The middle segment of action_key: the gate action type or the record event type. */
+  actionType: string;
+  decision: string | null;
+  status: string;
+  count: number;
+  firstRecordedAt: string;
+  lastRecordedAt: string;
+}
+
+export interface ReviewCoverageRow {
+  pack: string;
+  /** The item status as stored (lazy expiry is applied by the reader). */
+  status: string;
+  count: number;
+  /** Open items whose window has ended by `now`: they fail closed (reviews/state.ts). */
+  overdue: number;
+}
+
+export interface RecentRecord {
+  actionKey: string;
+  vertical: string;
+  kind: string;
+  recordedAt: string;
+}
+
+export interface BindingRow {
+  bindingKey: string;
+  tenantId: string;
+  exportKind: string;
+  adapterKey: string;
+  schemaProfileKey: string;
+  schemaDigest: string;
+  bindingDigest: string;
+  active: boolean;
+  createdAt: string;
+  supersededAt: string | null;
+}
+
+export interface RunRow {
+  runKey: string;
+  tenantId: string;
+  exportKind: string;
+  adapterKey: string;
+  bindingKey: string | null;
+  schemaProfileKey: string;
+  schemaDigest: string;
+  exportDigest: string;
+  validationStatus: 'passed' | 'failed';
+  errorCount: number;
+  createdAt: string;
+}
+
+export interface RunFilter {
+  exportKind?: string | undefined;
+  adapterKey?: string | undefined;
+  bindingKey?: string | undefined;
+  validationStatus?: string | undefined;
+}
+
+export interface ExportStore {
+  /**
+   * The last position of the next page: the `limit`-th record after `after` (or from `from`)
+   * with recorded_at < `to`, or the last such record when fewer remain; undefined when none.
+   */
+  pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined }, limit: number): RecordPosition | undefined;
+  /** Records strictly after `after` (or from `from`) up to and including `end`, in order, at most `limit`. */
+  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition }, limit: number): Iterable<SealedRecordRow>;
+  /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
+  countRange(tenantId: string, from: string, to: string): number;
+  coverage(tenantId: string): CoverageRow[];
+  /** Records per pack with tenant_seq < `seq` (the anchored prefix of the tenant log). */
+  recordsByPackBelowSeq(tenantId: string, seq: number): Map<string, number>;
+  reviewCoverage(tenantId: string, now: string): ReviewCoverageRow[];
+  /** The newest records of a pack, newest first. */
+  recentRecords(tenantId: string, pack: string, limit: number): RecentRecord[];
+
+  insertBinding(row: BindingRow): void;
+  activeBinding(tenantId: string, exportKind: string, adapterKey: string): BindingRow | undefined;
+  findBinding(tenantId: string, bindingKey: string): BindingRow | undefined;
+  /** Marks a binding superseded; false when it was not active. */
+  supersedeBinding(tenantId: string, bindingKey: string, at: string): boolean;
+  listBindings(tenantId: string, filter: { exportKind?: string | undefined; adapterKey?: string | undefined; activeOnly: boolean }): BindingRow[];
+
+  insertRun(row: RunRow): void;
+  findRun(tenantId: string, runKey: string): RunRow | undefined;
+  /** Runs newest first, at most `limit`. */
+  listRuns(tenantId: string, filter: RunFilter, limit: number): RunRow[];
+  countRuns(tenantId: string, filter: RunFilter): { total: number; passed: number; failed: number };
+}

@@ -1,0 +1,151 @@
+/**
+ * Tenant integrations (interface-spec "Routing and integrations"): PUT
+ * /tenant/integrations/{channel}/{target} stores a route's setup and secret_ref; GET
+ * /tenant/integrations/readiness says how each stands. The channels accepted in the path are
+ * exactly those handed in (app.ts), so a new channel extends the enum by registering itself.
+ *
+ * A setup is checked whole before anything is written: a bad one answers 422 listing every
+ * failing field and leaves the stored target exactly as it was (interface-spec Errors 422).
+ */
+import { ProblemError } from '../core/errors.ts';
+import type { FieldError } from '../core/errors.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import type { IntegrationChannel, IntegrationInput } from './channel.ts';
+import { SECRET_REF_SCHEMES, parseSecretRef } from './secret-refs.ts';
+import type { IntegrationRow } from './store.ts';
+
+export const TARGET_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+const Target = z
+  .string()
+  .regex(TARGET_PATTERN, 'target must be 1–63 characters of a-z, 0-9, ".", "_" or "-", starting with a letter or digit')
+  .openapi({ param: { name: 'target', in: 'path' }, example: 'ops-alerts' });
+
+const Readiness = z
+  .looseObject({
+    state: z.enum(['disabled', 'auto_disabled', 'incomplete', 'waiting_on_secret', 'ready']),
+    detail: z.string(),
+  })
+  .openapi('IntegrationReadiness');
+
+export const IntegrationView = z
+  .looseObject({
+    channel: z.string(),
+    target: z.string(),
+    enabled: z.boolean(),
+    config: z.record(z.string(), z.unknown()),
+    secret_ref: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    readiness: Readiness,
+  })
+  .openapi('Integration');
+
+export function integrationView(deps: RouteDeps, channel: IntegrationChannel, row: IntegrationRow) {
+  return {
+    channel: row.channel,
+    target: row.target,
+    enabled: row.enabled,
+    config: JSON.parse(row.config) as Record<string, unknown>,
+    secret_ref: row.secretRef,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    readiness: channel.readiness(deps, row),
+  };
+}
+
+/** interface-spec "Webhook integration" secret_ref: a reference the operator granted, never raw material. */
+function checkSecretRef(deps: RouteDeps, tenantId: string, value: string): FieldError[] {
+  const at = { in: 'body' as const, path: '/secret_ref' };
+  if (!parseSecretRef(value)) {
+    // Never echo the value: it may be the secret itself.
+    return [{ ...at, code: 'raw_secret_material', message: `expected a secret reference (${SECRET_REF_SCHEMES.map((s) => `${s}://…`).join(', ')}); raw secret material is not accepted` }];
+  }
+  if (!deps.secrets.isGranted(tenantId, value)) {
+    return [{ ...at, code: 'secret_ref_not_granted', message: 'the operator has not granted this reference to this tenant (SVC_SECRET_GRANTS)' }];
+  }
+  return [];
+}
+
+export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) {
+  const byName = new Map(channels.map((c) => [c.name, c]));
+  const names = channels.map((c) => c.name) as [string, ...string[]];
+
+  return function routes(deps: RouteDeps) {
+    const router = createRouter();
+
+    const put = defineRoute({
+      method: 'put',
+      path: '/tenant/integrations/{channel}/{target}',
+      operationId: 'updateIntegration',
+      tags: ['integrations'],
+      auth: deps.auth.apiKey,
+      summary: 'Store a route setup and its secret_ref; a webhook target answers its signing secret once',
+      request: {
+        params: z.object({ channel: z.enum(names).openapi({ param: { name: 'channel', in: 'path' } }), target: Target }),
+        body: jsonBody(
+          z
+            .object({
+              enabled: z.boolean(),
+              config: channels.length === 1 ? channels[0]!.config : z.union(channels.map((c) => c.config) as any),
+              secret_ref: z.string().max(300).nullable().optional().openapi({ description: 'env://NAME, secret://…, aws-sm://…, gcp-sm://…, azure-kv://… granted to this tenant by the operator' }),
+              rotate_signing_secret: z.boolean().optional().openapi({ description: 'true mints a fresh signing secret, shown once' }),
+            })
+            .strict(),
+        ),
+      },
+      responses: {
+        200: jsonContent(IntegrationView, 'The updated setup'),
+        201: jsonContent(IntegrationView, 'The new setup'),
+      },
+    });
+    router.openapi(put, (c) => {
+      const { channel: name, target } = c.req.valid('param');
+      const body = c.req.valid('json') as IntegrationInput<unknown>;
+      const channel = byName.get(name)!;
+      const tenantId = c.var.auth.tenantId;
+      const now = deps.clock.now();
+      const at = now.toISOString();
+      const existing = deps.store.integrations.find(tenantId, name, target);
+      const ctx = { deps, tenantId, target, existing, now };
+      const errors = [...(body.secret_ref ? checkSecretRef(deps, tenantId, body.secret_ref) : []), ...channel.check(ctx, body)];
+      if (errors.length > 0) throw ProblemError.validation(errors, `the ${name} setup was not saved: ${errors.length} field${errors.length === 1 ? '' : 's'} failed`);
+
+      const { row, extra } = deps.store.transaction(() => {
+        deps.store.integrations.save({
+          tenantId,
+          channel: name,
+          target,
+          enabled: body.enabled,
+          config: JSON.stringify(body.config),
+          secretRef: body.secret_ref ?? null,
+          at,
+        });
+        const extra = channel.saved(ctx, body);
+        return { row: deps.store.integrations.find(tenantId, name, target)!, extra };
+      });
+      c.header('cache-control', 'no-store'); // the answer may hold a secret shown once
+      return c.json({ ...integrationView(deps, channel, row), ...extra }, existing ? 200 : 201);
+    });
+
+    const readiness = defineRoute({
+      method: 'get',
+      path: '/tenant/integrations/readiness',
+      operationId: 'getIntegrationReadiness',
+      tags: ['integrations'],
+      auth: deps.auth.apiKey,
+      summary: 'Whether each route is disabled, incomplete, waiting on secret resolution or ready',
+      request: { query: z.object({}).strict() },
+      responses: {
+        200: jsonContent(z.object({ integrations: z.array(z.looseObject({ channel: z.string(), target: z.string(), readiness: Readiness })) }).openapi('IntegrationReadinessList'), 'Every stored route'),
+      },
+    });
+    router.openapi(readiness, (c) => {
+      const rows = deps.store.integrations.list(c.var.auth.tenantId).filter((r) => byName.has(r.channel));
+      return c.json({ integrations: rows.map((r) => ({ channel: r.channel, target: r.target, enabled: r.enabled, readiness: byName.get(r.channel)!.readiness(deps, r) })) }, 200);
+    });
+
+    return router;
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * What the integrations capability needs from storage (SQLite: ./sqlite-store.ts). One row per
+ * (tenant, channel, target); the channel's config is JSON validated by that channel's schema.
+ * Reads take the tenant id from the credential (interface-spec Authentication 6).
+ */
+
+export interface IntegrationRow {
+  tenantId: string;
+  channel: string;
+  target: string;
+  enabled: boolean;
+  /** JSON text. */
+  config: string;
+  secretRef: string | null;
+  createdAt: string;
+  updatedAt: string;
+  consecutiveFailures: number;
+  failingSince: string | null;
+  /** Set when the service disabled the target after sustained failure. */
+  disabledAt: string | null;
+  disabledReason: string | null;
+}
+
+export interface SaveIntegration {
+  tenantId: string;
+  channel: string;
+  target: string;
+  enabled: boolean;
+  config: string;
+  secretRef: string | null;
+  at: string;
+}
+
+export interface IntegrationStore {
+  find(tenantId: string, channel: string, target: string): IntegrationRow | undefined;
+  list(tenantId: string): IntegrationRow[];
+  /** Creates or replaces the setup. Saving it enabled clears a service-side disable. */
+  save(row: SaveIntegration): void;
+  /** A send succeeded: the failure streak ends. */
+  recordSuccess(tenantId: string, channel: string, target: string): void;
+  /** A send failed: returns the streak so far. */
+  recordFailure(tenantId: string, channel: string, target: string, at: string): { consecutiveFailures: number; failingSince: string };
+  disable(tenantId: string, channel: string, target: string, at: string, reason: string): void;
+}

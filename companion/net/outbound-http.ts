@@ -1,0 +1,178 @@
+/**
+ * The one HTTP client for every request the service sends to a tenant-supplied URL
+ * (interface-spec Events rule 7, DESIGN.md §5). Webhook deliveries use it; review-route
+ * dispatches must too.
+ *
+ * - The URL is checked first (address-policy.ts): https only (http only to loopback under the
+ *   operator setting), no credentials, an IP-literal host must be public.
+ * - A host name is resolved by our own `lookup`, handed to undici's connector, which checks
+ *   every address the name resolves to and refuses the connection if any is not allowed. The
+ *   socket then connects to exactly the checked address: there is no window between check and
+ *   use for DNS rebinding.
+ * - Redirects are never followed (undici's dispatcher does not follow them; a 3xx is simply a
+ *   non-2xx answer), TLS certificates and host names are verified (Node's defaults, never
+ *   turned off), connect and read timeouts are short, and at most `maxResponseBytes` of the
+ *   answer is read.
+ */
+import dns from 'node:dns';
+import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
+import type { Agent } from 'undici';
+import { checkAddress, checkTargetUrl } from './address-policy.ts';
+import type { AddressRules, TargetRefusal } from './address-policy.ts';
+
+export type OutboundErrorCode =
+  | TargetRefusal
+  | 'dns_failed'
+  | 'connect_failed'
+  | 'tls_failed'
+  | 'timeout'
+  | 'response_too_large'
+  | 'network_error';
+
+export class OutboundError extends Error {
+  readonly code: OutboundErrorCode;
+  constructor(code: OutboundErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'OutboundError';
+    this.code = code;
+  }
+}
+
+export interface OutboundHttpOptions extends AddressRules {
+  connectTimeoutMs?: number;
+  /** Time allowed for the answer's headers, and separately between body chunks. */
+  readTimeoutMs?: number;
+  maxResponseBytes?: number;
+  /** Resolver (tests pin names to addresses with it); defaults to the OS resolver. */
+  resolve?: (hostname: string) => Promise<LookupAddress[]>;
+}
+
+export interface OutboundRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  /** Aborts the request (e.g. the caller's lease ends first). */
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  status: number;
+  /** The first bytes of the answer, at most maxResponseBytes. */
+  body: Uint8Array;
+}
+
+export const OUTBOUND_DEFAULTS = { connectTimeoutMs: 3_000, readTimeoutMs: 10_000, maxResponseBytes: 64 * 1024 } as const;
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+export interface OutboundHttp {
+  /** POSTs the exact body bytes; resolves with any HTTP status, rejects with OutboundError. */
+  post(req: OutboundRequest): Promise<OutboundResponse>;
+  close(): Promise<void>;
+}
+
+export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
+  const rules: AddressRules = { allowLoopback: options.allowLoopback };
+  const connectTimeoutMs = options.connectTimeoutMs ?? OUTBOUND_DEFAULTS.connectTimeoutMs;
+  const readTimeoutMs = options.readTimeoutMs ?? OUTBOUND_DEFAULTS.readTimeoutMs;
+  const maxResponseBytes = options.maxResponseBytes ?? OUTBOUND_DEFAULTS.maxResponseBytes;
+  const resolve = options.resolve ?? ((hostname: string) => dns.promises.lookup(hostname, { all: true, verbatim: true }));
+
+  /**
+   * net/tls `lookup` hook: resolve, then refuse the whole name if any answer is not allowed
+   * (a name mixing public and private answers is an attack, not a configuration).
+   */
+  function guardedLookup(hostname: string, opts: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
+    resolve(hostname).then(
+      (addresses) => {
+        if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), []);
+        for (const a of addresses) {
+          const verdict = checkAddress(a.address, rules);
+          if (!verdict.ok) return callback(Object.assign(new Error(`${hostname} resolves to ${verdict.reason}`), { code: 'ESVCADDRESS' }), []);
+        }
+        if ((opts as LookupAllOptions).all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  }
+
+  // undici is loaded on the first send, not at startup: a service with no webhook target never
+  // pays for it, and the process starts faster.
+  let client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
+  const undici = () =>
+    (client ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({
+        connect: { timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true },
+        headersTimeout: readTimeoutMs,
+        bodyTimeout: readTimeoutMs,
+        keepAliveTimeout: 4_000,
+        connections: 64,
+      }),
+    })));
+
+  return {
+    async post(req) {
+      const target = checkTargetUrl(req.url, rules);
+      if (!target.ok) throw new OutboundError(target.code, target.reason);
+      const { agent, request } = await undici();
+      let res;
+      try {
+        res = await request(target.url, {
+          dispatcher: agent,
+          method: 'POST',
+          headers: req.headers,
+          body: req.body,
+          ...(req.signal ? { signal: req.signal } : {}),
+        });
+      } catch (err) {
+        throw toOutboundError(err);
+      }
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of res.body) {
+          const bytes = chunk as Uint8Array;
+          const room = maxResponseBytes - size;
+          chunks.push(bytes.subarray(0, room));
+          size += Math.min(room, bytes.length);
+          if (bytes.length > room) {
+            // Stop reading: the status is what counts, and a huge answer must not cost memory.
+            res.body.destroy();
+            break;
+          }
+        }
+      } catch (err) {
+        throw toOutboundError(err);
+      }
+      const body = new Uint8Array(size);
+      let at = 0;
+      for (const c of chunks) (body.set(c, at), (at += c.length));
+      return { status: res.statusCode, body };
+    },
+    async close() {
+      if (client) await (await client).agent.close();
+    },
+  };
+}
+
+/** A short, secret-free description of what went wrong, for last_error. */
+function toOutboundError(err: unknown): OutboundError {
+  if (err instanceof OutboundError) return err;
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  const message = e.message ?? String(err);
+  if (code === 'ESVCADDRESS' || e.cause?.code === 'ESVCADDRESS') return new OutboundError('address_not_allowed', e.cause?.message ?? message, { cause: err });
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return new OutboundError('dns_failed', `name resolution failed (${code})`, { cause: err });
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new OutboundError('timeout', 'connect timed out', { cause: err });
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return new OutboundError('timeout', 'the receiver did not answer in time', { cause: err });
+  if (e.name === 'AbortError' || code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR') return new OutboundError('timeout', 'the delivery was cut off at its deadline', { cause: err });
+  if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('SELF_SIGNED') || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code.startsWith('UNABLE_TO')) {
+    return new OutboundError('tls_failed', `TLS failed (${code})`, { cause: err });
+  }
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'UND_ERR_SOCKET') {
+    return new OutboundError('connect_failed', `connection failed (${code})`, { cause: err });
+  }
+  return new OutboundError('network_error', code ? `request failed (${code})` : 'request failed', { cause: err });
+}

@@ -1,0 +1,78 @@
+/**
+ * One delivery attempt (interface-spec Events rules 3–7): look up the target's URL and keys,
+ * sign the stored body bytes with a fresh timestamp and the same evt_ id as every earlier
+ * attempt, POST through the guarded client, and call any 2xx a delivery.
+ *
+ * Keys: a minted secret's derived key, plus the previous one during a rotation overlap (both
+ * signatures are sent, newest first); or the value of the target's secret_ref, resolved now
+ * (Events rule 5: the resolved value is the key itself).
+ */
+import { signEvent, ID_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../shared/webhook-signature.ts';
+import { buildStandardHeaders } from '../../shared/webhook-standard.ts';
+import type { Clock } from '../core/clock.ts';
+import type { ClaimedJob } from '../core/jobs/queue.ts';
+import type { JobOutcome } from '../core/jobs/worker.ts';
+import type { IntegrationStore } from '../integrations/store.ts';
+import type { SecretResolver } from '../integrations/secret-refs.ts';
+import { OutboundError } from '../net/outbound-http.ts';
+import type { OutboundHttp } from '../net/outbound-http.ts';
+import type { WebhookConfig } from './config.ts';
+import type { DeliveryRow, WebhookStore } from './store.ts';
+
+export const USER_AGENT = 'action-gate-webhooks/0.1';
+
+export interface DeliveryDeps {
+  webhooks: WebhookStore;
+  integrations: IntegrationStore;
+  secrets: SecretResolver;
+  outbound: OutboundHttp;
+  clock: Clock;
+}
+
+export type SigningKeys = { ok: true; keys: string[] } | { ok: false; error: string };
+
+/** The keys that sign for a target right now, newest first. */
+export function signingKeys(deps: Pick<DeliveryDeps, 'webhooks' | 'secrets'>, tenantId: string, target: string, secretRef: string | null, at: Date): SigningKeys {
+  if (secretRef !== null) {
+    const r = deps.secrets.resolve(tenantId, secretRef);
+    return r.ok ? { ok: true, keys: [r.value] } : { ok: false, error: `secret_ref unresolvable (${r.provider}: ${r.error})` };
+  }
+  const keys = deps.webhooks.activeKeys(tenantId, target, at.toISOString()).map((k) => k.key);
+  return keys.length > 0 ? { ok: true, keys } : { ok: false, error: 'no signing key' };
+}
+
+/** Every header of one attempt, per the target's signature scheme. */
+export function deliveryHeaders(row: Pick<DeliveryRow, 'id' | 'event' | 'body'>, keys: readonly string[], scheme: WebhookConfig['signature_scheme'], timestamp: number): Record<string, string> {
+  if (scheme === 'standard-webhooks') {
+    return { ...buildStandardHeaders({ keys, id: row.id, timestamp, body: row.body }), [EVENT_HEADER]: row.event, 'User-Agent': USER_AGENT };
+  }
+  // Events rule 3: t=<ts>,v1=<hex>; one v1 per key while a rotation overlaps.
+  const v1 = keys.map((key) => `v1=${signEvent({ key, id: row.id, timestamp, body: row.body }).signature}`);
+  return {
+    'Content-Type': 'application/json',
+    [EVENT_HEADER]: row.event,
+    [ID_HEADER]: row.id,
+    [TIMESTAMP_HEADER]: String(timestamp),
+    [SIGNATURE_HEADER]: [`t=${timestamp}`, ...v1].join(','),
+    'User-Agent': USER_AGENT,
+  };
+}
+
+export async function attemptDelivery(deps: DeliveryDeps, job: ClaimedJob<DeliveryRow>, signal: AbortSignal): Promise<JobOutcome> {
+  const row = job.row;
+  const integration = deps.integrations.find(row.tenant_id, 'webhook', row.target);
+  if (!integration) return { ok: false, error: 'the webhook target no longer exists' };
+  const config = JSON.parse(integration.config) as WebhookConfig;
+  const now = deps.clock.now();
+  const keys = signingKeys(deps, row.tenant_id, row.target, integration.secretRef, now);
+  if (!keys.ok) return { ok: false, error: keys.error };
+  const headers = deliveryHeaders(row, keys.keys, config.signature_scheme, Math.floor(now.getTime() / 1000));
+  try {
+    const res = await deps.outbound.post({ url: config.url, headers, body: row.body, signal });
+    if (res.status >= 200 && res.status < 300) return { ok: true };
+    return { ok: false, error: `HTTP ${res.status}${res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''}` };
+  } catch (err) {
+    if (err instanceof OutboundError) return { ok: false, error: `${err.code}: ${err.message}` };
+    throw err;
+  }
+}

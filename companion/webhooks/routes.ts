@@ -1,0 +1,176 @@
+/**
+ * A webhook target's deliveries (interface-spec "Webhook delivery item", Endpoints):
+ * GET …/deliveries lists them newest first with status, attempt_count, last_error and the
+ * payload; POST …/replay puts every delivery created in a time range back on the queue with
+ * its original evt_ id (dead letters included: this is their requeue).
+ */
+import { ProblemError } from '../core/errors.ts';
+import { retryPlan } from '../core/jobs/backoff.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
+import { TARGET_PATTERN } from '../integrations/routes.ts';
+import type { DeliveryRow, DeliveryStatus } from './store.ts';
+
+const Params = z.object({
+  target: z.string().regex(TARGET_PATTERN).openapi({ param: { name: 'target', in: 'path' }, example: 'ops-alerts' }),
+});
+
+/** The spec's three states; a dead letter is a failed delivery that will not be retried. */
+const SpecStatus = z.enum(['pending', 'delivered', 'failed']);
+const STORED: Record<z.infer<typeof SpecStatus>, DeliveryStatus[]> = { pending: ['pending'], delivered: ['delivered'], failed: ['failed', 'dead'] };
+
+const Delivery = z
+  .object({
+    id: z.string().openapi({ description: 'X-Service-Id: the same on every attempt; receivers dedupe on it' }),
+    event: z.string(),
+    status: SpecStatus,
+    dead_lettered: z.boolean().openapi({ description: 'Failed its last attempt: no retry is scheduled until it is replayed' }),
+    attempt_count: z.number().int(),
+    last_error: z.string().nullable(),
+    last_attempt_at: z.string().nullable(),
+    next_attempt_at: z.string().nullable(),
+    created_at: z.string(),
+    completed_at: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()).openapi({ description: 'The delivered JSON body' }),
+  })
+  .openapi('WebhookDelivery');
+
+const Endpoint = z
+  .object({
+    state: z.enum(['enabled', 'disabled', 'auto_disabled']),
+    disabled_at: z.string().nullable(),
+    disabled_reason: z.string().nullable(),
+    consecutive_failures: z.number().int(),
+  })
+  .openapi('WebhookEndpointState');
+
+function view(row: DeliveryRow): z.infer<typeof Delivery> {
+  const retrying = row.status === 'pending' || row.status === 'failed';
+  return {
+    id: row.id,
+    event: row.event,
+    status: row.status === 'dead' ? 'failed' : row.status,
+    dead_lettered: row.status === 'dead',
+    attempt_count: row.attempt_count,
+    last_error: row.last_error,
+    last_attempt_at: row.last_attempt_at,
+    next_attempt_at: retrying ? new Date(row.run_at).toISOString() : null,
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+    payload: JSON.parse(row.body) as Record<string, unknown>,
+  };
+}
+
+const Timestamp = z.iso.datetime({ offset: true }).openapi({ example: '2025-01-01T00:00:00.000Z' });
+
+export function webhookRoutes(deps: RouteDeps) {
+  const router = createRouter();
+
+  const requireTarget = (tenantId: string, target: string) => {
+    const row = deps.store.integrations.find(tenantId, 'webhook', target);
+    if (!row) throw ProblemError.notFound(`no webhook target ${target} for this tenant`);
+    return row;
+  };
+
+  const list = defineRoute({
+    method: 'get',
+    path: '/tenant/integrations/webhook/{target}/deliveries',
+    operationId: 'listWebhookDeliveries',
+    tags: ['webhooks'],
+    auth: deps.auth.apiKey,
+    summary: 'Deliveries of a webhook target, newest first',
+    request: {
+      params: Params,
+      query: z
+        .object({
+          status: SpecStatus.optional(),
+          limit: z.coerce.number().int().min(1).max(100).default(50),
+          offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+        })
+        .strict(),
+    },
+    responses: {
+      200: jsonContent(
+        z
+          .object({
+            target: z.string(),
+            endpoint: Endpoint,
+            retry_plan: z.object({ max_attempts: z.number().int(), jitter: z.number(), delays_seconds: z.array(z.number()) }),
+            deliveries: z.array(Delivery),
+            limit: z.number().int(),
+            offset: z.number().int(),
+          })
+          .openapi('WebhookDeliveryList'),
+        'The page of deliveries',
+      ),
+      404: problemContent('Unknown webhook target'),
+    },
+  });
+  router.openapi(list, (c) => {
+    const { target } = c.req.valid('param');
+    const { status, limit, offset } = c.req.valid('query');
+    const tenantId = c.var.auth.tenantId;
+    const row = requireTarget(tenantId, target);
+    const rows = deps.store.webhooks.listDeliveries({ tenantId, target, ...(status ? { statuses: STORED[status] } : {}), limit, offset });
+    return c.json(
+      {
+        target,
+        endpoint: {
+          state: row.disabledAt ? ('auto_disabled' as const) : row.enabled ? ('enabled' as const) : ('disabled' as const),
+          disabled_at: row.disabledAt,
+          disabled_reason: row.disabledReason,
+          consecutive_failures: row.consecutiveFailures,
+        },
+        retry_plan: retryPlan(deps.webhooks.queue.schedule),
+        deliveries: rows.map(view),
+        limit,
+        offset,
+      },
+      200,
+    );
+  });
+
+  const replay = defineRoute({
+    method: 'post',
+    path: '/tenant/integrations/webhook/{target}/replay',
+    operationId: 'createWebhookReplay',
+    tags: ['webhooks'],
+    auth: deps.auth.apiKey,
+    summary: 'Send again every delivery created in [from, to), with its original id (requeues dead letters)',
+    request: {
+      params: Params,
+      body: jsonBody(
+        z
+          .object({
+            from: Timestamp,
+            to: Timestamp,
+            status: SpecStatus.optional().openapi({ description: 'Only deliveries in this state (failed includes dead letters); all when omitted' }),
+          })
+          .strict()
+          .refine((b) => Date.parse(b.from) < Date.parse(b.to), { message: 'from must be before to', path: ['to'] }),
+      ),
+    },
+    responses: {
+      200: jsonContent(z.object({ target: z.string(), requeued: z.number().int() }).openapi('WebhookReplay'), 'How many deliveries were put back on the queue'),
+      404: problemContent('Unknown webhook target'),
+    },
+  });
+  router.openapi(replay, (c) => {
+    const { target } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const tenantId = c.var.auth.tenantId;
+    requireTarget(tenantId, target);
+    const statuses = body.status ? STORED[body.status] : (['pending', 'delivered', 'failed', 'dead'] as DeliveryStatus[]);
+    // created_at is RFC 3339 UTC with milliseconds, so normalised bounds compare as text.
+    const from = new Date(body.from).toISOString();
+    const to = new Date(body.to).toISOString();
+    const requeued = deps.store.transaction(() => {
+      const ids = deps.store.webhooks.deliveriesInRange(tenantId, target, from, to, statuses);
+      return deps.webhooks.queue.requeue(ids, deps.clock.now());
+    });
+    if (requeued > 0) deps.webhooks.worker.wake();
+    return c.json({ target, requeued }, 200);
+  });
+
+  return router;
+}

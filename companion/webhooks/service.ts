@@ -1,0 +1,102 @@
+/**
+ * The webhook capability's moving parts, built once per process: the outbox (written inside
+ * seal transactions), the guarded HTTP client, the leased delivery queue and its worker.
+ * The worker is started and stopped by the service lifecycle, never by a route.
+ *
+ * Endpoint health: every stored outcome updates the target's failure streak; a target failing
+ * without a break for AUTO_DISABLE_AFTER_SECONDS (and at least AUTO_DISABLE_MIN_FAILURES
+ * times) is disabled and says so in readiness and in its deliveries list.
+ */
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import type { Db } from '../core/db.ts';
+import type { IdFactory } from '../core/ids.ts';
+import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
+import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
+import { JobWorker } from '../core/jobs/worker.ts';
+import type { Logger } from '../core/log.ts';
+import type { WorkerStatus } from '../core/worker-status.ts';
+import type { SecretResolver } from '../integrations/secret-refs.ts';
+import type { IntegrationStore } from '../integrations/store.ts';
+import { createOutboundHttp } from '../net/outbound-http.ts';
+import type { OutboundHttp } from '../net/outbound-http.ts';
+import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.ts';
+import { attemptDelivery } from './delivery.ts';
+import { WebhookOutbox } from './outbox.ts';
+import type { DeliveryRow, WebhookStore } from './store.ts';
+
+export const DELIVERY_QUEUE = 'webhook_deliveries';
+
+export interface WebhookServiceDeps {
+  db: Db;
+  store: { webhooks: WebhookStore; integrations: IntegrationStore };
+  secrets: SecretResolver;
+  clock: Clock;
+  ids: IdFactory;
+  log: Logger;
+  config: Pick<Config, 'webhookAllowLoopback' | 'webhookLeaseSeconds'>;
+}
+
+export interface WebhookService {
+  outbox: WebhookOutbox;
+  queue: JobQueue<DeliveryRow>;
+  worker: JobWorker<DeliveryRow>;
+  receipts: TickReceipts;
+  outbound: OutboundHttp;
+  start(): void;
+  stop(): Promise<void>;
+  status(): WorkerStatus;
+}
+
+export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
+  const { db, store, clock, log } = deps;
+  const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
+  const queue = new JobQueue<DeliveryRow>({
+    db,
+    table: DELIVERY_QUEUE,
+    doneStatus: 'delivered',
+    schedule: DEFAULT_RETRY_SCHEDULE,
+    // A target the tenant disabled, or the service disabled after sustained failure, keeps its
+    // deliveries pending until it is enabled again.
+    claimableWhere: `EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id AND i.channel = 'webhook'
+      AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`,
+  });
+  const receipts = new TickReceipts(db);
+  const worker = new JobWorker<DeliveryRow>({
+    name: 'webhooks',
+    queue,
+    receipts,
+    clock,
+    log,
+    leaseMs: deps.config.webhookLeaseSeconds * 1000,
+    handle: (job, signal) => attemptDelivery({ webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock }, job, signal),
+    settled(job, _outcome, stored) {
+      const { tenant_id: tenantId, target } = job.row;
+      if (stored === 'succeeded') return store.integrations.recordSuccess(tenantId, 'webhook', target);
+      if (stored === 'lease_lost') return;
+      const now = clock.now();
+      const streak = store.integrations.recordFailure(tenantId, 'webhook', target, now.toISOString());
+      const failingFor = now.getTime() - Date.parse(streak.failingSince);
+      if (streak.consecutiveFailures >= AUTO_DISABLE_MIN_FAILURES && failingFor >= AUTO_DISABLE_AFTER_SECONDS * 1000) {
+        const reason = `${streak.consecutiveFailures} consecutive failed attempts since ${streak.failingSince}`;
+        store.integrations.disable(tenantId, 'webhook', target, now.toISOString(), reason);
+        log.warn('webhook target disabled after sustained failure', { tenant_id: tenantId, target, reason });
+      }
+    },
+  });
+  const outbox = new WebhookOutbox({ store: store.webhooks, ids: deps.ids, clock });
+  outbox.onEnqueued = () => worker.wake();
+  return {
+    outbox,
+    queue,
+    worker,
+    receipts,
+    outbound,
+    start: () => worker.start(),
+    status: () => worker.status(),
+    async stop() {
+      await worker.stop();
+      await outbound.close();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * What the webhooks capability needs from storage (SQLite: ./sqlite-store.ts): the delivery
+ * outbox, the signing keys of each target, and the subscription lookups the enqueue path runs
+ * inside the seal transaction. Reads take the tenant id from the credential.
+ */
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead';
+
+export interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  target: string;
+  event: string;
+  event_key: string;
+  body: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  run_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface NewDelivery {
+  id: string;
+  tenantId: string;
+  target: string;
+  event: string;
+  eventKey: string;
+  body: string;
+  runAt: number;
+  createdAt: string;
+}
+
+export interface SigningKeyRow {
+  key: string;
+  createdAt: string;
+  retiresAt: string | null;
+}
+
+export interface DeliveryQuery {
+  tenantId: string;
+  target: string;
+  statuses?: readonly DeliveryStatus[];
+  limit: number;
+  offset: number;
+}
+
+export interface WebhookStore {
+  /** Enabled webhook targets of the tenant subscribed to `event`. */
+  subscribedTargets(tenantId: string, event: string): string[];
+  /** Enabled targets subscribed to meter.threshold with a threshold in (before, after]. */
+  crossedThresholds(tenantId: string, before: number, after: number): { target: string; threshold: number }[];
+  /** False when this target already has a delivery for the event key. */
+  insertDelivery(row: NewDelivery): boolean;
+  listDeliveries(q: DeliveryQuery): DeliveryRow[];
+  countByStatus(tenantId: string, target: string): Record<DeliveryStatus, number>;
+  /** Ids of non-leased deliveries created in [from, to) with one of `statuses`. */
+  deliveriesInRange(tenantId: string, target: string, from: string, to: string, statuses: readonly DeliveryStatus[]): string[];
+  findDelivery(tenantId: string, target: string, id: string): DeliveryRow | undefined;
+
+  addSigningKey(tenantId: string, target: string, key: string, at: string): void;
+  /** Gives the current key an end date (rotation overlap). */
+  retireCurrentKey(tenantId: string, target: string, retiresAt: string): void;
+  /** Keys that still sign at `at`, newest first. */
+  activeKeys(tenantId: string, target: string, at: string): SigningKeyRow[];
+}

@@ -1,0 +1,211 @@
+/**
+ * The records export and its summary against a real SQLite file, real seals and the real app:
+ * half-open boundaries, keyset paging under concurrent writes, strict parameters, NDJSON, and
+ * every exported record verifying offline with shared/ code alone.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
+import { EXPORT_PAGE_SIZE, NDJSON } from '../../companion/exports/records-export.ts';
+import { createTestContext } from './helpers.ts';
+import type { TestContext } from './helpers.ts';
+import { gateBody, recordBody } from './pack-fixtures.ts';
+
+let ctx: TestContext;
+let key: string;
+beforeEach(async () => {
+  ctx = await createTestContext();
+  // Production: no sandbox allowance, so a test can seal a few thousand records.
+  key = ctx.productionTenant().apiKey;
+});
+afterEach(async () => {
+  await ctx.close();
+});
+
+const exportPage = (query = '', headers: Record<string, string> = {}) => ctx.request(`/tenant/exports/records${query}`, { key, headers });
+
+/** NDJSON is read as text (the JSON helper would try to parse it as one document). */
+async function exportNdjson(query = ''): Promise<{ headers: Headers; lines: any[] }> {
+  const res = await ctx.app.request(`/tenant/exports/records${query}`, { headers: { 'x-service-key': key, accept: NDJSON } });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  return { headers: res.headers, lines: text === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l)) };
+}
+
+async function sealBatch(n: number, k = key): Promise<string[]> {
+  const res = await ctx.request('/v1/record/batch', { json: Array.from({ length: n }, () => recordBody()), key: k });
+  expect(res.status).toBe(201);
+  return (res.body.results as any[]).map((r) => r.action_key as string);
+}
+
+async function sealAt(at: string): Promise<string> {
+  ctx.clock.set(at);
+  return (await sealBatch(1))[0]!;
+}
+
+/** Pages with next_cursor (from `cursor` on) until a page comes back empty; `between` runs after each page. */
+async function pageAll(cursor: string | null = null, between: () => Promise<unknown> = async () => {}): Promise<{ keys: string[]; pages: number }> {
+  const keys: string[] = [];
+  let pages = 0;
+  for (;;) {
+    const res = await exportPage(cursor ? `?cursor=${encodeURIComponent(cursor)}` : '');
+    expect(res.status).toBe(200);
+    pages++;
+    keys.push(...res.body.records.map((r: any) => r.action_key));
+    if (res.body.records.length === 0) {
+      expect(res.body.next_cursor).toBeNull();
+      return { keys, pages };
+    }
+    cursor = res.body.next_cursor;
+    await between();
+  }
+}
+
+describe('GET /tenant/exports/records', () => {
+  it('is half-open on the signed recorded_at: a record exactly at from is included, one exactly at to is excluded', async () => {
+    const a = await sealAt('2025-03-01T10:00:00.000Z');
+    const b = await sealAt('2025-03-01T11:00:00.000Z');
+    const c = await sealAt('2025-03-01T12:00:00.000Z');
+    const keysOf = async (q: string) => (await exportPage(q)).body.records.map((r: any) => r.action_key);
+    expect(await keysOf('?from=2025-03-01T11:00:00.000Z&to=2025-03-01T12:00:00.000Z')).toEqual([b]);
+    expect(await keysOf('?from=2025-03-01T10:00:00.000Z&to=2025-03-01T11:00:00.000Z')).toEqual([a]);
+    expect(await keysOf('?from=2025-03-01T10:00:00.001Z&to=2025-03-01T12:00:00.001Z')).toEqual([b, c]);
+    // Offsets are instants: 13:00+02:00 is 11:00Z.
+    expect(await keysOf('?from=2025-03-01T13:00:00%2B02:00&to=2025-03-01T12:00:00.000Z')).toEqual([b]);
+    expect(await keysOf('')).toEqual([a, b, c]);
+  });
+
+  it('pages in stable chronological order and never skips or repeats a record while seals land between and during pages', async () => {
+    const sealed: string[] = [];
+    // Many records share a millisecond: the order within one recorded_at is tenant_seq.
+    for (let i = 0; i < 12; i++) sealed.push(...(await sealBatch(100)));
+    let round = 0;
+    const { keys, pages } = await pageAll(null, async () => {
+      if (round >= 4) return;
+      ctx.clock.advance(round++ % 2); // some writes land in the same millisecond as the page end
+      sealed.push(...(await sealBatch(100)));
+    });
+    expect(pages).toBeGreaterThan(2);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toEqual(sealed);
+
+    // A page's end is fixed before its first row is written: seals committed while a partial
+    // page streams (it spans several read chunks) go to the next page, never into both.
+    expect(sealed.length).toBe(1600);
+    const c1 = (await exportPage()).body.next_cursor as string;
+    const second = await ctx.app.request(`/tenant/exports/records?cursor=${encodeURIComponent(c1)}`, { headers: { 'x-service-key': key, accept: NDJSON } });
+    const reader = second.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value, { stream: true });
+    const during = await sealBatch(100);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+    const secondKeys = text.trim().split('\n').map((l) => JSON.parse(l).action_key);
+    expect(secondKeys).toEqual(sealed.slice(EXPORT_PAGE_SIZE));
+    const rest = await pageAll(second.headers.get('x-next-cursor'));
+    expect(rest.keys).toEqual(during);
+  });
+
+  it('makes every record self-contained: each verify_request verifies offline against the published keys', async () => {
+    await sealBatch(30);
+    const tenant = ctx.productionTenant();
+    await sealBatch(5, tenant.apiKey);
+    const res = await exportPage();
+    expect(res.body.count).toBe(30);
+    expect(res.body.notice).toMatch(/not an authorization decision/);
+    const keys = trustedKeySet(ctx.deps.keyring.jwks());
+    for (const record of res.body.records) {
+      expect(record.evidence_packet.seal.attestation.recorded_at).toBe(record.recorded_at);
+      const result = await verifyEvidence(record.verify_request, keys);
+      expect(failedChecks(result)).toEqual([]);
+      expect(result.key_status).toBe('active');
+    }
+    // The same body GET /v1/records/{action_key} answers.
+    const first = res.body.records[0];
+    expect(first).toEqual((await ctx.request(`/v1/records/${first.action_key}`, { key })).body);
+    // A tampered copy fails: the check above can fail.
+    const forged = { ...res.body.records[0].verify_request, payload_hash: '0'.repeat(64) };
+    expect((await verifyEvidence(forged, keys)).verified).toBe(false);
+  });
+
+  it('streams NDJSON when asked, with the next page in the Link header and the owner-review notice in a header', async () => {
+    const sealed = await sealBatch(3);
+    const res = await exportNdjson('?from=2020-01-01T00:00:00Z');
+    expect(res.headers.get('content-type')).toBe(NDJSON);
+    expect(res.headers.get('x-service-export-notice')).toMatch(/owner review/);
+    expect(res.headers.get('x-total-count')).toBe('3');
+    expect(res.lines.map((l) => l.action_key)).toEqual(sealed);
+    const cursor = res.headers.get('x-next-cursor')!;
+    expect(res.headers.get('link')).toBe(`</tenant/exports/records?from=2020-01-01T00%3A00%3A00.000Z&cursor=${cursor}>; rel="next"`);
+    const last = await exportNdjson(`?from=2020-01-01T00:00:00Z&cursor=${cursor}`);
+    expect(last.lines).toEqual([]);
+    expect(last.headers.get('link')).toBeNull();
+  });
+
+  it('rejects unknown parameters, bad timestamps, an empty range and a forged cursor with 422 naming each field', async () => {
+    const unknown = await exportPage('?from=2025-01-01T00:00:00Z&limit=5&tenant_id=ten_x');
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors.map((e: any) => e.path).sort()).toEqual(['/limit', '/tenant_id']);
+    for (const [query, path] of [
+      ['?from=yesterday', '/from'],
+      ['?to=2025-01-01T00:00:00.0001Z', '/to'],
+      ['?from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z', '/to'],
+      ['?cursor=not-a-cursor', '/cursor'],
+      [`?cursor=${Buffer.from(JSON.stringify([1, 'x', 1])).toString('base64url')}`, '/cursor'],
+    ] as const) {
+      const res = await exportPage(query);
+      expect(res.status, query).toBe(422);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.body.errors.map((e: any) => e.path)).toEqual([path]);
+    }
+    expect((await ctx.request('/tenant/exports/records')).status).toBe(401);
+  });
+});
+
+describe('sealer clock', () => {
+  it("never stamps a record earlier than its tenant's log head, even when the server clock steps back", async () => {
+    const first = await sealAt('2025-05-01T12:00:00.000Z');
+    ctx.clock.set('2025-05-01T11:59:00.000Z'); // NTP steps the clock back a minute
+    const [second] = await sealBatch(1);
+    const rows = (await exportPage()).body.records;
+    expect(rows.map((r: any) => r.action_key)).toEqual([first, second]);
+    expect(rows[1].recorded_at).toBe('2025-05-01T12:00:00.000Z');
+  });
+});
+
+describe('GET /tenant/exports/records/summary', () => {
+  it('counts per pack: decisions by seal kind, review states, events by type, anchored in a closed epoch vs not yet', async () => {
+    await sealBatch(2);
+    const disclosure = recordBody({ event_type: 'disclosure_rendered', source_payload: { disclosure_sha256: 'a'.repeat(64) }, metadata: {} });
+    expect((await ctx.request('/v1/record', { json: disclosure, key })).status).toBe(201);
+    const gate = await ctx.request('/v1/gate', { json: gateBody('law'), key });
+    expect(gate.status).toBe(201);
+    const review = await ctx.request('/v1/reviews', {
+      json: { pack: 'law', action_key: gate.body.action_key, reviewer: 'partner-7', decision: 'approved' },
+      key,
+    });
+    expect(review.status).toBe(201);
+    await ctx.request('/v1/gate', { json: gateBody('defense'), key });
+
+    const res = await ctx.request('/tenant/exports/records/summary', { key });
+    expect(res.status).toBe(200);
+    const byPack = Object.fromEntries(res.body.packs.map((p: any) => [p.pack, p]));
+    expect(byPack['eu-ai-act'].records_by_event_type).toEqual({ output_marked: 2, disclosure_rendered: 1 });
+    expect(byPack['eu-ai-act'].decisions_by_kind).toEqual({ record: { recorded: 3 } });
+    expect(byPack.law.decisions_by_kind).toEqual({ gate: { [gate.body.decision]: 1 }, review: { approved: 1 } });
+    expect(byPack.law.reviews).toMatchObject({ approved: 1, pending: 0 });
+    expect(byPack.defense.reviews).toMatchObject({ pending: 1, approved: 0 });
+    expect(byPack.law.anchoring).toEqual({ anchored: 0, not_yet_anchored: 2 });
+    expect(byPack.medicine.records).toBe(0);
+    expect(res.body.records).toBe(6);
+    expect((await ctx.request('/tenant/exports/records/summary?x=1', { key })).status).toBe(422);
+
+    // The hourly epoch anchors everything sealed before it; a later seal waits for the next one.
+    ctx.clock.set('2025-01-01T01:00:00.000Z');
+    expect(ctx.deps.workers.epochs.closeDue()).toHaveLength(1);
+    await ctx.request('/v1/gate', { json: gateBody('law'), key });
+    const after = await ctx.request('/tenant/exports/records/summary', { key });
+    const law = after.body.packs.find((p: any) => p.pack === 'law');
+    expect(law.anchoring).toEqual({ anchored: 2, not_yet_anchored: 1 });
+    expect(after.body.packs.find((p: any) => p.pack === 'eu-ai-act').anchoring).toEqual({ anchored: 3, not_yet_anchored: 0 });
+  });
+});
