@@ -19,7 +19,6 @@ import {
   EpochListQuery,
   EpochSeqParam,
   InclusionProofSchema,
-  NotYetAnchored,
   SignedEpochHeaderSchema,
   TenantConsistency,
   TenantConsistencyQuery,
@@ -62,7 +61,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     responses: {
       200: jsonContent(InclusionProofSchema, 'The proof'),
       404: problemContent("Unknown record (another tenant's record answers the same)"),
-      409: { description: 'Not anchored yet', content: { 'application/problem+json': { schema: NotYetAnchored } } },
+      409: problemContent('Not anchored yet (code not_yet_anchored): the problem also carries epoch_cadence, epoch_cadence_seconds, next_epoch_hint and estimated_next_epoch_at'),
     },
   });
   router.openapi(inclusion, (c) => {

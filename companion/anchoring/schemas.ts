@@ -1,5 +1,5 @@
 /** Request and response schemas of the anchoring routes (OpenAPI is generated from these). */
-import { ProblemSchema, z } from '../core/router.ts';
+import { z } from '../core/router.ts';
 
 const Hex = z.string().regex(/^[0-9a-f]{64}$/).openapi({ description: 'SHA-256, lowercase hex' });
 const Proof = z.array(Hex).openapi({ description: 'RFC 9162 proof hashes, leaf side first' });
@@ -51,15 +51,6 @@ export const InclusionProofSchema = z
   })
   .openapi('InclusionProof');
 
-export const NotYetAnchored = ProblemSchema
-  .extend({
-    code: z.literal('not_yet_anchored'),
-    epoch_cadence: z.string(),
-    epoch_cadence_seconds: z.number().int(),
-    next_epoch_hint: z.string(),
-    estimated_next_epoch_at: z.string(),
-  })
-  .openapi('NotYetAnchored');
 
 const IntParam = (description: string) =>
   z
