@@ -88,7 +88,8 @@ describe('epochs in a real process', () => {
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     // Whenever the kill landed, the close is all or nothing: every epoch row has all its
-    // leaves and every leaf its tenant's anchored size, and nothing else exists.
+    // leaves, every leaf its receipt.anchored delivery and its tenant's anchored size, and
+    // nothing else exists.
     const after = read<{ counted: number; leaves: number; events: number; anchored: number }>(
       dataDir,
       "SELECT (SELECT coalesce(sum(tenant_count), 0) FROM epochs) AS counted, (SELECT count(*) FROM epoch_leaves) AS leaves, (SELECT count(*) FROM webhook_deliveries WHERE event = 'receipt.anchored') AS events, (SELECT count(*) FROM tenant_logs WHERE anchored_size > 0) AS anchored",
