@@ -4,12 +4,11 @@
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRODUCTION_KEY_FILE } from '../../companion/core/signer.ts';
-import { cleanupCompanions, launch, start, tempDataDir } from '../helpers/companion-process.ts';
+import { cleanupCompanions, holdInFlightSignup, launch, start, tempDataDir } from '../helpers/companion-process.ts';
 
 afterEach(cleanupCompanions);
 
@@ -67,32 +66,13 @@ describe('companion over HTTP', () => {
     const dataDir = tempDataDir();
     const svc = await start(dataDir);
     const { port } = new URL(svc.url);
-    const body = JSON.stringify({ email: 'inflight@example.com' });
-
-    // Expect: 100-continue lets us know the server holds the request before we send its body.
-    const req = http.request({
-      host: '127.0.0.1',
-      port: Number(port),
-      method: 'POST',
-      path: '/signup/checkout',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
-    });
-    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      });
-      req.on('error', reject);
-    });
-    await new Promise<void>((resolve) => req.on('continue', resolve));
+    const held = await holdInFlightSignup(Number(port), 'inflight@example.com');
 
     svc.child.kill('SIGTERM');
     await svc.waitForLog(/"message":"shutting down"/);
     await expect(fetch(`${svc.url}/openapi.json`)).rejects.toThrow();
 
-    req.end(body);
-    const done = await response;
+    const done = await held.finish();
     expect(done.status).toBe(201);
     expect(JSON.parse(done.text).api_key).toMatch(/^svc_test_/);
 

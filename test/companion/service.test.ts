@@ -6,10 +6,9 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SETTINGS } from '../../companion/core/config.ts';
-import { tempDataDir, cleanupCompanions } from '../helpers/companion-process.ts';
+import { cleanupCompanions, holdInFlightSignup, tempDataDir } from '../helpers/companion-process.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -74,28 +73,11 @@ describe('npm start', () => {
     const ps = spawnSync('ps', ['-o', 'args=', '--ppid', String(svc.child.pid)], { encoding: 'utf8' });
     expect(ps.stdout.trim()).toBe('node dist/companion/main.js');
 
-    const body = JSON.stringify({ email: 'inflight-npm@example.com' });
-    const req = http.request({
-      host: '127.0.0.1',
-      port: Number(port),
-      method: 'POST',
-      path: '/signup/checkout',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
-    });
-    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, text }));
-      });
-      req.on('error', reject);
-    });
-    await new Promise<void>((resolve) => req.on('continue', resolve));
+    const held = await holdInFlightSignup(Number(port), 'inflight-npm@example.com');
 
     svc.child.kill('SIGTERM');
     await expect.poll(() => svc.stdout()).toMatch(/"message":"shutting down","signal":"SIGTERM"/);
-    req.end(body);
-    const done = await response;
+    const done = await held.finish();
     expect(done.status).toBe(201);
 
     expect(await svc.exited).toEqual({ code: 0, signal: null });

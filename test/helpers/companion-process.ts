@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import { expect } from 'vitest';
 import { makeTempDir } from '../companion/helpers.ts';
 import { REPO_ROOT } from './vectors.ts';
@@ -72,3 +73,34 @@ export async function start(dataDir: string, env: Record<string, string> = {}): 
   return { child: p.child, url: url!, stdout: p.stdout, stderr: p.stderr, exited: p.exited, waitForLog: (re) => p.waitFor(re, p.stdout) };
 }
 
+
+/**
+ * A POST /signup/checkout the server has accepted but not yet received the body of
+ * (`Expect: 100-continue`): resolves once the server holds it, so a test can signal shutdown
+ * while the request is in flight, then `finish()` sends the body and awaits the answer.
+ */
+export async function holdInFlightSignup(port: number, email: string): Promise<{ finish(): Promise<{ status: number; text: string }> }> {
+  const body = JSON.stringify({ email });
+  const req = http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/signup/checkout',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+  });
+  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+  });
+  await new Promise<void>((resolve) => req.on('continue', resolve));
+  return {
+    finish() {
+      req.end(body);
+      return response;
+    },
+  };
+}
