@@ -134,14 +134,7 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
         <>
           <h2 id="ag-title">Not sent: Action Gate could not decide</h2>
           <p class="ag-message">{dialog.message}</p>
-          <div class="ag-actions">
-            <button type="button" class="ag-retry" onClick={actions.onRetry}>
-              Try again
-            </button>
-            <button type="button" class="ag-close" onClick={actions.onClose}>
-              Close
-            </button>
-          </div>
+          <Close actions={actions} retry="Try again" />
         </>
       );
     case 'fail-open':
@@ -198,16 +191,7 @@ function Body({ dialog, actions, now }: { dialog: Dialog; actions: DialogActions
           <h2 id="ag-title">Not sent</h2>
           <p class="ag-message">{dialog.message}</p>
           {dialog.retry && <p class="ag-hint">The decision still holds for this message: try once more to send it.</p>}
-          <div class="ag-actions">
-            {dialog.retry && (
-              <button type="button" class="ag-retry" onClick={actions.onRetry}>
-                Send again
-              </button>
-            )}
-            <button type="button" class="ag-close" onClick={actions.onClose}>
-              Close
-            </button>
-          </div>
+          <Close actions={actions} {...(dialog.retry ? { retry: 'Send again' } : {})} />
         </>
       );
     case 'notice':
@@ -238,9 +222,15 @@ export function Reasons({ reasons }: { reasons: readonly DecisionReason[] }) {
   );
 }
 
-function Close({ actions }: { actions: DialogActions }) {
+/** The closing row of a dialog: Close, after a retry button labelled `retry` when one is offered. */
+function Close({ actions, retry }: { actions: DialogActions; retry?: string }) {
   return (
     <div class="ag-actions">
+      {retry && (
+        <button type="button" class="ag-retry" onClick={actions.onRetry}>
+          {retry}
+        </button>
+      )}
       <button type="button" class="ag-close" onClick={actions.onClose}>
         Close
       </button>
