@@ -62,11 +62,6 @@ export interface ProblemInit {
   code: ProblemCode;
   /** Human explanation of this occurrence (RFC 9457 §3.1.4). */
   detail?: string;
-  /**
-   * Not sent: with type "about:blank" the wire title is always the HTTP status phrase
-   * (RFC 9457 §4.2.1); put the specifics in `detail` and `code`. Kept for existing callers.
-   */
-  title?: string;
   errors?: FieldError[];
   /** Extension members (RFC 9457 §3.2), e.g. `upgrade` on sandbox_exists. */
   extra?: Record<string, unknown>;
@@ -77,7 +72,6 @@ export interface ProblemInit {
 export class ProblemError extends Error {
   readonly status: number;
   readonly code: ProblemCode;
-  readonly title: string;
   readonly detail: string | undefined;
   readonly errors: FieldError[] | undefined;
   readonly extra: Record<string, unknown>;
@@ -88,7 +82,6 @@ export class ProblemError extends Error {
     this.name = 'ProblemError';
     this.status = init.status;
     this.code = init.code;
-    this.title = init.title ?? statusPhrase(init.status);
     this.detail = init.detail;
     this.errors = init.errors;
     this.extra = init.extra ?? {};

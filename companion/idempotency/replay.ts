@@ -73,7 +73,6 @@ export function findReplay(
     throw new ProblemError({
       status: 422,
       code: 'idempotency_key_reused',
-      title: 'Idempotency key reused',
       detail: 'This idempotency_key was already used for a different request body; use a new key for a new request.',
       errors: [{ in: 'body', path: '/idempotency_key', message: 'already used for a different request body' }],
     });

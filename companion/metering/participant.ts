@@ -18,7 +18,6 @@ export function meteringParticipant(usage: UsageStore): SealParticipant {
       throw new ProblemError({
         status: 402,
         code: 'sandbox_allowance_exhausted',
-        title: 'Sandbox allowance used up',
         detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
         extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, upgrade: { method: 'POST', href: '/account/billing/upgrade-checkout' } },
       });
