@@ -66,7 +66,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const publicKeyOf = (keyId: string) => deps.keyring.find(keyId)!.publicKey;
   // interface-spec Events: an authenticated verify call that does not pass.
   const verifyFailed = (tenantId: string, packet: { action_key: string; href: string }, result: VerifyResult) => {
-    if (!result.verified) enqueueVerifyFailed(deps.webhooks.outbox, deps.ids, tenantId, packet, failedChecks(result), rfc3339(deps.clock.now()));
+    if (!result.verified) deps.store.transaction(() => enqueueVerifyFailed(deps.webhooks.outbox, deps.ids, tenantId, packet, failedChecks(result), rfc3339(deps.clock.now())));
   };
 
   const kit = defineRoute({

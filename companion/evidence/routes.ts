@@ -89,7 +89,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     const result = await verifyEvidence(body, trusted);
     const failed = failedChecks(result);
     const auth = c.var.auth;
-    if (auth && !result.verified) enqueueVerifyFailed(deps.webhooks.outbox, deps.ids, auth.tenantId, body, failed, rfc3339(deps.clock.now()));
+    if (auth && !result.verified) deps.store.transaction(() => enqueueVerifyFailed(deps.webhooks.outbox, deps.ids, auth.tenantId, body, failed, rfc3339(deps.clock.now())));
     return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
   });
 

@@ -1,7 +1,8 @@
 /**
  * interface-spec Events: verify.failed, for verification authenticated with a tenant key only
  * (Authentication 5: anonymous or offline verification never triggers it). Repeats are
- * legitimate (each failed call is its own event), so each gets a fresh event key.
+ * legitimate (each failed call is its own event), so each gets a fresh event key. Call it in a
+ * transaction: one commit for every subscribed target's delivery.
  */
 import type { IdFactory } from '../core/ids.ts';
 import type { WebhookOutbox } from './outbox.ts';
