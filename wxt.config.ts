@@ -1,5 +1,5 @@
 /**
- * The Action Gate browser extension (issue 5): WXT, Manifest V3, one source tree for Chrome and
+ * The Action Gate browser extension: WXT, Manifest V3, one source tree for Chrome and
  * Firefox. `npm run build:extension` writes .output/chrome-mv3 (load it unpacked in
  * chrome://extensions); `npm run build:extension:firefox` writes .output/firefox-mv3.
  */

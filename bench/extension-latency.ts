@@ -1,5 +1,5 @@
 /**
- * The latency the extension adds to a submission (issue 5, "Benchmark"): on the ChatGPT
+ * The latency the extension adds to a submission: on the ChatGPT
  * fixture page, Enter → the page's own send, timed in the same run in a Chromium with the
  * extension (gate decision allow, seal verified, logged) and in one without it. At least 50
  * timed sends each, interleaved in blocks so machine drift hits both alike; p50 and p95 of

@@ -186,7 +186,7 @@ export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay 
 
 /**
  * The pack's instruction for the decision, then why, from the deciding rules' fixed reasons
- * (interface-spec Gate response: an employee-safe instruction; issue 4: a short reason naming
+ * (interface-spec Gate response: an employee-safe instruction: a short reason naming
  * the dimension). No rule, no reason: a pack default or a tenant policy speaks for itself.
  */
 function nextStep(instruction: string, deciding: readonly RuleHit[]): string {

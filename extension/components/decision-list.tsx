@@ -1,4 +1,4 @@
-/** Recent decisions with their verification badge (issue 5, item 6). Presentational. */
+/** Recent decisions with their verification badge. Presentational. */
 import type { DecisionEntry } from '../utils/db.ts';
 import { VerificationBadge } from './verification-badge.tsx';
 

@@ -1,5 +1,5 @@
 /**
- * The in-page dialog (issue 5, item 3): checking, paused until review, approved, rejected,
+ * The in-page dialog: checking, paused until review, approved, rejected,
  * blocked, gate unavailable. Presentational: it renders a Dialog value and reports clicks.
  */
 import type { DecisionReason, ReleaseReport, Verification } from '../utils/messages.ts';

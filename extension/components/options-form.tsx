@@ -1,5 +1,5 @@
 /**
- * The options page (issue 5, item 6): companion URL and API key with a connection test, role,
+ * The options page: companion URL and API key with a connection test, role,
  * enabled sites and their mappings, the generic adapter, the gate profile and the fail mode.
  * Presentational: it edits an OptionsDraft and reports events to its container.
  */

@@ -1,5 +1,5 @@
 /**
- * The popup (issue 5, item 6): connection state, usage, key alarms, recent decisions with their
+ * The popup: connection state, usage, key alarms, recent decisions with their
  * verification badge, and for reviewers the pending reviews. Presentational.
  */
 import type { DecisionReason, GradingMirror, PendingReview, PopupState, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';

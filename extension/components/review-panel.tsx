@@ -1,5 +1,5 @@
 /**
- * The reviewer's review modal (issue 5, item 4): the action's key, decision, route and age,
+ * The reviewer's review modal: the action's key, decision, route and age,
  * for law the five-grade mirror (interface-spec "Review request"), a reason, and approve,
  * reject or escalate. The result is shown as done only with its receipt's verification.
  * Presentational: the popup container posts the decision.

@@ -1,4 +1,4 @@
-/** The seal's verdict as people read it (issue 5, item 5). Presentational. */
+/** The seal's verdict as people read it. Presentational. */
 import type { Verification } from '../utils/messages.ts';
 
 export function VerificationBadge({ verification, label = 'Seal' }: { verification: Verification | null; label?: string }) {

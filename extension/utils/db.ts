@@ -1,5 +1,5 @@
 /**
- * The extension's local log (issue 5, item 5), in the background's IndexedDB: decisions,
+ * The extension's local log, in the background's IndexedDB: decisions,
  * review outcomes, incidents (gate unreachable, fail-open), pinned signing keys and key alarms.
  * Never prompt text: only keys, decisions, hashes' verdicts and times.
  *
@@ -49,7 +49,7 @@ export interface DecisionEntry {
   release_outcome?: { sent: boolean; evidence: string | null; time: string };
 }
 
-/** The gate could not be asked or gave an unusable answer (issue 5, item 3). */
+/** The gate could not be asked or gave an unusable answer. */
 export interface IncidentEntry {
   id?: number;
   time: string;
@@ -73,7 +73,7 @@ export interface ReviewReceiptEntry {
   key_status: string;
 }
 
-/** A signing key pinned by its id on first sight (issue 5, item 5). */
+/** A signing key pinned by its id on first sight. */
 export interface PinnedKey {
   kid: string;
   kty: string;

@@ -13,7 +13,7 @@ import type { PasteRule, Role } from './settings.ts';
 export interface MessageTable {
   /** Content script: which adapter (if any) serves the sender's page, and the paste rules. Never the companion or key. */
   'site.config': (req: Record<string, never>) => SiteConfig | null;
-  /** Content script: gate one held action (issue 5, items 2 and 3). Retried with the same attempt_id. */
+  /** Content script: gate one held action. Retried with the same attempt_id. */
   'gate.submit': (req: GateSubmit) => GateOutcome;
   /** Content script: poll the review of a paused action (REVIEW-CONTRACT: GET /v1/records/{action_key}). */
   'review.status': (req: { action_key: string; attempt_id: string }) => ReviewState;
@@ -21,7 +21,7 @@ export interface MessageTable {
   'release.report': (req: ReleaseReport) => { recorded: boolean };
   /** Content script: the employee withdrew a paused action; it is never released. */
   'review.withdraw': (req: { action_key: string }) => { withdrawn: true };
-  /** Extension pages: connection state, usage and recent decisions (issue 5, item 6). */
+  /** Extension pages: connection state, usage and recent decisions. */
   'popup.state': (req: Record<string, never>) => PopupState;
   /** Options page: test a companion URL and key, saved or not. */
   'connection.test': (req: { companionUrl?: string; apiKey?: string }) => ConnectionReport;
@@ -35,7 +35,7 @@ export interface MessageTable {
   'reviews.mirror': (req: Record<string, never>) => GradingMirror | null;
   /** Reviewer: post a decision (POST /v1/reviews) and verify its sealed receipt. */
   'reviews.decide': (req: ReviewDecisionRequest) => ReviewDecisionResult;
-  /** Extension pages: the local log as JSON (issue 5, item 5). */
+  /** Extension pages: the local log as JSON. */
   'log.export': (req: Record<string, never>) => LogExport;
 }
 
@@ -110,7 +110,7 @@ export interface Verification {
   key_status: string;
   dev_key: boolean;
   failed_checks: string[];
-  /** Set when a pinned key id was offered with different key material (issue 5, item 5). */
+  /** Set when a pinned key id was offered with different key material. */
   key_alarm: boolean;
 }
 

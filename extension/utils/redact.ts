@@ -1,6 +1,6 @@
 /**
- * Client-side redaction of obvious identifiers before text leaves the tab (issue 5, item 2:
- * "emails, phone numbers, card and ID numbers, keys"). The gate receives only this redacted
+ * Client-side redaction of obvious identifiers before text leaves the tab
+ * (emails, phone numbers, card and ID numbers, keys). The gate receives only this redacted
  * text; the raw prompt stays in the page's composer. This is a safety net for the obvious
  * cases, not a data-loss-prevention engine: it errs towards redacting (a long hex string may be
  * a hash, not a key; it is redacted anyway).

@@ -1,5 +1,5 @@
 /**
- * The extension's settings (issue 5, item 6): companion URL, API key, role, enabled sites, fail
+ * The extension's settings: companion URL, API key, role, enabled sites, fail
  * mode and the gate profile. They live in extension storage (storage.local), read by the
  * background and the extension's own pages. Content scripts never ask for them: they get a
  * site's adapter through the `site.config` message, so the API key never reaches a page.

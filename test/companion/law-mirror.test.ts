@@ -1,5 +1,5 @@
 /**
- * The law grading mirror (issue 5; interface-spec "Review request", GET /law/grading-mirror):
+ * The law grading mirror (interface-spec "Review request", GET /law/grading-mirror):
  * the published rubric and its digest, grades posted with a law review, the mirror seal in the
  * response and where it is verified, and 422 for a wrong digest, grade or key set.
  */

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /**
- * Site adapters as data (issue 5, item 1): which adapter serves a URL, and each adapter's
+ * Site adapters as data: which adapter serves a URL, and each adapter's
  * selectors and release path against its fixture page's composer DOM.
  */
 import { afterEach, describe, expect, it } from 'vitest';

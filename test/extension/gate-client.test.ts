@@ -1,5 +1,5 @@
 /**
- * The background gate client (issue 5, items 2, 3 and 5) against a real companion in process:
+ * The background gate client against a real companion in process:
  * the request it builds, the three decisions with their seals verified against pinned keys,
  * exactly-once release, idempotent retries, and failing closed (or open, logged) when the
  * companion is unreachable or its answer cannot be trusted.

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /**
- * One held action from hold to outcome in the page (issue 5, item 3), with the background's
+ * One held action from hold to outcome in the page, with the background's
  * answers given by the test: release exactly once, retry a dropped message with the same
  * attempt, never release changed text, follow the review, and withdraw.
  */

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /**
- * The interceptor (issue 5, item 1): Enter (not Shift+Enter, not while composing), send clicks
+ * The interceptor: Enter (not Shift+Enter, not while composing), send clicks
  * and form submits are held in the capture phase on window, before the page's own handlers;
  * our own release passes through.
  */

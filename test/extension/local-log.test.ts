@@ -1,5 +1,5 @@
 /**
- * The background's local store (issue 5, item 5): Dexie schema, the decision log with its
+ * The background's local store: Dexie schema, the decision log with its
  * exactly-once release claim, key pinning by id with alarms, and the JSON export. Dexie runs on
  * fake-indexeddb.
  */

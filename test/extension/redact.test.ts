@@ -1,4 +1,4 @@
-/** Client-side redaction (issue 5, item 2): obvious identifiers go, ordinary text stays. */
+/** Client-side redaction: obvious identifiers go, ordinary text stays. */
 import { describe, expect, it } from 'vitest';
 import { findSensitive, ibanChecksumOk, luhnOk, redact } from '../../extension/utils/redact.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Reviews (issue 5, items 3 and 4) against a real companion in process: the reviewer lists
+ * Reviews against a real companion in process: the reviewer lists
  * pending items and posts decisions whose sealed receipts are verified; the employee's paused
  * action is released once, and only on a verified approval bound to it.
  */

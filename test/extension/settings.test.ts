@@ -1,5 +1,5 @@
 /**
- * Settings (issue 5, item 6): defaults, normalising what storage holds, the options form's
+ * Settings: defaults, normalising what storage holds, the options form's
  * text round trip, and what the options page refuses to save. Storage is WXT's fake browser.
  */
 import { fakeBrowser } from 'wxt/testing';

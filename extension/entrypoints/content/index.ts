@@ -1,5 +1,5 @@
 /**
- * The content script on gated sites (issue 5, item 1): from document_start it holds sends in
+ * The content script on gated sites: from document_start it holds sends in
  * the capture phase, asks the background which adapter serves the page, and runs each held
  * action through the gate. Wiring only; the logic is in utils/content/.
  */

@@ -1,6 +1,6 @@
 /**
  * The popup's container: fetches state through the message table and renders PopupView.
- * For reviewers it also lists pending reviews and posts decisions (issue 5, item 4).
+ * For reviewers it also lists pending reviews and posts decisions.
  */
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';

@@ -1,5 +1,5 @@
 /**
- * Site adapters as data (issue 5, item 1). Real AI web apps change their DOM often (a textarea
+ * Site adapters as data. Real AI web apps change their DOM often (a textarea
  * becomes a ProseMirror div), so each adapter is a handful of selectors and a release strategy,
  * never code; the fixture pages in test/extension/fixtures mirror each site's composer DOM and
  * the end-to-end tests drive these exact definitions.

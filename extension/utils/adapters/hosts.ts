@@ -3,7 +3,7 @@
  * Plain data with no imports, so wxt.config.ts can read it at build time.
  */
 
-/** The AI web apps the built-in adapters know (issue 5, item 1). */
+/** The AI web apps the built-in adapters know. */
 export const AI_SITE_MATCHES = [
   'https://chatgpt.com/*',
   'https://chat.openai.com/*',

@@ -1,7 +1,7 @@
 /**
  * The background's only door to the companion: fetch with the API key from extension storage,
  * a bounded wait, and failures sorted into the kinds the gate's fail mode cares about
- * (issue 5, item 3). Runs in the background with host permissions, so no CORS is involved and
+ *. Runs in the background with host permissions, so no CORS is involved and
  * the key never touches a page.
  */
 import { isRecord } from '../../../shared/attestation.ts';

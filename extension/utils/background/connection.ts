@@ -1,5 +1,5 @@
 /**
- * The options page's connection test and the popup's connection state (issue 5, item 6):
+ * The options page's connection test and the popup's connection state:
  * tenant and usage (GET /tenant/usage), the tenant's API keys and their status
  * (GET /tenant/api-keys), and the companion's signing keys as pinned here.
  */

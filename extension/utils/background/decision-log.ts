@@ -1,5 +1,5 @@
 /**
- * The Dexie log of decisions (issue 5, item 5): action_key, decision, site, time, verified and
+ * The Dexie log of decisions: action_key, decision, site, time, verified and
  * the review outcome; never prompt text. Exported as JSON from the popup and options page.
  */
 import type { DecisionEntry, ExtensionDatabase, IncidentEntry, ReviewReceiptEntry, ReviewStatus } from '../db.ts';

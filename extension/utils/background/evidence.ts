@@ -1,5 +1,5 @@
 /**
- * Verifying sealed evidence in the browser with the project's shared/ code (issue 5, item 5):
+ * Verifying sealed evidence in the browser with the project's shared/ code:
  * the same itemized recipe as the offline verifier, against pinned keys only.
  */
 import { failedChecks, verifyEvidence } from '../../../shared/verify.ts';

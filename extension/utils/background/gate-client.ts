@@ -1,5 +1,5 @@
 /**
- * The background gate client (issue 5, items 2 and 3): builds POST /v1/gate from a held action
+ * The background gate client: builds POST /v1/gate from a held action
  * and the admin's gate profile, checks that the answer is the sealed decision for exactly this
  * request, verifies the seal against pinned keys, logs it, and tells the page what to do.
  *
@@ -215,7 +215,7 @@ async function failure(
 }
 
 /**
- * Fail-open covers "companion unreachable or an invalid answer" (issue 5, item 3), and a
+ * Fail-open covers "companion unreachable or an invalid answer", and a
  * companion error (5xx). A missing setup, a refused key or a refused request is an answer about
  * this extension, not an outage: it always fails closed.
  */

@@ -1,5 +1,5 @@
 /**
- * Trust in the companion's signing keys (issue 5, item 5): the background fetches
+ * Trust in the companion's signing keys: the background fetches
  * /.well-known/service-keys.json and pins each key by its id on first sight. A known id that
  * later comes with different key material is an alarm, never accepted silently: seals are only
  * ever checked against the pinned key. Status changes are followed (a key may be retired or

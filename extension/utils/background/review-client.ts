@@ -1,5 +1,5 @@
 /**
- * Reviews (issue 5, items 3 and 4; companion/REVIEW-CONTRACT.tmp.md): the employee's paused
+ * Reviews: the employee's paused
  * action polls its review through GET /v1/records/{action_key}; a reviewer lists the tenant's
  * pending items (GET /active-manifest) and posts decisions (POST /v1/reviews). Every review
  * outcome counts only once its sealed receipt verified against pinned keys and is bound to the

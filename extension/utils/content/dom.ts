@@ -1,6 +1,6 @@
 /**
  * Reading a site through its adapter: where the composer and the send control are, what text
- * is about to be sent, and how to let a held action through (issue 5, item 1).
+ * is about to be sent, and how to let a held action through.
  *
  * Real composer pages are messier than one element per selector: a hidden fallback textarea
  * precedes the rich editor, the editor sits in an open shadow root or a same-origin iframe, and

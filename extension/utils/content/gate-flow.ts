@@ -1,5 +1,5 @@
 /**
- * One held action from hold to outcome (issue 5, item 3), in the page's content script:
+ * One held action from hold to outcome, in the page's content script:
  *   allow          → release the original action exactly once;
  *   blocked        → a notice with next_step, nothing sent, the text left in the composer;
  *   needs_review   → "paused until review" until the review decides: approved releases,

@@ -1,5 +1,5 @@
 /**
- * Holds the page's send actions (issue 5, item 1): Enter in the composer (not Shift+Enter, not
+ * Holds the page's send actions: Enter in the composer (not Shift+Enter, not
  * while an IME is composing), pointerdown and click on the send control, and form submits,
  * caught in the capture phase on `window` from a document_start content script. Registered
  * before any page script runs, these listeners run first, and a held event is stopped with

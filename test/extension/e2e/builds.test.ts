@@ -1,6 +1,6 @@
 /**
- * The builds the global setup made (issue 5: "Chrome first, a Firefox build from the same
- * code"): MV3 manifests with the permissions the extension needs and no more, and every script
+ * The builds the global setup made (Chrome first, a Firefox build from the same
+ * code): MV3 manifests with the permissions the extension needs and no more, and every script
  * pure ASCII, since Chromium refuses a content script it does not read as UTF-8
  * (shared/notes/extension-testing.md, "Building").
  */

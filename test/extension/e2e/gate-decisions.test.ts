@@ -1,5 +1,5 @@
 /**
- * Issue 5, end to end in real Chromium with the real extension build, against a real companion
+ * The extension end to end in real Chromium with the real extension build, against a real companion
  * on loopback: allow → sent exactly once on every adapter's fixture page; blocked → never sent,
  * the text left in the composer; companion stopped → fail closed.
  *

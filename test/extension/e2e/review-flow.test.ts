@@ -1,5 +1,5 @@
 /**
- * Issue 5, end to end: needs_review → the in-page modal "paused until review" → a reviewer in a
+ * Reviews end to end: needs_review → the in-page modal "paused until review" → a reviewer in a
  * second browser (the extension popup in reviewer mode) approves, rejects or escalates → the
  * employee's page releases the action once with the review receipt shown as verified, or never
  * sends it. Also: the employee withdraws; the service worker is stopped mid-flow (as Chromium
