@@ -81,7 +81,7 @@ export function controlPlaneRoutes(channels: readonly IntegrationChannel<any>[])
         operationId: 'getOperationsPlan',
         summary: 'Operations endpoints, metrics protection, logging, readiness checks, workers, backup',
         schema: OperationsPlan,
-        build: async () => operationsPlan(config, doc(), { checks: Object.keys((await deps.readiness.run()).checks), workers: deps.workers.status().map((w) => w.name) }),
+        build: () => operationsPlan(config, doc(), { checks: deps.readiness.names(), workers: deps.workers.status().map((w) => w.name) }),
       }),
       mapRoute({ path: '/deployment/signup-plan', operationId: 'getSignupPlan', summary: 'Sandbox signup, key prefixes, upgrade route and pricing', schema: SignupPlan, build: () => signupPlan(doc()) }),
       mapRoute({

@@ -10,7 +10,8 @@
  *                  token are set; where the signing keys live (signer custody itself is
  *                  /deployment/signer-plan)
  *   worker-plan    the registered workers (companion/workers.ts status()): name, interval,
- *                  running, last round, last error; the lifecycle state
+ *                  running, last round and whether it failed (never its message); the
+ *                  lifecycle state
  *   readiness      the same Readiness registry as /readyz (ops/readiness.ts), run now, with an
  *                  explanation and a remedy per check. Always 200: `ready` says the outcome,
  *                  as a deployment checklist a person reads; load balancers keep /readyz, whose
@@ -151,7 +152,7 @@ export const WorkerPlan = z
   .object({
     lifecycle: z.string(),
     workers: z.array(
-      z.object({ name: z.string(), interval_ms: z.number().int().nullable(), running: z.boolean(), last_round_at: z.string().nullable(), last_error: z.string().nullable() }),
+      z.object({ name: z.string(), interval_ms: z.number().int().nullable(), running: z.boolean(), last_round_at: z.string().nullable(), last_round_failed: z.boolean() }),
     ),
   })
   .openapi('WorkerPlan');
@@ -164,7 +165,8 @@ export function workerPlan(deps: AppDeps): z.infer<typeof WorkerPlan> {
       interval_ms: w.intervalMs ?? null,
       running: w.running,
       last_round_at: w.lastTickAt,
-      last_error: w.lastError,
+      // Whether, not why: an error message may carry internals, and this map is public (as /readyz).
+      last_round_failed: w.lastError !== null,
     })),
   };
 }
@@ -185,7 +187,7 @@ const EXPLANATIONS: Record<string, { checks: string; when_failing: string }> = {
   },
   workers_alive: {
     checks: 'once started, every background worker runs and its last round did not fail',
-    when_failing: 'read the log lines of the named worker; see /deployment/worker-plan for its last error',
+    when_failing: 'read the service log for the named worker\'s failure; /deployment/worker-plan shows which workers run and when each last finished a round',
   },
 };
 
