@@ -1,9 +1,10 @@
 /**
  * Plans read from the live process's own parts rather than its settings alone.
  *
- *   database-plan  the open store: file (relative to the working directory), SQLite pragmas as
- *                  this connection reports them, size, WAL size, the applied migrations against
- *                  those this build ships (core/migrations.ts)
+ *   database-plan  the open store: its data directory (relative to the working directory when
+ *                  inside it) and file name, SQLite pragmas as this connection reports them,
+ *                  size, WAL size, the applied migrations against those this build ships
+ *                  (core/migrations.ts)
  *   secret-plan    the secret reference schemes, each probed through a real SecretResolver
  *                  (integrations/secret-refs.ts) to say whether this build resolves it; the
  *                  operator grants as counts; whether the reference map file and the metrics
@@ -18,6 +19,7 @@
  *                  503 is what a probe needs.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { AppDeps } from '../deps.ts';
 import { pragmaValue } from '../core/db.ts';
 import { readMigrations } from '../core/migrations.ts';
@@ -31,7 +33,8 @@ import { displayPath, serves } from './sources.ts';
 export const DatabasePlan = z
   .object({
     engine: z.literal('sqlite'),
-    file: z.string(),
+    data_dir: z.string(),
+    file: z.string().openapi({ description: 'Relative to data_dir' }),
     sqlite_version: z.string(),
     pragmas: z.object({
       journal_mode: z.string(),
@@ -56,6 +59,9 @@ export const DatabasePlan = z
 /** PRAGMA synchronous answers a number (https://sqlite.org/pragma.html#pragma_synchronous). */
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 
+/** What this build ships does not change while it runs: read once. */
+let shippedMigrations: number | undefined;
+
 /** The SQLite store is the only engine (store.ts); another engine brings its own plan. */
 function sqliteOf(store: Store): SqliteStore {
   if ((store as Partial<SqliteStore>).engine !== 'sqlite') throw new Error('the database plan reads a SQLite store');
@@ -67,7 +73,8 @@ export function databasePlan(deps: AppDeps): z.infer<typeof DatabasePlan> {
   const { db } = store;
   const num = (name: string) => Number(pragmaValue(db, name));
   const applied = db.prepare('SELECT version, name, applied_at FROM schema_migrations ORDER BY version').all() as { version: number; name: string; applied_at: string }[];
-  const shipped = readMigrations().length;
+  shippedMigrations ??= readMigrations().length;
+  const shipped = shippedMigrations;
   let walBytes = 0;
   try {
     walBytes = fs.statSync(`${store.file}-wal`).size;
@@ -76,7 +83,8 @@ export function databasePlan(deps: AppDeps): z.infer<typeof DatabasePlan> {
   }
   return {
     engine: 'sqlite',
-    file: displayPath(store.file),
+    data_dir: displayPath(path.dirname(store.file)),
+    file: path.basename(store.file),
     sqlite_version: (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v,
     pragmas: {
       journal_mode: String(pragmaValue(db, 'journal_mode')),

@@ -156,9 +156,9 @@ describe('control-plane maps', () => {
     expect(schemes['aws-sm://']).toMatchObject({ resolvable: false, granted_references: 1 });
 
     // The data directory differs, so does the database file the plan reports.
-    expect(ma['/deployment/database-plan'].file).not.toBe(mb['/deployment/database-plan'].file);
-    expect(ma['/deployment/database-plan'].file).toContain(path.basename(a.dataDir));
-    expect(ma['/deployment/database-plan']).toMatchObject({ engine: 'sqlite', pragmas: { journal_mode: 'wal', synchronous: 'FULL', foreign_keys: true } });
+    expect(ma['/deployment/database-plan'].data_dir).not.toBe(mb['/deployment/database-plan'].data_dir);
+    expect(ma['/deployment/database-plan'].data_dir).toContain(path.basename(a.dataDir));
+    expect(ma['/deployment/database-plan']).toMatchObject({ engine: 'sqlite', file: 'companion.db', pragmas: { journal_mode: 'wal', synchronous: 'FULL', foreign_keys: true } });
     expect(ma['/deployment/database-plan'].migrations.current).toBe(true);
 
     const setting = (maps: Record<string, any>, env: string) => maps['/deployment/environment-plan'].settings.find((s: any) => s.env === env);
