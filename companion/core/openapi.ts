@@ -148,7 +148,5 @@ export function mountOpenApi<E extends Env>(app: OpenAPIHono<E>, describe: () =>
     summary: 'This OpenAPI 3.1.0 description',
     responses: { 200: jsonContent(OpenApiDocumentSchema, 'The OpenAPI document') },
   });
-  app.openapi(route, (c) => {
-    return c.json(describe() as unknown as z.infer<typeof OpenApiDocumentSchema>, 200);
-  });
+  app.openapi(route, (c) => c.json(describe() as unknown as z.infer<typeof OpenApiDocumentSchema>, 200));
 }

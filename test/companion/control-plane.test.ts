@@ -203,11 +203,14 @@ describe('control-plane maps', () => {
     const ctx = await context();
     const { apiKey } = await ctx.signup();
     const { fixtures } = (await ctx.request('/demo-fixtures')).body;
+    const atoms = new Set((await ctx.request('/catalog-map')).body.atoms.map((a: any) => a.ref));
     expect(fixtures.map((f: any) => f.pack)).toEqual(['law', 'defense', 'medicine', 'education', 'us-regulatory', 'eu-ai-act', 'ca-sb942']);
     for (const f of fixtures) {
       const res = await ctx.request(f.path, { json: f.body, key: apiKey });
       expect(res.status, `${f.id}: ${res.text}`).toBeLessThan(300);
       expect(res.body.action_key, f.id).toMatch(new RegExp(`^${f.pack}:`));
+      // The catalog map lists every atom a real decision carries.
+      for (const ref of res.body.catalog_refs ?? []) expect(atoms.has(ref), ref).toBe(true);
     }
     const site = (await ctx.request('/website-demo-export')).body;
     expect(site.steps.map((s: any) => s.id)).toEqual(fixtures.map((f: any) => f.id));
