@@ -10,12 +10,14 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { accountRoutes } from './account/routes.ts';
 import { anchoringRoutes } from './anchoring/routes.ts';
+import { controlPlaneRoutes } from './control-plane/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
 import { errorFields } from './core/log.ts';
 import { allowedMethodsFor } from './core/method-not-allowed.ts';
-import { mountOpenApi } from './core/openapi.ts';
+import { mountOpenApi, openApiDocument } from './core/openapi.ts';
+import type { OpenApiDocument } from './core/openapi.ts';
 import type { AppEnv } from './core/router.ts';
 import { validationHook } from './core/router.ts';
 import type { AppDeps, RouteDeps } from './deps.ts';
@@ -37,6 +39,9 @@ import { wellKnownRoutes } from './well-known/routes.ts';
 
 type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
 
+/** The channels of PUT /tenant/integrations/{channel}/{target}; the control plane's recipes list the same. */
+export const INTEGRATION_CHANNELS = [webhookChannel];
+
 /** Every capability's router, mounted at the root in this order. */
 export const CAPABILITIES: readonly CapabilityRoutes[] = [
   opsRoutes,
@@ -51,18 +56,22 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   policyRoutes,
   reviewRoutes,
   meteringRoutes,
-  // Each channel of PUT /tenant/integrations/{channel}/{target} registers here.
-  integrationRoutes([webhookChannel]),
+  // Each channel of PUT /tenant/integrations/{channel}/{target} registers in INTEGRATION_CHANNELS.
+  integrationRoutes(INTEGRATION_CHANNELS),
   webhookRoutes,
   exportRoutes,
+  controlPlaneRoutes(INTEGRATION_CHANNELS),
 ];
 
 export type App = OpenAPIHono<AppEnv>;
 
 export function createApp(deps: AppDeps): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  let document: OpenApiDocument | undefined;
+  const describe = () => (document ??= openApiDocument(app));
   const routeDeps: RouteDeps = {
     ...deps,
+    describe,
     auth: { apiKey: createApiKeyAuth(deps.store.tenants), optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants) },
   };
 
@@ -72,7 +81,7 @@ export function createApp(deps: AppDeps): App {
   app.use('*', limitRequestBody(max));
 
   for (const routes of CAPABILITIES) app.route('/', routes(routeDeps));
-  mountOpenApi(app);
+  mountOpenApi(app, describe);
 
   const allowedMethods = allowedMethodsFor(() => app.routes);
   app.notFound((c) => {

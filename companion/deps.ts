@@ -11,6 +11,7 @@ import type { IdFactory } from './core/ids.ts';
 import { createIdFactory } from './core/ids.ts';
 import { Keyring } from './core/keyring.ts';
 import { Lifecycle } from './core/lifecycle.ts';
+import type { OpenApiDocument } from './core/openapi.ts';
 import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
@@ -62,6 +63,8 @@ export interface RouteDeps extends AppDeps {
     /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
     optionalApiKey: AuthRequirement<OptionalAuthEnv>;
   };
+  /** The app's own OpenAPI document, generated once on first use (after every route is mounted). */
+  describe(): OpenApiDocument;
 }
 
 export interface OpenDepsOptions {

@@ -71,7 +71,7 @@ export class Checkpointer {
   }
 
   status(): WorkerStatus {
-    return { name: 'wal-checkpoint', running: this.#worker !== undefined, lastTickAt: this.#lastTickAt, lastError: this.#lastError };
+    return { name: 'wal-checkpoint', running: this.#worker !== undefined, lastTickAt: this.#lastTickAt, lastError: this.#lastError, intervalMs: this.#intervalMs };
   }
 
   start(): void {

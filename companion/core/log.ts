@@ -57,7 +57,7 @@ export interface LogFields {
 
 type Kind = 'id' | 'token' | 'route' | 'int' | 'number' | 'operator_text' | 'id_list' | 'error';
 
-const LOG_FIELDS: Record<keyof LogFields, Kind> = {
+export const LOG_FIELDS: Record<keyof LogFields, Kind> = {
   request_id: 'id',
   tenant_id: 'id',
   action_key: 'id',

@@ -55,6 +55,7 @@ export const TAGS = [
   { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
   { name: 'exports', description: 'Read models for auditors and procurement, schema bindings and validation runs (owner review, not approvals)' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
+  { name: 'control-plane', description: 'Public product, demo and deployment maps generated from the running configuration and code' },
   { name: 'meta', description: 'This description' },
 ] as const;
 
@@ -128,15 +129,16 @@ export function flattenExtendedObjects(document: JsonObject): void {
   visit(document.paths);
 }
 
+export type OpenApiDocument = ReturnType<typeof openApiDocument>;
+
 const OpenApiDocumentSchema = z.looseObject({ openapi: z.literal('3.1.0') }).openapi('OpenApiDocument');
 
 /**
  * Registers the schemes and GET /openapi.json on the root app. Call after every capability
- * is mounted; the document is generated once, on first request, when routes are final.
+ * is mounted; `describe` generates the document once, on first use, when routes are final.
  */
-export function mountOpenApi<E extends Env>(app: OpenAPIHono<E>): void {
+export function mountOpenApi<E extends Env>(app: OpenAPIHono<E>, describe: () => OpenApiDocument): void {
   registerSecuritySchemes(app);
-  let document: ReturnType<typeof openApiDocument> | undefined;
   const route = defineRoute({
     method: 'get',
     path: '/openapi.json',
@@ -146,8 +148,5 @@ export function mountOpenApi<E extends Env>(app: OpenAPIHono<E>): void {
     summary: 'This OpenAPI 3.1.0 description',
     responses: { 200: jsonContent(OpenApiDocumentSchema, 'The OpenAPI document') },
   });
-  app.openapi(route, (c) => {
-    document ??= openApiDocument(app);
-    return c.json(document as unknown as z.infer<typeof OpenApiDocumentSchema>, 200);
-  });
+  app.openapi(route, (c) => c.json(describe() as unknown as z.infer<typeof OpenApiDocumentSchema>, 200));
 }

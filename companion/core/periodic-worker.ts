@@ -73,6 +73,6 @@ export class PeriodicWorker {
   }
 
   status(): WorkerStatus {
-    return { name: this.#o.name, running: this.#state === 'started', lastTickAt: this.#lastTickAt, lastError: this.#lastError };
+    return { name: this.#o.name, running: this.#state === 'started', lastTickAt: this.#lastTickAt, lastError: this.#lastError, intervalMs: this.#o.intervalMs };
   }
 }

@@ -9,4 +9,6 @@ export interface WorkerStatus {
   lastTickAt: string | null;
   /** The last round's failure, cleared by the next round that succeeds. */
   lastError: string | null;
+  /** How often it runs a round (or polls for work), in milliseconds; the deployment worker plan shows it. */
+  intervalMs?: number;
 }

@@ -37,6 +37,11 @@ export class Readiness {
     this.#checks.set(name, check);
   }
 
+  /** The registered checks' names, in registration order. */
+  names(): string[] {
+    return [...this.#checks.keys()];
+  }
+
   async run(): Promise<ReadinessReport> {
     const entries = await Promise.all(
       [...this.#checks].map(async ([name, check]): Promise<[string, CheckResult]> => {

@@ -22,7 +22,7 @@ describe('workers', () => {
     await ctx.deps.lifecycle.start();
     const expiry = ctx.deps.workers.status().find((w) => w.name === 'review-expiry')!;
     // The first round runs before start resolves, on the service clock.
-    expect(expiry).toEqual({ name: 'review-expiry', running: true, lastTickAt: ctx.clock.now().toISOString(), lastError: null });
+    expect(expiry).toEqual({ name: 'review-expiry', running: true, lastTickAt: ctx.clock.now().toISOString(), lastError: null, intervalMs: expect.any(Number) });
 
     await ctx.deps.lifecycle.stop();
     expect(ctx.deps.workers.status().every((w) => !w.running)).toBe(true);

@@ -91,7 +91,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   }
 
   status(): WorkerStatus {
-    return { name: this.#o.name, running: this.#running, lastTickAt: this.#lastTickAt, lastError: this.#lastError };
+    return { name: this.#o.name, running: this.#running, lastTickAt: this.#lastTickAt, lastError: this.#lastError, intervalMs: this.#pollMs };
   }
 
   /** New work was committed: claim now instead of after the poll interval. */
