@@ -5,6 +5,7 @@
  */
 import { defineConfig } from 'wxt';
 import { HOST_PERMISSIONS } from './extension/utils/adapters/hosts.ts';
+import { noRawHtml } from './scripts/no-raw-html.ts';
 
 const ICONS = { 16: 'icons/icon-16.png', 32: 'icons/icon-32.png', 48: 'icons/icon-48.png', 128: 'icons/icon-128.png' };
 
@@ -49,6 +50,8 @@ export default defineConfig({
       : {}),
   }),
   vite: () => ({
+    // Nothing the extension shows may become markup (scripts/no-raw-html.ts).
+    plugins: [noRawHtml()],
     // Chromium refuses a content script that is "not UTF-8" when the minifier emits a literal
     // U+FFFF (Dexie's String.fromCharCode(65535)); ASCII output escapes it
     // (shared/notes/extension-testing.md, "Building").
