@@ -7,10 +7,9 @@
  * (utils/content/gate-flow.ts). Nothing about the request (URL, body) is passed on.
  *
  * Why a manifest "world: MAIN" content script rather than an unlisted script injected with a
- * <script src> element: the manifest entry is run by the browser before the page's first
- * script, synchronously and whatever the page's Content-Security-Policy says, whereas an
- * injected element loads asynchronously (a page's early inline scripts may already have kept a
- * reference to the real fetch) and is subject to the page's script-src.
+ * <script src> element: the browser runs the manifest entry before the page's first script,
+ * whereas an injected element loads asynchronously, so a page's early inline scripts could
+ * already hold a reference to the real fetch and send unseen.
  *
  * A page can forge this event; it can also simply send what it likes, so the event only ever
  * turns "not sent" into "sent" for a release the page already received.
