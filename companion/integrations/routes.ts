@@ -69,6 +69,10 @@ function checkSecretRef(deps: RouteDeps, tenantId: string, value: string): Field
   return [];
 }
 
+function prefixIssues(error: z.ZodError, key: string): z.ZodError {
+  return new z.ZodError(error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
+}
+
 export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) {
   const byName = new Map(channels.map((c) => [c.name, c]));
   const names = channels.map((c) => c.name) as [string, ...string[]];
@@ -103,8 +107,13 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
     });
     router.openapi(put, (c) => {
       const { channel: name, target } = c.req.valid('param');
-      const body = c.req.valid('json') as IntegrationInput<unknown>;
       const channel = byName.get(name)!;
+      // The body schema admits any channel's config (one OpenAPI operation for all channels);
+      // the channel named in the path must accept it as its own.
+      const raw = c.req.valid('json') as IntegrationInput<unknown>;
+      const parsed = channel.config.safeParse(raw.config);
+      if (!parsed.success) throw ProblemError.fromZod(prefixIssues(parsed.error, 'config'), 'body');
+      const body: IntegrationInput<unknown> = { ...raw, config: parsed.data };
       const tenantId = c.var.auth.tenantId;
       const now = deps.clock.now();
       const at = now.toISOString();
