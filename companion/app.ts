@@ -31,6 +31,11 @@ import { packRoutes } from './packs/routes.ts';
 import { policyRoutes } from './policy/routes.ts';
 import { recordRoutes } from './records/routes.ts';
 import { reviewRoutes } from './reviews/routes.ts';
+import { callbackRoutes } from './routing/callbacks/routes.ts';
+import { chatChannel } from './routing/chat-channel.ts';
+import { integrationDocsRoutes } from './routing/docs-routes.ts';
+import { routingRoutes } from './routing/routes.ts';
+import { workflowChannel } from './routing/workflow-channel.ts';
 import { webhookChannel } from './webhooks/channel.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { wellKnownRoutes } from './well-known/routes.ts';
@@ -52,8 +57,11 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   reviewRoutes,
   meteringRoutes,
   // Each channel of PUT /tenant/integrations/{channel}/{target} registers here.
-  integrationRoutes([webhookChannel]),
+  integrationRoutes([webhookChannel, chatChannel, workflowChannel]),
+  integrationDocsRoutes,
   webhookRoutes,
+  routingRoutes,
+  callbackRoutes,
   exportRoutes,
 ];
 

@@ -1,6 +1,6 @@
 /** SQLite implementation of RoutingStore (migration 0009); statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import type { DispatchCounts, DispatchRow, RoutingStore } from './store.ts';
+import type { DispatchCounts, DispatchRow, RoutingStore, TickRow } from './store.ts';
 
 export function createSqliteRoutingStore(db: Db): RoutingStore {
   const insert = db.prepare(`INSERT INTO route_dispatches (id, tenant_id, action_key, channel, target, body, status, run_at, created_at)
@@ -25,6 +25,9 @@ export function createSqliteRoutingStore(db: Db): RoutingStore {
        count(*) AS n
      FROM route_dispatches WHERE tenant_id = ? AND channel = ? AND target = ? GROUP BY state`,
   );
+  const ticks = db.prepare<[string, number], TickRow>(
+    'SELECT worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost FROM job_ticks WHERE queue = ? ORDER BY id DESC LIMIT ?',
+  );
   const remember = db.prepare(`INSERT INTO route_callback_signatures (tenant_id, signature_hash, received_at) VALUES (?, ?, ?)
     ON CONFLICT DO NOTHING`);
 
@@ -42,6 +45,7 @@ export function createSqliteRoutingStore(db: Db): RoutingStore {
       for (const r of counts.all(tenantId, channel, target)) out[r.state] = r.n;
       return out;
     },
+    ticks: (queue, limit) => ticks.all(queue, limit),
     rememberSignature: (tenantId, hash, at) => remember.run(tenantId, hash, at).changes === 1,
   };
 }

@@ -62,6 +62,17 @@ export interface DispatchCounts {
   resolved: number;
 }
 
+export interface TickRow {
+  worker: string;
+  started_at: string;
+  finished_at: string;
+  claimed: number;
+  succeeded: number;
+  retrying: number;
+  dead: number;
+  lease_lost: number;
+}
+
 export interface DispatchQuery {
   tenantId: string;
   /** Only dead-lettered rows. */
@@ -83,6 +94,8 @@ export interface RoutingStore {
   /** Records the deciding review; an escalation is replaced by the later decision. False when already final. */
   resolve(tenantId: string, actionKey: string, at: string, resolution: Resolution): boolean;
   countByTarget(tenantId: string, channel: string, target: string): DispatchCounts;
+  /** The newest scheduler tick run receipts of the send queue (job_ticks). */
+  ticks(queue: string, limit: number): TickRow[];
   /** Remembers an accepted callback signature; false when it was seen before (a replay). */
   rememberSignature(tenantId: string, signatureHash: string, at: string): boolean;
 }
