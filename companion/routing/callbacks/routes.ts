@@ -16,6 +16,7 @@
  *   called and no token is involved here; it reads two rows, well inside Slack's
  *   three-second acknowledgement window.
  */
+import { boundedRecord } from '../../core/bounds.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from '../../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema, z } from '../../core/router.ts';
 import type { RouteDeps } from '../../deps.ts';
@@ -53,9 +54,7 @@ export const ReviewCallbackBody = z
       .regex(/\S/, { error: 'expected a reviewer identifier, got only whitespace' })
       .regex(/^\P{Cc}+$/u, { error: 'control characters are not allowed' }),
     reason: z.string().max(2000).optional().openapi({ description: 'Never stored: committed only through the review receipt payload_hash' }),
-    external_reference: z
-      .record(z.string().max(64), z.union([z.string().max(200), z.number()]))
-      .refine((r) => Object.keys(r).length <= 10, 'at most 10 members')
+    external_reference: boundedRecord(z.string().max(64), z.union([z.string().max(200), z.number()]), 10)
       .optional()
       .openapi({ description: 'Ids from the external system, e.g. {"sys_id": "…", "number": "SCTASK0010001"}; stored as decision metadata' }),
     mirror_version: z.string().max(64).optional(),
