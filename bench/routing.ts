@@ -111,26 +111,40 @@ async function modalLatency(): Promise<{ plain: number[]; modal: number[] }> {
   }
 }
 
-async function dispatchRate(url: string, count: () => number): Promise<{ sealRate: number; sendRate: number }> {
+const PAUSE_BODY = { pack: 'medicine', proposed_action: 'Export the visit summary', action_type: 'phi-export', context: { care_setting: 'outpatient', tool_id: 'ambient-scribe', phi_involved: false, tool_baa_status: 'baa-signed' } };
+
+/** Seals PAUSED needs_review decisions, 50 in flight; the rate per second. */
+async function pauseAll(app: ReturnType<typeof createApp>, apiKey: string): Promise<number> {
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 50 }, async () => { while (next++ < PAUSED) await call(app, apiKey, 'POST', '/v1/gate', PAUSE_BODY); }));
+  return (PAUSED * 1000) / (performance.now() - start);
+}
+
+async function dispatchRate(url: string, count: () => number): Promise<{ noRoute: number; sealRate: number; sendRate: number }> {
+  const bare = open();
+  let noRoute: number;
+  try {
+    noRoute = await pauseAll(createApp(bare), bare.apiKey);
+  } finally {
+    await closeDeps(bare);
+    fs.rmSync(bare.dataDir, { recursive: true, force: true });
+  }
   const deps = open({ SVC_OUTBOX_EXTERNAL_SEND: '1' });
   const app = createApp(deps);
   try {
     await call(app, deps.apiKey, 'PUT', '/tenant/integrations/workflow/privacy-office', { enabled: true, config: { url }, secret_ref: 'env://BENCH_ROUTE_TOKEN' });
-    const body = { pack: 'medicine', proposed_action: 'Export the visit summary', action_type: 'phi-export', context: { care_setting: 'outpatient', tool_id: 'ambient-scribe', phi_involved: false, tool_baa_status: 'baa-signed' } };
-    let sealStart = performance.now();
-    let next = 0;
-    await Promise.all(Array.from({ length: 50 }, async () => { while (next++ < PAUSED) await call(app, deps.apiKey, 'POST', '/v1/gate', body); }));
-    const sealRate = (PAUSED * 1000) / (performance.now() - sealStart);
+    const sealRate = await pauseAll(app, deps.apiKey);
     const pending = deps.store.db.prepare("SELECT count(*) AS n FROM route_dispatches WHERE status = 'pending'").get() as { n: number };
     if (pending.n !== PAUSED) throw new Error(`expected ${PAUSED} pending dispatches, found ${pending.n}`);
     const before = count();
-    sealStart = performance.now();
+    const start = performance.now();
     await deps.lifecycle.start();
     const unsent = deps.store.db.prepare("SELECT 1 FROM route_dispatches WHERE status IN ('pending', 'failed') LIMIT 1");
     while (unsent.get() !== undefined) await new Promise((r) => setTimeout(r, 10));
-    const sendRate = (PAUSED * 1000) / (performance.now() - sealStart);
+    const sendRate = (PAUSED * 1000) / (performance.now() - start);
     if (count() - before !== PAUSED) throw new Error(`the stand-in saw ${count() - before} of ${PAUSED} dispatches`);
-    return { sealRate, sendRate };
+    return { noRoute, sealRate, sendRate };
   } finally {
     await closeDeps(deps);
     fs.rmSync(deps.dataDir, { recursive: true, force: true });
@@ -153,7 +167,8 @@ export async function benchRouting(): Promise<void> {
     const plainRate = await plainPostLoop(rx.url, PAUSED);
     line('baseline: plain node:http POST loop', `${Math.round(plainRate).toLocaleString('en-US')}/s`);
     const r = await dispatchRate(rx.url, rx.count);
-    line(`${PAUSED.toLocaleString('en-US')} paused actions sealed with their dispatch`, `${Math.round(r.sealRate).toLocaleString('en-US')}/s (50 in flight)`);
+    line(`baseline: ${PAUSED.toLocaleString('en-US')} paused actions sealed, no route integration`, `${Math.round(r.noRoute).toLocaleString('en-US')}/s (50 in flight)`);
+    line(`${PAUSED.toLocaleString('en-US')} paused actions sealed with their dispatch`, `${Math.round(r.sealRate).toLocaleString('en-US')}/s (${(r.sealRate / r.noRoute).toFixed(2)}x baseline)`);
     line('route dispatches sent by the worker (guarded client, bearer)', `${Math.round(r.sendRate).toLocaleString('en-US')}/s (${(r.sendRate / plainRate).toFixed(2)}x baseline)`);
   } finally {
     await rx.close();
