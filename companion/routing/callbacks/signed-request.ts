@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { ProblemError } from '../../core/errors.ts';
+import { z } from '../../core/router.ts';
 import type { AuthRequirement } from '../../core/router.ts';
 import type { RouteDeps } from '../../deps.ts';
 import { signingKeys } from '../../webhooks/delivery.ts';
@@ -29,6 +30,8 @@ export interface CallbackRoute {
 
 export type CallbackEnv = { Variables: { callback: CallbackRoute } };
 
+const NO_QUERY = z.strictObject({});
+
 export const CALLBACK_SECURITY_SCHEME = 'ServiceCallbackSignature';
 
 function refuse(code: 'callback_signature_invalid' | 'callback_stale', detail: string): ProblemError {
@@ -37,6 +40,10 @@ function refuse(code: 'callback_signature_invalid' | 'callback_stale', detail: s
 
 export function signedCallback(deps: RouteDeps): AuthRequirement<CallbackEnv> {
   const middleware: MiddlewareHandler<CallbackEnv> = async function signedCallback(c, next) {
+    // interface-spec Errors: unknown query parameters are always refused, and refusing them
+    // first tells an unsigned caller nothing about the route.
+    const query = NO_QUERY.safeParse(Object.fromEntries(new URL(c.req.url).searchParams));
+    if (!query.success) throw ProblemError.fromZod(query.error, 'query');
     const tenantId = c.req.param('tenant_id') ?? '';
     const channel = (c.req.param('channel') ?? 'chat') as DispatchChannel;
     const target = c.req.param('target') ?? '';
