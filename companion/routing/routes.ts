@@ -160,8 +160,9 @@ export function routingRoutes(deps: RouteDeps) {
   router.openapi(process, (c) => {
     const tenantId = c.var.auth.tenantId;
     const at = deps.clock.now().toISOString();
-    const prepared = deps.store.transaction(() => deps.store.routing.unprepared(tenantId, PROCESS_BATCH + 1).filter((key, i) => i < PROCESS_BATCH && deps.store.routing.markPrepared(tenantId, key, at)));
-    const remaining = deps.store.routing.unprepared(tenantId, 1).length > 0;
+    const due = deps.store.routing.unprepared(tenantId, PROCESS_BATCH + 1);
+    const prepared = deps.store.transaction(() => due.slice(0, PROCESS_BATCH).filter((key) => deps.store.routing.markPrepared(tenantId, key, at)));
+    const remaining = due.length > PROCESS_BATCH;
     if (deps.config.outboxExternalSend) deps.routing.worker.wake();
     return c.json({ prepared, remaining, external_send: deps.config.outboxExternalSend, worker: deps.config.outboxExternalSend ? ('sending' as const) : ('off' as const) }, 200);
   });
