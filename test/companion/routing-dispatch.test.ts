@@ -180,6 +180,19 @@ describe('route dispatch on needs_review', () => {
     expect(ticks.body.ticks[0]).toMatchObject({ claimed: 1, succeeded: 1 });
   });
 
+  it('a dispatch whose review is already decided is resolved and never sent', async () => {
+    platform = await startStandIn();
+    t = await routedTenant({ SVC_OUTBOX_EXTERNAL_SEND: '1' });
+    await putRoute(t, 'workflow', 'privacy-office', { enabled: true, config: { url: platform.url }, secret_ref: SECRETS.token });
+    const gate = await pauseMedicineExport(t);
+    const review = await t.ctx.request('/v1/reviews', { json: { pack: 'medicine', action_key: gate.action_key, reviewer: 'privacy-officer-3', decision: 'rejected' }, key: t.key });
+    expect(review.status).toBe(201);
+    expect(await drain()).toBe(0);
+    expect(platform.connections).toBe(0);
+    const [d] = (await outbox()).body.dispatches;
+    expect(d).toMatchObject({ status: 'pending', resolution: { decision: 'rejected', reviewer: 'privacy-officer-3', receipt_action_key: review.body.action_key, via: 'review_api', external_reference: null } });
+  });
+
   it('retries a failing platform with backoff, dead-letters it, and requeues the dead letter', async () => {
     platform = await startStandIn(() => ({ status: 503 }));
     t = await routedTenant({ SVC_OUTBOX_EXTERNAL_SEND: '1' });
