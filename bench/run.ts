@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- <group>` runs one group: core, gate, extension, input, storage, anchoring, webhooks or exports.
+ * `npm run bench -- <group>` runs one group: core, gate, extension, input, storage, anchoring, webhooks, routing or exports.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
@@ -9,6 +9,7 @@ import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
 import { benchExports } from './exports.ts';
 import { benchInput } from './input.ts';
+import { benchRouting } from './routing.ts';
 import { benchStorage } from './storage.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -20,6 +21,7 @@ const groups: Record<string, () => Promise<void>> = {
   storage: benchStorage,
   anchoring: benchAnchoring,
   webhooks: benchWebhooks,
+  routing: benchRouting,
   exports: benchExports,
 };
 const wanted = process.argv.slice(2);

@@ -31,7 +31,7 @@ const GATE_BODY = JSON.stringify({
   law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
 });
 
-async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
+export async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
   let n = 0;
   const server = http.createServer((req, res) => {
     req.resume();
@@ -50,7 +50,7 @@ async function receiver(): Promise<{ url: string; count: () => number; close: ()
 }
 
 /** Baseline: `total` POSTs of a ~300-byte body with CONCURRENCY in flight over keep-alive. */
-async function plainPostLoop(url: string, total: number): Promise<number> {
+export async function plainPostLoop(url: string, total: number): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const body = Buffer.from(JSON.stringify({ event: 'record.sealed', tenant: 'ten_x', created_at: new Date().toISOString(), pad: 'x'.repeat(200) }));
   const { port, pathname } = new URL(url);

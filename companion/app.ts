@@ -33,6 +33,11 @@ import { packRoutes } from './packs/routes.ts';
 import { policyRoutes } from './policy/routes.ts';
 import { recordRoutes } from './records/routes.ts';
 import { reviewRoutes } from './reviews/routes.ts';
+import { callbackRoutes } from './routing/callbacks/routes.ts';
+import { chatChannel } from './routing/chat-channel.ts';
+import { integrationDocsRoutes } from './routing/docs-routes.ts';
+import { routingRoutes } from './routing/routes.ts';
+import { workflowChannel } from './routing/workflow-channel.ts';
 import { webhookChannel } from './webhooks/channel.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { wellKnownRoutes } from './well-known/routes.ts';
@@ -40,7 +45,7 @@ import { wellKnownRoutes } from './well-known/routes.ts';
 type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
 
 /** The channels of PUT /tenant/integrations/{channel}/{target}; the control plane's recipes list the same. */
-export const INTEGRATION_CHANNELS = [webhookChannel];
+export const INTEGRATION_CHANNELS = [webhookChannel, chatChannel, workflowChannel];
 
 /** Every capability's router, mounted at the root in this order. */
 export const CAPABILITIES: readonly CapabilityRoutes[] = [
@@ -58,7 +63,10 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   meteringRoutes,
   // Each channel of PUT /tenant/integrations/{channel}/{target} registers in INTEGRATION_CHANNELS.
   integrationRoutes(INTEGRATION_CHANNELS),
+  integrationDocsRoutes,
   webhookRoutes,
+  routingRoutes,
+  callbackRoutes,
   exportRoutes,
   controlPlaneRoutes(INTEGRATION_CHANNELS),
 ];

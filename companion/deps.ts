@@ -24,6 +24,8 @@ import { Metrics } from './ops/metrics.ts';
 import { Readiness, databaseWritable, migrationsCurrent, signersUsable, workersAlive } from './ops/readiness.ts';
 import { SecretResolver } from './integrations/secret-refs.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
+import { createRoutingService } from './routing/service.ts';
+import type { RoutingService } from './routing/service.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
 import { registerWorkers } from './workers.ts';
@@ -53,6 +55,8 @@ export interface AppDeps {
   secrets: SecretResolver;
   /** The event outbox, the guarded client and the delivery worker (webhooks/service.ts). */
   webhooks: WebhookService;
+  /** Review route dispatches: the seal participant, the send queue and its worker (routing/service.ts). */
+  routing: RoutingService;
 }
 
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
@@ -88,6 +92,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     catchUpTenantLogs(store.anchoring, store.transaction);
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
     const webhooks = createWebhookService({ db: store.db, store, secrets, clock, ids, log, config });
+    const routing = createRoutingService({ db: store.db, store, secrets, clock, ids, log, config });
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,
@@ -97,6 +102,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
         meteringParticipant(store.usage),
         reviewsParticipant(store.reviews),
         webhookParticipant(webhooks.outbox),
+        routing.participant,
         tenantLogParticipant(store.anchoring),
       ],
       transaction: store.transaction,
@@ -107,13 +113,13 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       observer: metrics.sealObserver,
     });
     metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
-    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks });
+    const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks, routing });
     const readiness = new Readiness();
     readiness.register('database_writable', databaseWritable(store.db));
     readiness.register('migrations_current', migrationsCurrent(store.db));
     readiness.register('signer_usable', signersUsable(keyring));
     readiness.register('workers_alive', workersAlive(lifecycle, workers));
-    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks };
+    return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
   } catch (err) {
     store.close();
     throw err;

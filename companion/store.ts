@@ -28,6 +28,8 @@ import { createSqliteUsageStore } from './metering/sqlite-store.ts';
 import type { PolicyStore } from './policy/store.ts';
 import { createSqlitePolicyStore } from './policy/sqlite-store.ts';
 import type { ReviewStore } from './reviews/store.ts';
+import type { RoutingStore } from './routing/store.ts';
+import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
 import { DATABASE_FILE, openDatabase } from './core/db.ts';
 import type { Db } from './core/db.ts';
@@ -53,6 +55,8 @@ export interface Store {
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
   readonly reviews: ReviewStore;
+  /** Review route dispatches and accepted callback signatures (routing capability). */
+  readonly routing: RoutingStore;
   /** Export reads over the evidence, and validation bindings and runs (exports capability). */
   readonly exports: ExportStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
@@ -100,6 +104,7 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     webhooks: createSqliteWebhookStore(db),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
+    routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {

@@ -20,6 +20,7 @@ import type { WorkerStatus } from './core/worker-status.ts';
 import type { Sealer } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import type { SqliteStore } from './store.ts';
+import type { RoutingService } from './routing/service.ts';
 import type { WebhookService } from './webhooks/service.ts';
 
 export interface WorkerDeps {
@@ -32,6 +33,7 @@ export interface WorkerDeps {
   log: Logger;
   lifecycle: Lifecycle;
   webhooks: WebhookService;
+  routing: RoutingService;
 }
 
 export interface Workers {
@@ -94,6 +96,11 @@ export function registerWorkers(deps: WorkerDeps): Workers {
   // Registered after the sealer's drain, so it stops first: in-flight deliveries are handed
   // back untried before the last seals commit and the database closes.
   add(deps.webhooks);
+
+  // interface-spec States and transitions: only "an outbox worker run with the explicit
+  // external-send flag" posts route dispatches, so without the flag the worker never starts.
+  if (deps.config.outboxExternalSend) add(deps.routing);
+  else lifecycle.onStop(() => deps.routing.stop());
 
   return { epochs, status: () => all.map((w) => w.status()) };
 }

@@ -30,8 +30,13 @@ export interface Config {
   epochSeconds: number;
   /** Operator setting: allow http://127.0.0.1 webhook receivers (interface-spec Events 7). */
   webhookAllowLoopback: boolean;
-  /** Reserved: the explicit external-send flag for route dispatches, not built yet. */
+  /** The explicit external-send flag: only with it does the route outbox worker post dispatches out. */
   outboxExternalSend: boolean;
+  /**
+   * The service's own public address, for the callback URLs handed to chat and workflow
+   * platforms (routing/); never taken from a request's Host header, which a caller chooses.
+   */
+  publicBaseUrl: string;
   /** Operator grants: tenant id → the exact secret references it may use (integrations/secret-refs.ts). */
   secretGrants: Record<string, string[]>;
   /** JSON file mapping secret://… references to values, read when a reference is resolved. */
@@ -152,9 +157,16 @@ export const SETTINGS = [
     env: 'SVC_OUTBOX_EXTERNAL_SEND',
     flag: 'outbox-external-send',
     defaultText: '0',
-    help: '1: the explicit flag that lets route dispatches be posted out',
-    reserved: 'review routing dispatch is not built yet',
+    help: '1: the explicit flag that lets the route outbox worker post review dispatches out',
     parse: boolean,
+  }),
+  setting({
+    key: 'publicBaseUrl',
+    env: 'SVC_PUBLIC_BASE_URL',
+    flag: 'public-base-url',
+    defaultText: 'http://127.0.0.1:<port>',
+    help: 'the address platforms call back on (callback URLs in dispatches and integration docs); http(s) origin, no path',
+    parse: baseUrl,
   }),
   setting({
     key: 'secretGrants',
@@ -251,6 +263,7 @@ export function loadConfig(
   if (problems.length > 0) throw new ConfigError(problems);
   const out = config as Config;
   out.dataDir = path.resolve(cwd, out.dataDir);
+  if (out.publicBaseUrl === '') out.publicBaseUrl = `http://127.0.0.1:${out.port}`;
   if (out.secretRefMapFile !== undefined) out.secretRefMapFile = path.resolve(cwd, out.secretRefMapFile);
   return out;
 }
@@ -298,6 +311,23 @@ function stringArrays(raw: Raw, name: string, problems: string[]): Record<string
     return {};
   }
   return parsed as Record<string, string[]>;
+}
+
+/** An http(s) origin without credentials, path, query or fragment; '' when unset (loadConfig fills it). */
+function baseUrl(raw: Raw, name: string, problems: string[]): string {
+  const value = raw?.trim() ?? '';
+  if (value === '') return '';
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/') {
+    problems.push(`${name}: expected an http(s) origin such as https://gate.example.com, with no path, query or credentials`);
+    return '';
+  }
+  return url.origin;
 }
 
 function optionalText(raw: Raw): string | undefined {

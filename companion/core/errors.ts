@@ -39,6 +39,12 @@ export type ProblemCode =
   | 'batch_must_be_array'
   | 'policy_version_conflict'
   | 'review_not_pending'
+  // routing/: route dispatches and their signed callbacks
+  | 'dispatch_not_requeueable'
+  | 'callback_signature_invalid'
+  | 'callback_stale'
+  | 'callback_replayed'
+  | 'callback_not_understood'
   | 'not_yet_anchored'
   | 'seal_not_verified'
   | 'internal_error'

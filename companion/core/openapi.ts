@@ -33,6 +33,14 @@ function registerSecuritySchemes(app: OpenAPIHono<any>): void {
     description:
       'Account session cookie for the /account endpoints (interface-spec Authentication). Account sessions are not built yet, so no operation requires this scheme today.',
   });
+  registry.registerComponent('securitySchemes', 'ServiceCallbackSignature', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Signature',
+    description:
+      'Signed route callbacks (interface-spec Authentication 3), no API key: workflow and webhook routes send X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>; ' +
+      'chat routes send the chat platform\'s v0 signed request (X-Slack-Signature with X-Slack-Request-Timestamp, five-minute window).',
+  });
   registry.registerComponent('securitySchemes', 'MetricsToken', {
     type: 'http',
     scheme: 'bearer',
@@ -52,6 +60,7 @@ export const TAGS = [
   { name: 'metering', description: 'Usage and credits' },
   { name: 'anchoring', description: 'Tenant logs, hourly epochs, inclusion and consistency proofs' },
   { name: 'integrations', description: 'Route and webhook setups per channel and target, with their readiness' },
+  { name: 'routing', description: 'Review route dispatches to chat, workflow and webhook routes, their outbox and signed callbacks' },
   { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
   { name: 'exports', description: 'Read models for auditors and procurement, schema bindings and validation runs (owner review, not approvals)' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },

@@ -7,6 +7,7 @@
  * A setup is checked whole before anything is written: a bad one answers 422 listing every
  * failing field and leaves the stored target exactly as it was (interface-spec Errors 422).
  */
+import { boundedRecord } from '../core/bounds.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
@@ -69,6 +70,10 @@ function checkSecretRef(deps: RouteDeps, tenantId: string, value: string): Field
   return [];
 }
 
+function prefixIssues(error: z.ZodError, key: string): z.ZodError {
+  return new z.ZodError(error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
+}
+
 export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) {
   const byName = new Map(channels.map((c) => [c.name, c]));
   const names = channels.map((c) => c.name) as [string, ...string[]];
@@ -89,7 +94,9 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
           z
             .object({
               enabled: z.boolean(),
-              config: channels.length === 1 ? channels[0]!.config : z.union(channels.map((c) => c.config) as any),
+              // Documents every channel's config; the channel named in the path checks it
+              // as its own below, so its errors name the exact failing fields.
+              config: z.union([...channels.map((c) => c.config), boundedRecord(z.string().max(64), z.unknown(), 32)] as any),
               secret_ref: z.string().max(300).nullable().optional().openapi({ description: 'env://NAME, secret://…, aws-sm://…, gcp-sm://…, azure-kv://… granted to this tenant by the operator' }),
               rotate_signing_secret: z.boolean().optional().openapi({ description: 'true mints a fresh signing secret, shown once' }),
             })
@@ -101,10 +108,16 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
         201: jsonContent(IntegrationView, 'The new setup'),
       },
     });
-    router.openapi(put, (c) => {
+    router.openapi(put, async (c) => {
       const { channel: name, target } = c.req.valid('param');
-      const body = c.req.valid('json') as IntegrationInput<unknown>;
       const channel = byName.get(name)!;
+      // The config exactly as sent (the union above may have matched another channel's
+      // schema and applied its defaults); the channel named in the path must accept it.
+      const raw = c.req.valid('json') as IntegrationInput<unknown>;
+      const sent = ((await c.req.json()) as { config: unknown }).config;
+      const parsed = channel.config.safeParse(sent);
+      if (!parsed.success) throw ProblemError.fromZod(prefixIssues(parsed.error, 'config'), 'body');
+      const body: IntegrationInput<unknown> = { ...raw, config: parsed.data };
       const tenantId = c.var.auth.tenantId;
       const now = deps.clock.now();
       const at = now.toISOString();

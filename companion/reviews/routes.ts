@@ -10,6 +10,7 @@
  * expired meanwhile; an expired item gets its expiry receipt sealed first).
  */
 import type { Context } from 'hono';
+import type { AuthContext } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema } from '../core/router.ts';
@@ -23,17 +24,45 @@ import { neverPaused, notOpen } from './refusals.ts';
 import { assertMirrorTuple, assertPackMatches } from './review-checks.ts';
 import { ActiveManifest, ActiveManifestQuery, ReviewRequest, ReviewResponse } from './schema.ts';
 import { sealReview } from './seal-review.ts';
+import type { ReviewBody } from './schema.ts';
 import type { ReviewItem } from './store.ts';
 import { effectiveStatus } from './state.ts';
 
 export const BOARD_DEFAULT_LIMIT = 50;
 
+/**
+ * Every review decision goes through here, whatever carried it (POST /v1/reviews, a signed
+ * route callback), so the same checks and the same sealing apply to each path.
+ */
+export async function submitReviewDecision(
+  deps: Pick<RouteDeps, 'sealer' | 'store' | 'clock' | 'log'>,
+  auth: AuthContext,
+  body: ReviewBody,
+): Promise<SealOutcome> {
+  const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
+  assertMirrorTuple(body);
+  const item = deps.store.reviews.findItem(auth.tenantId, body.action_key);
+  if (!item) {
+    const row = deps.store.evidence.findRecord(auth.tenantId, body.action_key);
+    if (!row) throw ProblemError.notFound(`no sealed action ${body.action_key} for this tenant`);
+    throw neverPaused(row);
+  }
+  assertPackMatches(body, item);
+  const reviewed = deps.store.evidence.findRecord(auth.tenantId, item.actionKey)!;
+  try {
+    return await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed);
+  } catch (err) {
+    if (!isExpiredRefusal(err)) throw err;
+    // First touch after the deadline commits the expiry as evidence, then refuses.
+    const after = await expireReview(expiryDeps, item);
+    throw notOpen(after, rfc3339(deps.clock.now()));
+  }
+}
+
 const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema } } }) as const;
 
 export function reviewRoutes(deps: RouteDeps) {
   const router = createRouter();
-  const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
-
   const review = defineRoute({
     method: 'post',
     path: '/v1/reviews',
@@ -56,29 +85,7 @@ export function reviewRoutes(deps: RouteDeps) {
       ),
     },
   });
-  router.openapi(review, async (c) => {
-    const body = c.req.valid('json');
-    const auth = c.var.auth;
-    assertMirrorTuple(body);
-    const item = deps.store.reviews.findItem(auth.tenantId, body.action_key);
-    if (!item) {
-      const row = deps.store.evidence.findRecord(auth.tenantId, body.action_key);
-      if (!row) throw ProblemError.notFound(`no sealed action ${body.action_key} for this tenant`);
-      throw neverPaused(row);
-    }
-    assertPackMatches(body, item);
-    const reviewed = deps.store.evidence.findRecord(auth.tenantId, item.actionKey)!;
-    let outcome: SealOutcome;
-    try {
-      outcome = await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed);
-    } catch (err) {
-      if (!isExpiredRefusal(err)) throw err;
-      // First touch after the deadline commits the expiry as evidence, then refuses.
-      const after = await expireReview(expiryDeps, item);
-      throw notOpen(after, rfc3339(deps.clock.now()));
-    }
-    return answer(c, outcome);
-  });
+  router.openapi(review, async (c) => answer(c, await submitReviewDecision(deps, c.var.auth, c.req.valid('json'))));
 
   const board = defineRoute({
     method: 'get',

@@ -11,6 +11,7 @@ describe('loadConfig', () => {
     const c = loadConfig({}, [], '/srv');
     expect(c).toEqual({
       port: 8787,
+      publicBaseUrl: 'http://127.0.0.1:8787',
       host: '127.0.0.1',
       dataDir: path.resolve('/srv', '.svc-data'),
       logLevel: 'info',

@@ -32,9 +32,9 @@ describe('OpenAPI document', () => {
     expect(doc.info.version).toBe('0.1.0');
   });
 
-  it('declares the security schemes BearerAuth, ServiceKey and ServiceAccountSession, and the operator MetricsToken', () => {
+  it('declares the security schemes BearerAuth, ServiceKey and ServiceAccountSession, the operator MetricsToken and signed callbacks', () => {
     const schemes = doc.components.securitySchemes;
-    expect(Object.keys(schemes).sort()).toEqual(['BearerAuth', 'MetricsToken', 'ServiceAccountSession', 'ServiceKey']);
+    expect(Object.keys(schemes).sort()).toEqual(['BearerAuth', 'MetricsToken', 'ServiceAccountSession', 'ServiceCallbackSignature', 'ServiceKey']);
     expect(schemes.BearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(schemes.ServiceKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Service-Key' });
     expect(schemes.ServiceAccountSession).toMatchObject({ type: 'apiKey', in: 'cookie' });

@@ -1,0 +1,114 @@
+/**
+ * The routing capability's part of every seal (interface-spec States and transitions):
+ *
+ * - a needs_review gate decision whose review route names an enabled chat, workflow or
+ *   webhook target gets its route dispatch, pending, in the seal's own transaction, so a
+ *   dispatch exists exactly when its paused action does;
+ * - a review receipt (POST /v1/reviews or a signed callback) resolves the reviewed action's
+ *   dispatch in the same transaction, with decision metadata and, for callbacks, the
+ *   caller's external_reference.
+ *
+ * A browser route has no dispatch: its reviewers read GET /active-manifest.
+ */
+import type { Clock } from '../core/clock.ts';
+import type { IdFactory } from '../core/ids.ts';
+import type { SealParticipant } from '../evidence/participants.ts';
+import type { IntegrationStore } from '../integrations/store.ts';
+import { dispatchPayload } from './dispatch-payload.ts';
+import { DISPATCH_CHANNELS } from './store.ts';
+import type { DispatchChannel, Resolution, RoutingStore } from './store.ts';
+
+/**
+ * What a signed callback adds to the resolution of the review it is about to seal, keyed by
+ * tenant, reviewed action and reviewer; set just before the seal and taken inside it.
+ */
+export class CallbackNotes {
+  readonly #notes = new Map<string, Pick<Resolution, 'via' | 'external_reference'>>();
+  static key(tenantId: string, actionKey: string, reviewer: string): string {
+    return JSON.stringify([tenantId, actionKey, reviewer]);
+  }
+  set(key: string, note: Pick<Resolution, 'via' | 'external_reference'>): void {
+    this.#notes.set(key, note);
+  }
+  take(key: string): Pick<Resolution, 'via' | 'external_reference'> | undefined {
+    const note = this.#notes.get(key);
+    this.#notes.delete(key);
+    return note;
+  }
+  delete(key: string): void {
+    this.#notes.delete(key);
+  }
+}
+
+export interface RoutingParticipantDeps {
+  routing: RoutingStore;
+  integrations: IntegrationStore;
+  ids: IdFactory;
+  clock: Clock;
+  baseUrl: string;
+  notes: CallbackNotes;
+  /** Called after a dispatch is enqueued (the send worker's wake-up); must only schedule. */
+  onEnqueued?: () => void;
+}
+
+export function parseReviewRoute(route: string): { channel: DispatchChannel; target: string } | undefined {
+  const at = route.indexOf(':');
+  const channel = route.slice(0, at) as DispatchChannel;
+  return at > 0 && DISPATCH_CHANNELS.includes(channel) ? { channel, target: route.slice(at + 1) } : undefined;
+}
+
+export function routingParticipant(deps: RoutingParticipantDeps): SealParticipant {
+  return {
+    name: 'routing',
+    sealed({ request, record }) {
+      if (request.kind === 'review') {
+        const reviewed = request.context?.reviewed_action_key;
+        const reviewer = request.context?.reviewer;
+        if (typeof reviewed !== 'string' || typeof reviewer !== 'string' || request.decision === null) return;
+        const note = deps.notes.take(CallbackNotes.key(record.tenantId, reviewed, reviewer));
+        deps.routing.resolve(record.tenantId, reviewed, record.recordedAt, {
+          decision: request.decision,
+          reviewer,
+          receipt_action_key: record.actionKey,
+          via: note?.via ?? 'review_api',
+          external_reference: note?.external_reference ?? null,
+        });
+        return;
+      }
+      const pause = request.pauseForReview;
+      const route = request.reviewRoute === null ? undefined : parseReviewRoute(request.reviewRoute);
+      if (!pause || !route) return;
+      const integration = deps.integrations.find(record.tenantId, route.channel, route.target);
+      if (!integration || !integration.enabled || integration.disabledAt !== null) return;
+      const dispatchKey = deps.ids.next('dsp');
+      const body = dispatchPayload(
+        {
+          tenantId: record.tenantId,
+          dispatchKey,
+          actionKey: record.actionKey,
+          pack: record.pack,
+          actionType: pause.actionType,
+          reviewRoute: request.reviewRoute!,
+          channel: route.channel,
+          target: route.target,
+          evidencePacketHref: record.packet.href,
+          nextStep: pause.nextStep,
+          createdAt: record.recordedAt,
+          baseUrl: deps.baseUrl,
+        },
+        JSON.parse(integration.config) as Record<string, unknown>,
+      );
+      const added = deps.routing.insert({
+        id: dispatchKey,
+        tenantId: record.tenantId,
+        actionKey: record.actionKey,
+        channel: route.channel,
+        target: route.target,
+        body: JSON.stringify(body),
+        runAt: deps.clock.now().getTime(),
+        createdAt: record.recordedAt,
+      });
+      if (added) deps.onEnqueued?.();
+    },
+  };
+}

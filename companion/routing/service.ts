@@ -1,0 +1,106 @@
+/**
+ * The routing capability's moving parts, built once per process (deps.ts): the seal
+ * participant that writes dispatches, the leased send queue over route_dispatches with its
+ * worker (the same machinery as event webhooks: lease, retry plan with backoff, dead letter,
+ * tick run receipts), and the guarded client. workers.ts starts the worker only under
+ * SVC_OUTBOX_EXTERNAL_SEND=1; without it nothing is ever posted out.
+ */
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import type { Db } from '../core/db.ts';
+import type { IdFactory } from '../core/ids.ts';
+import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
+import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
+import { JobWorker } from '../core/jobs/worker.ts';
+import type { Logger } from '../core/log.ts';
+import type { WorkerStatus } from '../core/worker-status.ts';
+import type { SealParticipant } from '../evidence/participants.ts';
+import type { SecretResolver } from '../integrations/secret-refs.ts';
+import type { IntegrationStore } from '../integrations/store.ts';
+import { createOutboundHttp } from '../net/outbound-http.ts';
+import type { OutboundHttp } from '../net/outbound-http.ts';
+import type { WebhookStore } from '../webhooks/store.ts';
+import { CallbackNotes, routingParticipant } from './participant.ts';
+import { attemptDispatch } from './send.ts';
+import type { DispatchRow, RoutingStore } from './store.ts';
+
+export const DISPATCH_QUEUE = 'route_dispatches';
+
+export interface RoutingServiceDeps {
+  db: Db;
+  store: { routing: RoutingStore; integrations: IntegrationStore; webhooks: WebhookStore };
+  secrets: SecretResolver;
+  clock: Clock;
+  ids: IdFactory;
+  log: Logger;
+  config: Pick<Config, 'webhookAllowLoopback' | 'webhookLeaseSeconds' | 'outboxExternalSend' | 'publicBaseUrl'>;
+}
+
+export interface RoutingService {
+  participant: SealParticipant;
+  notes: CallbackNotes;
+  queue: JobQueue<DispatchRow>;
+  worker: JobWorker<DispatchRow>;
+  receipts: TickReceipts;
+  outbound: OutboundHttp;
+  externalSend: boolean;
+  start(): void;
+  stop(): Promise<void>;
+  status(): WorkerStatus;
+}
+
+export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
+  const { db, store, clock } = deps;
+  const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
+  const queue = new JobQueue<DispatchRow>({
+    db,
+    table: DISPATCH_QUEUE,
+    doneStatus: 'sent',
+    schedule: DEFAULT_RETRY_SCHEDULE,
+    // A decided review needs no message; a disabled route keeps its dispatches until enabled.
+    claimableWhere: `j.resolved_at IS NULL AND EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id
+      AND i.channel = j.channel AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`,
+  });
+  const receipts = new TickReceipts(db);
+  const externalSend = deps.config.outboxExternalSend;
+  const worker = new JobWorker<DispatchRow>({
+    name: 'route-outbox',
+    queue,
+    receipts,
+    clock,
+    log: deps.log,
+    leaseMs: deps.config.webhookLeaseSeconds * 1000,
+    handle: (job, signal) =>
+      attemptDispatch({ integrations: store.integrations, webhooks: store.webhooks, secrets: deps.secrets, outbound, clock, externalSend }, job, signal),
+    settled(job, _outcome, stored) {
+      const { tenant_id: tenantId, channel, target } = job.row;
+      if (stored === 'succeeded') store.integrations.recordSuccess(tenantId, channel, target);
+      else if (stored !== 'lease_lost') store.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
+    },
+  });
+  const notes = new CallbackNotes();
+  const participant = routingParticipant({
+    routing: store.routing,
+    integrations: store.integrations,
+    ids: deps.ids,
+    clock,
+    baseUrl: deps.config.publicBaseUrl,
+    notes,
+    onEnqueued: () => worker.wake(),
+  });
+  return {
+    participant,
+    notes,
+    queue,
+    worker,
+    receipts,
+    outbound,
+    externalSend,
+    start: () => worker.start(),
+    status: () => worker.status(),
+    async stop() {
+      await worker.stop();
+      await outbound.close();
+    },
+  };
+}

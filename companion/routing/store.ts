@@ -1,0 +1,101 @@
+/**
+ * What the routing capability needs from storage (SQLite: ./sqlite-store.ts): the route
+ * dispatch outbox (interface-spec "Route dispatch (outbox item)") and the signatures of
+ * accepted callbacks. Reads take the tenant id from the credential, or for signed callbacks
+ * from the path, checked against the row (interface-spec Authentication 3 and 6).
+ */
+
+export const DISPATCH_CHANNELS = ['chat', 'workflow', 'webhook'] as const;
+export type DispatchChannel = (typeof DISPATCH_CHANNELS)[number];
+
+/** Job states of the queue; "prepared" is pending with prepared_at set. */
+export type DispatchJobStatus = 'pending' | 'sent' | 'failed' | 'dead';
+
+export interface DispatchRow {
+  id: string;
+  tenant_id: string;
+  action_key: string;
+  channel: DispatchChannel;
+  target: string;
+  body: string;
+  status: DispatchJobStatus;
+  prepared_at: string | null;
+  attempt_count: number;
+  run_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+  resolved_at: string | null;
+  /** JSON of Resolution. */
+  resolution: string | null;
+}
+
+export interface NewDispatch {
+  id: string;
+  tenantId: string;
+  actionKey: string;
+  channel: DispatchChannel;
+  target: string;
+  body: string;
+  runAt: number;
+  createdAt: string;
+}
+
+/** Decision metadata of the review that resolved a dispatch; never the reason or any raw text. */
+export interface Resolution {
+  decision: string;
+  reviewer: string;
+  receipt_action_key: string;
+  via: 'review_api' | 'callback';
+  external_reference: Record<string, string | number> | null;
+}
+
+export interface DispatchCounts {
+  pending: number;
+  prepared: number;
+  sent: number;
+  failed: number;
+  dead: number;
+  resolved: number;
+}
+
+export interface TickRow {
+  worker: string;
+  started_at: string;
+  finished_at: string;
+  claimed: number;
+  succeeded: number;
+  retrying: number;
+  dead: number;
+  lease_lost: number;
+}
+
+export interface DispatchQuery {
+  tenantId: string;
+  /** Only dead-lettered rows. */
+  deadOnly?: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface RoutingStore {
+  /** False when the action already has a dispatch. */
+  insert(row: NewDispatch): boolean;
+  find(tenantId: string, dispatchKey: string): DispatchRow | undefined;
+  findByAction(tenantId: string, actionKey: string): DispatchRow | undefined;
+  list(q: DispatchQuery): DispatchRow[];
+  /** Pending, never-prepared dispatch keys of the tenant, oldest first. */
+  unprepared(tenantId: string, limit: number): string[];
+  /** Marks a pending dispatch prepared; false when it is not pending or already prepared. */
+  markPrepared(tenantId: string, dispatchKey: string, at: string): boolean;
+  /** Records the deciding review; an escalation is replaced by the later decision. False when already final. */
+  resolve(tenantId: string, actionKey: string, at: string, resolution: Resolution): boolean;
+  countByTarget(tenantId: string, channel: string, target: string): DispatchCounts;
+  /** The newest scheduler tick run receipts of the send queue (job_ticks). */
+  ticks(queue: string, limit: number): TickRow[];
+  /** Remembers an accepted callback signature; false when it was seen before (a replay). */
+  rememberSignature(tenantId: string, signatureHash: string, at: string): boolean;
+}
