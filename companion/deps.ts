@@ -14,6 +14,7 @@ import { Lifecycle } from './core/lifecycle.ts';
 import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
+import type { SessionEnv } from './account/people.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
 import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
@@ -61,6 +62,8 @@ export interface RouteDeps extends AppDeps {
     apiKey: AuthRequirement<AuthEnv>;
     /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
     optionalApiKey: AuthRequirement<OptionalAuthEnv>;
+    /** interface-spec Authentication 2: the svc_session cookie (and X-CSRF-Token on writes); sets c.var.session. */
+    session: AuthRequirement<SessionEnv>;
   };
 }
 
