@@ -443,7 +443,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
       const payload = await c.req.text();
       let event;
       try {
-        event = stripe.parseWebhook(payload, c.req.valid('header')['stripe-signature'], Math.floor(deps.clock.now().getTime() / 1000));
+        event = stripe.parseWebhook(payload, c.req.valid('header')['stripe-signature'], deps.clock.now().getTime());
       } catch {
         throw new ProblemError({ status: 400, code: 'webhook_signature_invalid', detail: 'the Stripe-Signature header does not verify for this payload' });
       }

@@ -107,7 +107,7 @@ describe('CSRF', () => {
     const s = await signIn(ctx, key);
     const other = await signIn(ctx, key);
     const patch = (headers: Record<string, string>) => ctx.request('/account/me', { method: 'PATCH', json: { display_name: 'Acme' }, headers: { cookie: s.cookie, ...headers } });
-    for (const headers of [{}, { 'x-csrf-token': 'x'.repeat(43) }, { 'x-csrf-token': other.csrf }]) {
+    for (const headers of [{}, { 'x-csrf-token': 'x'.repeat(43) }, { 'x-csrf-token': other.csrf }] as Record<string, string>[]) {
       const res = await patch(headers);
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('csrf_token_invalid');

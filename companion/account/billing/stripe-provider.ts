@@ -51,7 +51,7 @@ function customerOf(session: Stripe.Checkout.Session): string | null {
 
 export function createStripeProvider(config: Config, secrets: SecretResolver): PaymentProvider & {
   /** Verifies and reads a webhook; throws the SDK's StripeSignatureVerificationError when it is not Stripe's. */
-  parseWebhook(payload: string, signature: string, nowSeconds: number): StripeCheckoutEvent;
+  parseWebhook(payload: string, signature: string, receivedAtMs: number): StripeCheckoutEvent;
   webhookConfigured(): boolean;
 } {
   const secretKey = () => operatorSecret(secrets, config.stripeSecretKeyRef);
@@ -90,10 +90,10 @@ export function createStripeProvider(config: Config, secrets: SecretResolver): P
       return { available: true, url: portal.url };
     },
     webhookConfigured: () => webhookSecret() !== undefined,
-    parseWebhook(payload, signature, nowSeconds) {
+    parseWebhook(payload, signature, receivedAtMs) {
       const secret = webhookSecret();
       if (secret === undefined) throw new Error('Stripe webhook secret is not configured');
-      const event = Stripe.webhooks.constructEvent(payload, signature, secret, WEBHOOK_TOLERANCE_SECONDS, undefined, nowSeconds);
+      const event = Stripe.webhooks.constructEvent(payload, signature, secret, WEBHOOK_TOLERANCE_SECONDS, undefined, receivedAtMs);
       if (event.type !== 'checkout.session.completed' && event.type !== 'checkout.session.async_payment_succeeded') {
         return { type: event.type, checkoutRef: null, customerRef: null, paid: false };
       }
