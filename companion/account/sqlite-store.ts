@@ -254,9 +254,10 @@ export function createSqliteAccountStore(db: Db): AccountStore {
   const revoke = db.prepare('UPDATE account_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   const rename = db.prepare('UPDATE tenants SET display_name = ?, updated_at = ? WHERE id = ?');
   const retain = db.prepare('UPDATE tenants SET retain_statutory_metadata = ?, updated_at = ? WHERE id = ?');
-  const selectBilling = db.prepare<[string], { billing_provider: CheckoutRecord['provider'] | null; billing_customer_ref: string | null }>(
-    'SELECT billing_provider, billing_customer_ref FROM tenants WHERE id = ?',
+  const selectBilling = db.prepare<[string], { provider: CheckoutRecord['provider']; customer_ref: string | null }>(
+    'SELECT provider, customer_ref FROM tenant_billing WHERE tenant_id = ?',
   );
+  const insertBilling = db.prepare('INSERT INTO tenant_billing (tenant_id, provider, customer_ref, created_at) VALUES (?, ?, ?, ?)');
   const insertCheckout = db.prepare(
     `INSERT INTO billing_checkouts (id, tenant_id, person_id, provider, provider_ref, status, customer_ref, created_at, completed_at)
      VALUES (@id, @tenantId, @personId, @provider, @providerRef, @status, @customerRef, @createdAt, @completedAt)`,
@@ -266,9 +267,7 @@ export function createSqliteAccountStore(db: Db): AccountStore {
   const verifyCheckout = db.prepare(
     "UPDATE billing_checkouts SET status = 'verified', customer_ref = coalesce(?, customer_ref) WHERE id = ? AND status = 'open'",
   );
-  const promote = db.prepare(
-    "UPDATE tenants SET kind = 'production', billing_provider = ?, billing_customer_ref = ?, updated_at = ? WHERE id = ? AND kind = 'sandbox'",
-  );
+  const promote = db.prepare("UPDATE tenants SET kind = 'production', updated_at = ? WHERE id = ? AND kind = 'sandbox'");
   const revokeSandboxKeys = db.prepare(
     "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE tenant_id = ? AND prefix = 'svc_test_' AND status = 'active'",
   );
@@ -282,7 +281,8 @@ export function createSqliteAccountStore(db: Db): AccountStore {
   });
 
   const upgrade = db.transaction((u: Parameters<AccountStore['upgradeToProduction']>[0]): 'upgraded' | 'not_sandbox' => {
-    if (promote.run(u.provider, u.customerRef, u.at, u.tenantId).changes !== 1) return 'not_sandbox';
+    if (promote.run(u.at, u.tenantId).changes !== 1) return 'not_sandbox';
+    insertBilling.run(u.tenantId, u.provider, u.customerRef, u.at);
     revokeSandboxKeys.run(u.at, u.tenantId);
     addKey(u.newKey);
     completeCheckout.run(u.at, u.checkoutId);
@@ -321,7 +321,7 @@ export function createSqliteAccountStore(db: Db): AccountStore {
     }),
     getTenantBilling(tenantId) {
       const row = selectBilling.get(tenantId);
-      return { provider: row?.billing_provider ?? null, customerRef: row?.billing_customer_ref ?? null };
+      return { provider: row?.provider ?? null, customerRef: row?.customer_ref ?? null };
     },
     createCheckout(row) {
       insertCheckout.run(row);

@@ -49,6 +49,11 @@ CREATE TABLE billing_checkouts (
 
 CREATE INDEX billing_checkouts_by_tenant ON billing_checkouts (tenant_id, id);
 
--- The payment provider's customer for a production tenant (the billing portal needs it).
-ALTER TABLE tenants ADD COLUMN billing_provider TEXT CHECK (billing_provider IN ('local', 'stripe'));
-ALTER TABLE tenants ADD COLUMN billing_customer_ref TEXT;
+-- How a production tenant pays: its provider and that provider's customer (the billing portal
+-- needs it; NULL when the provider made none). One row per upgraded tenant.
+CREATE TABLE tenant_billing (
+  tenant_id    TEXT PRIMARY KEY REFERENCES tenants (id),
+  provider     TEXT NOT NULL CHECK (provider IN ('local', 'stripe')),
+  customer_ref TEXT,
+  created_at   TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
