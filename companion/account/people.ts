@@ -6,6 +6,8 @@
  * cookie. Its token and its CSRF token are 32 random bytes each; only their SHA-256 digests
  * are stored (a fast hash suffices for 256-bit random secrets, as for API keys in core/auth.ts).
  * The person and capabilities are read again on every request, so a change applies at once.
+ * A session belongs to the person, not to the key it was opened with: the upgrade to production
+ * revokes the svc_test_ keys, and the person who completed it stays signed in.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';

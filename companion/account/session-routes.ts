@@ -11,7 +11,7 @@ import { SESSION_COOKIE } from '../core/openapi.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { Usage, usageBody } from '../metering/routes.ts';
-import { createPaymentProvider } from './billing/provider.ts';
+import { UNAVAILABLE_REASONS, createPaymentProvider } from './billing/provider.ts';
 import type { PaymentProvider, UnavailableReason } from './billing/provider.ts';
 import { createStripeProvider } from './billing/stripe-provider.ts';
 import { CAPABILITIES, newSecretToken, requireCapability } from './people.ts';
@@ -113,8 +113,6 @@ const UpgradeResult = z
     upgraded_at: z.string(),
   })
   .openapi('UpgradeResult');
-
-const UNAVAILABLE_REASONS = ['provider_unconfigured', 'provider_error', 'provider_has_no_portal', 'sandbox_tenant', 'no_customer'] as const satisfies readonly UnavailableReason[];
 
 const BillingPortal = z
   .object({
@@ -365,8 +363,8 @@ export function accountSessionRoutes(deps: RouteDeps) {
   router.openapi(complete, async (c) => {
     const body = c.req.valid('json');
     const s = c.var.session;
-    requireCapability(s, 'billing:manage');
     const person = requirePerson(s);
+    requireCapability(s, 'billing:manage');
     const chk = account.getCheckout(s.tenantId, body.checkout_id);
     if (!chk) throw ProblemError.notFound('no such checkout for this tenant');
     if (chk.status === 'completed') throw ProblemError.conflict('checkout_completed', 'this checkout has already completed an upgrade');

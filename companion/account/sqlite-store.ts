@@ -49,10 +49,7 @@ export function createSqliteTenantStore(db: Db): TenantStore {
   );
   const signupExists = db.prepare<[Buffer], { found: number }>('SELECT 1 AS found FROM sandbox_signups WHERE email_digest = ?');
   const insertSignup = db.prepare('INSERT INTO sandbox_signups (email_digest, tenant_id, created_at) VALUES (?, ?, ?)');
-  const insertKey = db.prepare(
-    `INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id)
-     VALUES (@id, @tenantId, @keyHash, @prefix, @lastFour, @createdAt, @personId)`,
-  );
+  const addKey = prepareKeyInsert(db);
   const insertPerson = preparePersonInsert(db);
   const selectTenant = db.prepare<[string], TenantRow>('SELECT * FROM tenants WHERE id = ?');
   const selectKeys = db.prepare<[string], ApiKeyRow>(
@@ -85,10 +82,6 @@ export function createSqliteTenantStore(db: Db): TenantStore {
   const revokeKey = db.prepare(
     "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE tenant_id = ? AND id = ? AND status = 'active'",
   );
-
-  const addKey = (key: NewApiKeyRow) => {
-    insertKey.run({ ...key, keyHash: Buffer.from(key.keyHash), personId: key.personId ?? null });
-  };
 
   const createSandbox = db.transaction((input: NewSandboxTenant): 'created' | 'email_taken' => {
     if (signupExists.get(Buffer.from(input.emailDigest))) return 'email_taken';
@@ -176,6 +169,14 @@ interface PersonRow {
   created_at: string;
 }
 
+function prepareKeyInsert(db: Db): (key: NewApiKeyRow) => void {
+  const insert = db.prepare(
+    `INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id)
+     VALUES (@id, @tenantId, @keyHash, @prefix, @lastFour, @createdAt, @personId)`,
+  );
+  return (key) => insert.run({ ...key, keyHash: Buffer.from(key.keyHash), personId: key.personId ?? null });
+}
+
 function preparePersonInsert(db: Db): (p: PersonRecord) => void {
   const insert = db.prepare(
     `INSERT INTO people (id, tenant_id, email_digest, role, capabilities, created_at)
@@ -233,11 +234,7 @@ function checkoutFromRow(row: CheckoutRow): CheckoutRecord {
 
 export function createSqliteAccountStore(db: Db): AccountStore {
   const insertPerson = preparePersonInsert(db);
-  const insertKey = db.prepare(
-    `INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id)
-     VALUES (@id, @tenantId, @keyHash, @prefix, @lastFour, @createdAt, @personId)`,
-  );
-  const addKey = (key: NewApiKeyRow) => insertKey.run({ ...key, keyHash: Buffer.from(key.keyHash), personId: key.personId ?? null });
+  const addKey = prepareKeyInsert(db);
   const selectPerson = db.prepare<[string], PersonRow>('SELECT * FROM people WHERE id = ?');
   const selectKeyPerson = db.prepare<[string], PersonRow>('SELECT p.* FROM api_keys k JOIN people p ON p.id = k.person_id WHERE k.id = ?');
   const personExists = db.prepare<[string, Buffer], { found: number }>('SELECT 1 AS found FROM people WHERE tenant_id = ? AND email_digest = ?');

@@ -11,12 +11,8 @@ import { createLocalProvider } from './local-provider.ts';
 import { createStripeProvider } from './stripe-provider.ts';
 
 /** Why billing cannot be used right now; answered to the caller, never a 500. */
-export type UnavailableReason =
-  | 'provider_unconfigured'
-  | 'provider_error'
-  | 'provider_has_no_portal'
-  | 'sandbox_tenant'
-  | 'no_customer';
+export const UNAVAILABLE_REASONS = ['provider_unconfigured', 'provider_error', 'provider_has_no_portal', 'sandbox_tenant', 'no_customer'] as const;
+export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
 
 export interface CheckoutStart {
   /** The provider's id of the checkout. */
