@@ -17,6 +17,15 @@ export const SANDBOX_ALLOWANCE = 100;
 
 export const UPGRADE_HREF = '/account/billing/upgrade-checkout';
 
+/**
+ * Where a refusal that ends in "upgrade" points (problem+json extension members, RFC 9457 §3.2):
+ * the upgrade needs an account session, which an API key opens.
+ */
+export const UPGRADE_POINTERS = {
+  upgrade: { href: UPGRADE_HREF, method: 'POST' },
+  sign_in: { href: '/account/session', method: 'POST' },
+} as const;
+
 export const DEFAULT_DISPLAY_NAME = 'Sandbox tenant';
 
 /**
@@ -74,9 +83,7 @@ export function signUpSandbox(deps: SignupDeps, email: string): SandboxSignup {
   const outcome = deps.tenants.createSandboxTenant({ tenant, emailDigest: digest, owner, key });
   if (outcome === 'email_taken') {
     // The spec answers a repeat email with 409 and an upgrade pointer (interface-spec Errors).
-    throw ProblemError.conflict('sandbox_exists', 'a sandbox already exists for this email; use its key, or upgrade it to production', {
-      upgrade: { href: UPGRADE_HREF, method: 'POST' },
-    });
+    throw ProblemError.conflict('sandbox_exists', 'a sandbox already exists for this email; use its key, or sign in with it and upgrade it to production', UPGRADE_POINTERS);
   }
   return { tenant, apiKey, keyId: key.id };
 }
