@@ -150,7 +150,8 @@ export function accountSessionRoutes(deps: RouteDeps) {
   const { account, tenants } = deps.store;
   const now = () => rfc3339(deps.clock.now());
   const provider: PaymentProvider = createPaymentProvider(deps.config, deps.secrets);
-  const returnUrl = deps.config.billingReturnUrl ?? `http://${deps.config.host}:${deps.config.port}/`;
+  const host = deps.config.host.includes(':') ? `[${deps.config.host}]` : deps.config.host; // RFC 3986 §3.2.2
+  const returnUrl = deps.config.billingReturnUrl ?? `http://${host}:${deps.config.port}/`;
   const secureCookie = !listensOnLoopback(deps.config.host);
 
   const accountState = (s: SessionContext) => {
