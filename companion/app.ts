@@ -8,11 +8,14 @@
  * declared by `defineRoute`, then add it to CAPABILITIES below.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { createSessionAuth } from './account/people.ts';
 import { accountRoutes } from './account/routes.ts';
+import { accountSessionRoutes } from './account/session-routes.ts';
 import { anchoringRoutes } from './anchoring/routes.ts';
 import { controlPlaneRoutes } from './control-plane/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
+import { rfc3339 } from './core/clock.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
 import { errorFields } from './core/log.ts';
 import { allowedMethodsFor } from './core/method-not-allowed.ts';
@@ -52,6 +55,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   opsRoutes,
   wellKnownRoutes,
   accountRoutes,
+  accountSessionRoutes,
   packRoutes,
   gateRoutes,
   recordRoutes,
@@ -80,7 +84,11 @@ export function createApp(deps: AppDeps): App {
   const routeDeps: RouteDeps = {
     ...deps,
     describe,
-    auth: { apiKey: createApiKeyAuth(deps.store.tenants), optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants) },
+    auth: {
+      apiKey: createApiKeyAuth(deps.store.tenants),
+      optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants),
+      session: createSessionAuth(deps.store.account, () => rfc3339(deps.clock.now())),
+    },
   };
 
   app.use('*', requestTelemetry(deps));

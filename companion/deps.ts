@@ -15,6 +15,7 @@ import type { OpenApiDocument } from './core/openapi.ts';
 import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
+import type { SessionEnv } from './account/people.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
 import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
@@ -66,6 +67,8 @@ export interface RouteDeps extends AppDeps {
     apiKey: AuthRequirement<AuthEnv>;
     /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
     optionalApiKey: AuthRequirement<OptionalAuthEnv>;
+    /** interface-spec Authentication 2: the svc_session cookie (and X-CSRF-Token on writes); sets c.var.session. */
+    session: AuthRequirement<SessionEnv>;
   };
   /** The app's own OpenAPI document, generated once on first use (after every route is mounted). */
   describe(): OpenApiDocument;

@@ -9,8 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TenantStore } from './account/store.ts';
-import { createSqliteTenantStore } from './account/sqlite-store.ts';
+import type { AccountStore, TenantStore } from './account/store.ts';
+import { createSqliteAccountStore, createSqliteTenantStore } from './account/sqlite-store.ts';
 import type { AnchoringStore } from './anchoring/store.ts';
 import { createSqliteAnchoringStore } from './anchoring/sqlite-store.ts';
 import type { IntegrationStore } from './integrations/store.ts';
@@ -39,6 +39,8 @@ export interface Store {
   readonly engine: string;
   /** Tenants and API keys (account capability); also the API key lookup for auth. */
   readonly tenants: TenantStore;
+  /** People, account sessions and billing checkouts (account capability). */
+  readonly account: AccountStore;
   /** Sealed records and the tenant logs they form (evidence capability). */
   readonly evidence: EvidenceStore;
   /** Usage counters behind the usage ledger (metering capability). */
@@ -96,6 +98,7 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     db,
     file,
     tenants: createSqliteTenantStore(db),
+    account: createSqliteAccountStore(db),
     evidence: createSqliteEvidenceStore(db),
     usage: createSqliteUsageStore(db),
     idempotency: createSqliteIdempotencyStore(db),

@@ -9,12 +9,22 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
-import type { NewApiKeyRow, TenantRecord, TenantStore } from './store.ts';
+import { CAPABILITIES } from './people.ts';
+import type { NewApiKeyRow, PersonRecord, TenantRecord, TenantStore } from './store.ts';
 
 /** interface-spec "Tenant": sandbox tenants include 100 sealed actions. */
 export const SANDBOX_ALLOWANCE = 100;
 
 export const UPGRADE_HREF = '/account/billing/upgrade-checkout';
+
+/**
+ * Where a refusal that ends in "upgrade" points (problem+json extension members, RFC 9457 §3.2):
+ * the upgrade needs an account session, which an API key opens.
+ */
+export const UPGRADE_POINTERS = {
+  upgrade: { href: UPGRADE_HREF, method: 'POST' },
+  sign_in: { href: '/account/session', method: 'POST' },
+} as const;
 
 export const DEFAULT_DISPLAY_NAME = 'Sandbox tenant';
 
@@ -24,7 +34,7 @@ export const DEFAULT_DISPLAY_NAME = 'Sandbox tenant';
  * The label keeps our digests from matching other systems' plain SHA-256 email hashes.
  * A digest of a guessable input is pseudonymous, not anonymous: someone holding the
  * database can test a candidate address. A keyed hash (HMAC with a local secret) would close
- * that at the cost of one more secret to keep; left for when accounts get a people model.
+ * that at the cost of one more secret to keep. People (account/people.ts) are stored the same way.
  */
 export function emailDigest(normalisedEmail: string): Uint8Array {
   return new Uint8Array(createHash('sha256').update(`svc-signup-email/v1\n${normalisedEmail}`, 'utf8').digest());
@@ -57,6 +67,9 @@ export function signUpSandbox(deps: SignupDeps, email: string): SandboxSignup {
     createdAt: now,
     updatedAt: now,
   };
+  const digest = emailDigest(normaliseEmail(email));
+  // The signup email becomes the tenant's owner, holding every capability.
+  const owner: PersonRecord = { id: deps.ids.next('per'), tenantId: tenant.id, emailDigest: digest, role: 'owner', capabilities: [...CAPABILITIES], createdAt: now };
   const apiKey = generateApiKey('sandbox');
   const key: NewApiKeyRow = {
     id: deps.ids.next('key'),
@@ -65,13 +78,12 @@ export function signUpSandbox(deps: SignupDeps, email: string): SandboxSignup {
     prefix: apiKey.prefix,
     lastFour: apiKey.lastFour,
     createdAt: now,
+    personId: owner.id,
   };
-  const outcome = deps.tenants.createSandboxTenant({ tenant, emailDigest: emailDigest(normaliseEmail(email)), key });
+  const outcome = deps.tenants.createSandboxTenant({ tenant, emailDigest: digest, owner, key });
   if (outcome === 'email_taken') {
     // The spec answers a repeat email with 409 and an upgrade pointer (interface-spec Errors).
-    throw ProblemError.conflict('sandbox_exists', 'a sandbox already exists for this email; use its key, or upgrade it to production', {
-      upgrade: { href: UPGRADE_HREF, method: 'POST' },
-    });
+    throw ProblemError.conflict('sandbox_exists', 'a sandbox already exists for this email; use its key, or sign in with it and upgrade it to production', UPGRADE_POINTERS);
   }
   return { tenant, apiKey, keyId: key.id };
 }

@@ -4,7 +4,17 @@
  */
 import type { ApiKeyMatch, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
 import type { Db } from '../core/db.ts';
-import type { ApiKeyRecord, ApiKeyStatus, NewApiKeyRow, NewSandboxTenant, TenantRecord, TenantStore } from './store.ts';
+import type {
+  AccountStore,
+  ApiKeyRecord,
+  ApiKeyStatus,
+  CheckoutRecord,
+  NewApiKeyRow,
+  NewSandboxTenant,
+  PersonRecord,
+  TenantRecord,
+  TenantStore,
+} from './store.ts';
 
 interface TenantRow {
   id: string;
@@ -39,10 +49,8 @@ export function createSqliteTenantStore(db: Db): TenantStore {
   );
   const signupExists = db.prepare<[Buffer], { found: number }>('SELECT 1 AS found FROM sandbox_signups WHERE email_digest = ?');
   const insertSignup = db.prepare('INSERT INTO sandbox_signups (email_digest, tenant_id, created_at) VALUES (?, ?, ?)');
-  const insertKey = db.prepare(
-    `INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at)
-     VALUES (@id, @tenantId, @keyHash, @prefix, @lastFour, @createdAt)`,
-  );
+  const addKey = prepareKeyInsert(db);
+  const insertPerson = preparePersonInsert(db);
   const selectTenant = db.prepare<[string], TenantRow>('SELECT * FROM tenants WHERE id = ?');
   const selectKeys = db.prepare<[string], ApiKeyRow>(
     `SELECT id, tenant_id, prefix, last_four, status, created_at, revoked_at
@@ -75,10 +83,6 @@ export function createSqliteTenantStore(db: Db): TenantStore {
     "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE tenant_id = ? AND id = ? AND status = 'active'",
   );
 
-  const addKey = (key: NewApiKeyRow) => {
-    insertKey.run({ ...key, keyHash: Buffer.from(key.keyHash) });
-  };
-
   const createSandbox = db.transaction((input: NewSandboxTenant): 'created' | 'email_taken' => {
     if (signupExists.get(Buffer.from(input.emailDigest))) return 'email_taken';
     const t = input.tenant;
@@ -91,6 +95,7 @@ export function createSqliteTenantStore(db: Db): TenantStore {
       updatedAt: t.updatedAt,
     });
     insertSignup.run(Buffer.from(input.emailDigest), t.id, t.createdAt);
+    insertPerson(input.owner);
     addKey(input.key);
     return 'created';
   });
@@ -152,5 +157,183 @@ function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
     status: row.status,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+  };
+}
+
+interface PersonRow {
+  id: string;
+  tenant_id: string;
+  email_digest: Buffer;
+  role: 'owner' | 'member';
+  capabilities: string;
+  created_at: string;
+}
+
+function prepareKeyInsert(db: Db): (key: NewApiKeyRow) => void {
+  const insert = db.prepare(
+    `INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id)
+     VALUES (@id, @tenantId, @keyHash, @prefix, @lastFour, @createdAt, @personId)`,
+  );
+  return (key) => insert.run({ ...key, keyHash: Buffer.from(key.keyHash), personId: key.personId ?? null });
+}
+
+function preparePersonInsert(db: Db): (p: PersonRecord) => void {
+  const insert = db.prepare(
+    `INSERT INTO people (id, tenant_id, email_digest, role, capabilities, created_at)
+     VALUES (@id, @tenantId, @emailDigest, @role, @capabilities, @createdAt)`,
+  );
+  return (p) => insert.run({ ...p, emailDigest: Buffer.from(p.emailDigest), capabilities: JSON.stringify(p.capabilities) });
+}
+
+function personFromRow(row: PersonRow): PersonRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    emailDigest: new Uint8Array(row.email_digest),
+    role: row.role,
+    capabilities: JSON.parse(row.capabilities) as string[],
+    createdAt: row.created_at,
+  };
+}
+
+interface SessionRow {
+  id: string;
+  tenant_id: string;
+  kind: TenantKind;
+  person_id: string | null;
+  token_sha256: Buffer;
+  csrf_sha256: Buffer;
+  expires_at: string;
+}
+
+interface CheckoutRow {
+  id: string;
+  tenant_id: string;
+  person_id: string;
+  provider: CheckoutRecord['provider'];
+  provider_ref: string;
+  status: CheckoutRecord['status'];
+  customer_ref: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+function checkoutFromRow(row: CheckoutRow): CheckoutRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    personId: row.person_id,
+    provider: row.provider,
+    providerRef: row.provider_ref,
+    status: row.status,
+    customerRef: row.customer_ref,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+export function createSqliteAccountStore(db: Db): AccountStore {
+  const insertPerson = preparePersonInsert(db);
+  const addKey = prepareKeyInsert(db);
+  const selectPerson = db.prepare<[string], PersonRow>('SELECT * FROM people WHERE id = ?');
+  const selectKeyPerson = db.prepare<[string], PersonRow>('SELECT p.* FROM api_keys k JOIN people p ON p.id = k.person_id WHERE k.id = ?');
+  const personExists = db.prepare<[string, Buffer], { found: number }>('SELECT 1 AS found FROM people WHERE tenant_id = ? AND email_digest = ?');
+  const insertSession = db.prepare(
+    `INSERT INTO account_sessions (id, token_sha256, csrf_sha256, tenant_id, person_id, key_id, created_at, expires_at)
+     VALUES (@id, @tokenHash, @csrfHash, @tenantId, @personId, @keyId, @createdAt, @expiresAt)`,
+  );
+  // RFC 3339 UTC timestamps with fixed-width milliseconds compare correctly as text.
+  const selectLiveSession = db.prepare<[Buffer, string], SessionRow>(
+    `SELECT s.id, s.tenant_id, t.kind, s.person_id, s.token_sha256, s.csrf_sha256, s.expires_at
+     FROM account_sessions s JOIN tenants t ON t.id = s.tenant_id
+     WHERE s.token_sha256 = ? AND s.revoked_at IS NULL AND s.expires_at > ?`,
+  );
+  const revoke = db.prepare('UPDATE account_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+  const rename = db.prepare('UPDATE tenants SET display_name = ?, updated_at = ? WHERE id = ?');
+  const retain = db.prepare('UPDATE tenants SET retain_statutory_metadata = ?, updated_at = ? WHERE id = ?');
+  const selectBilling = db.prepare<[string], { provider: CheckoutRecord['provider']; customer_ref: string | null }>(
+    'SELECT provider, customer_ref FROM tenant_billing WHERE tenant_id = ?',
+  );
+  const insertBilling = db.prepare('INSERT INTO tenant_billing (tenant_id, provider, customer_ref, created_at) VALUES (?, ?, ?, ?)');
+  const insertCheckout = db.prepare(
+    `INSERT INTO billing_checkouts (id, tenant_id, person_id, provider, provider_ref, status, customer_ref, created_at, completed_at)
+     VALUES (@id, @tenantId, @personId, @provider, @providerRef, @status, @customerRef, @createdAt, @completedAt)`,
+  );
+  const selectCheckout = db.prepare<[string, string], CheckoutRow>('SELECT * FROM billing_checkouts WHERE id = ? AND tenant_id = ?');
+  const selectCheckoutByRef = db.prepare<[string, string], CheckoutRow>('SELECT * FROM billing_checkouts WHERE provider = ? AND provider_ref = ?');
+  const verifyCheckout = db.prepare(
+    "UPDATE billing_checkouts SET status = 'verified', customer_ref = coalesce(?, customer_ref) WHERE id = ? AND status = 'open'",
+  );
+  const promote = db.prepare("UPDATE tenants SET kind = 'production', updated_at = ? WHERE id = ? AND kind = 'sandbox'");
+  const revokeSandboxKeys = db.prepare(
+    "UPDATE api_keys SET status = 'revoked', revoked_at = ? WHERE tenant_id = ? AND prefix = 'svc_test_' AND status = 'active'",
+  );
+  const completeCheckout = db.prepare("UPDATE billing_checkouts SET status = 'completed', completed_at = ? WHERE id = ?");
+
+  const addPerson = db.transaction((person: PersonRecord, key: NewApiKeyRow): 'created' | 'email_taken' => {
+    if (personExists.get(person.tenantId, Buffer.from(person.emailDigest))) return 'email_taken';
+    insertPerson(person);
+    addKey(key);
+    return 'created';
+  });
+
+  const upgrade = db.transaction((u: Parameters<AccountStore['upgradeToProduction']>[0]): 'upgraded' | 'not_sandbox' => {
+    if (promote.run(u.at, u.tenantId).changes !== 1) return 'not_sandbox';
+    insertBilling.run(u.tenantId, u.provider, u.customerRef, u.at);
+    revokeSandboxKeys.run(u.at, u.tenantId);
+    addKey(u.newKey);
+    completeCheckout.run(u.at, u.checkoutId);
+    return 'upgraded';
+  });
+
+  return {
+    getKeyPerson(keyId) {
+      const row = selectKeyPerson.get(keyId);
+      return row ? personFromRow(row) : null;
+    },
+    addPerson: (person, key) => addPerson.immediate(person, key),
+    createSession(row) {
+      insertSession.run({ ...row, tokenHash: Buffer.from(row.tokenHash), csrfHash: Buffer.from(row.csrfHash) });
+    },
+    findLiveSession(tokenHash, now) {
+      const row = selectLiveSession.get(Buffer.from(tokenHash), now);
+      if (!row) return undefined;
+      const personRow = row.person_id === null ? undefined : selectPerson.get(row.person_id);
+      return {
+        sessionId: row.id,
+        tenantId: row.tenant_id,
+        tenantKind: row.kind,
+        person: personRow ? personFromRow(personRow) : null,
+        tokenHash: new Uint8Array(row.token_sha256),
+        csrfHash: new Uint8Array(row.csrf_sha256),
+        expiresAt: row.expires_at,
+      };
+    },
+    revokeSession(sessionId, at) {
+      revoke.run(at, sessionId);
+    },
+    updateTenant: db.transaction((tenantId: string, changes: { displayName?: string; retainStatutoryMetadata?: boolean }, at: string) => {
+      if (changes.displayName !== undefined) rename.run(changes.displayName, at, tenantId);
+      if (changes.retainStatutoryMetadata !== undefined) retain.run(changes.retainStatutoryMetadata ? 1 : 0, at, tenantId);
+    }),
+    getTenantBilling(tenantId) {
+      const row = selectBilling.get(tenantId);
+      return { provider: row?.provider ?? null, customerRef: row?.customer_ref ?? null };
+    },
+    createCheckout(row) {
+      insertCheckout.run(row);
+    },
+    getCheckout(tenantId, checkoutId) {
+      const row = selectCheckout.get(checkoutId, tenantId);
+      return row && checkoutFromRow(row);
+    },
+    findCheckoutByProviderRef(provider, providerRef) {
+      const row = selectCheckoutByRef.get(provider, providerRef);
+      return row && checkoutFromRow(row);
+    },
+    markCheckoutVerified(checkoutId, customerRef) {
+      verifyCheckout.run(customerRef, checkoutId);
+    },
+    upgradeToProduction: (input) => upgrade.immediate(input),
   };
 }

@@ -37,12 +37,16 @@ export interface NewApiKeyRow {
   prefix: ApiKeyPrefix;
   lastFour: string;
   createdAt: string;
+  /** The person the key acts for (account/people.ts); absent for keys minted by operators or tests. */
+  personId?: string | null;
 }
 
 export interface NewSandboxTenant {
   tenant: TenantRecord;
   /** Digest of the normalised signup email (account/signup.ts emailDigest). */
   emailDigest: Uint8Array;
+  /** The tenant's owner, created with it; `key` belongs to this person. */
+  owner: PersonRecord;
   key: NewApiKeyRow;
 }
 
@@ -58,4 +62,89 @@ export interface TenantStore extends ApiKeyLookup {
   revokeApiKey(tenantId: string, keyId: string, revokedAt: string): boolean;
   /** The tenant's keys, oldest first. */
   listApiKeys(tenantId: string): ApiKeyRecord[];
+}
+
+/** A person acting for a tenant, with the capabilities it holds (account/people.ts). */
+export interface PersonRecord {
+  id: string;
+  tenantId: string;
+  /** Digest of the normalised email (account/signup.ts emailDigest); the address is never stored. */
+  emailDigest: Uint8Array;
+  role: 'owner' | 'member';
+  capabilities: string[];
+  createdAt: string;
+}
+
+export interface NewSessionRow {
+  id: string;
+  tokenHash: Uint8Array;
+  csrfHash: Uint8Array;
+  tenantId: string;
+  personId: string | null;
+  keyId: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** A live session with what authorisation needs, read fresh on every request. */
+export interface SessionMatch {
+  sessionId: string;
+  tenantId: string;
+  tenantKind: TenantKind;
+  person: PersonRecord | null;
+  tokenHash: Uint8Array;
+  csrfHash: Uint8Array;
+  expiresAt: string;
+}
+
+export type CheckoutStatus = 'open' | 'verified' | 'completed';
+export type BillingProviderName = 'local' | 'stripe';
+
+export interface CheckoutRecord {
+  id: string;
+  tenantId: string;
+  personId: string;
+  provider: BillingProviderName;
+  providerRef: string;
+  status: CheckoutStatus;
+  customerRef: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+export interface TenantBilling {
+  provider: BillingProviderName | null;
+  customerRef: string | null;
+}
+
+/** The production tenant an upgrade produces, written in one transaction. */
+export interface UpgradeToProduction {
+  tenantId: string;
+  checkoutId: string;
+  customerRef: string | null;
+  provider: BillingProviderName;
+  newKey: NewApiKeyRow;
+  at: string;
+}
+
+/** People, sessions and billing checkouts (migrations/0012). */
+export interface AccountStore {
+  getKeyPerson(keyId: string): PersonRecord | null;
+  addPerson(person: PersonRecord, key: NewApiKeyRow): 'created' | 'email_taken';
+  createSession(row: NewSessionRow): void;
+  /** The unrevoked, unexpired session with this token digest, or undefined. */
+  findLiveSession(tokenHash: Uint8Array, now: string): SessionMatch | undefined;
+  revokeSession(sessionId: string, at: string): void;
+  updateTenant(tenantId: string, changes: { displayName?: string; retainStatutoryMetadata?: boolean }, at: string): void;
+  getTenantBilling(tenantId: string): TenantBilling;
+  createCheckout(row: CheckoutRecord): void;
+  /** The tenant's own checkout only: another tenant's id answers undefined. */
+  getCheckout(tenantId: string, checkoutId: string): CheckoutRecord | undefined;
+  findCheckoutByProviderRef(provider: BillingProviderName, providerRef: string): CheckoutRecord | undefined;
+  markCheckoutVerified(checkoutId: string, customerRef: string | null): void;
+  /**
+   * Makes the tenant production, revokes its svc_test_ keys, adds the svc_live_ key and closes
+   * the checkout, atomically; 'not_sandbox' (nothing written) when it is already production.
+   */
+  upgradeToProduction(input: UpgradeToProduction): 'upgraded' | 'not_sandbox';
 }

@@ -50,6 +50,21 @@ export interface Config {
   catalogContactEmail: string | null;
   /** How long an idempotency key replays its first answer; after it the key is forgotten (idempotency/). */
   idempotencyTtlSeconds: number;
+  /** Account session lifetime (account/people.ts). */
+  sessionTtlSeconds: number;
+  /** Which payment provider upgrades tenants to production (account/billing/). */
+  billingProvider: 'local' | 'stripe';
+  /** Secret reference of the operator secret that signs local-provider checkouts. */
+  billingLocalSecretRef: string | null;
+  /** Secret references of the Stripe secret key and webhook signing secret. */
+  stripeSecretKeyRef: string | null;
+  stripeWebhookSecretRef: string | null;
+  /** The Stripe Price a production subscription is created with. */
+  stripePriceId: string | null;
+  /** Stripe API base URL override (a loopback stand-in); null: the SDK's default api.stripe.com. */
+  stripeApiBase: string | null;
+  /** Where a payment provider sends the person back after checkout or the portal. */
+  billingReturnUrl: string | null;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -63,6 +78,7 @@ export const CONFIG_DEFAULTS = {
   reviewTimeoutSeconds: 72 * 3600,
   webhookLeaseSeconds: 60,
   idempotencyTtlSeconds: 24 * 3600,
+  sessionTtlSeconds: 8 * 3600,
 } as const;
 
 export class ConfigError extends Error {
@@ -91,6 +107,9 @@ export interface Setting<K extends keyof Config = keyof Config> {
 }
 
 const setting = <K extends keyof Config>(s: Setting<K>): Setting<K> => s;
+
+/** integrations/secret-refs.ts references: env://NAME, secret://path, or a cloud manager's. */
+const SECRET_REF_PATTERN = /^(env|secret|aws-sm|gcp-sm|azure-kv):\/\/[A-Za-z0-9][A-Za-z0-9._\/:@+-]{0,255}$/;
 
 /** Every setting the companion knows, in --help order. */
 export const SETTINGS = [
@@ -227,7 +246,66 @@ export const SETTINGS = [
     help: 'data-catalog export: contact point email',
     parse: optionalMatching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'),
   }),
+  setting({
+    key: 'sessionTtlSeconds',
+    env: 'SVC_SESSION_TTL_SECONDS',
+    flag: 'session-ttl-seconds',
+    defaultText: `${CONFIG_DEFAULTS.sessionTtlSeconds} (8 h)`,
+    help: 'how long an account session (svc_session cookie) lasts before it must be renewed with an API key',
+    parse: integer(CONFIG_DEFAULTS.sessionTtlSeconds, 60, 30 * 86_400),
+  }),
+  setting({
+    key: 'billingProvider',
+    env: 'SVC_BILLING_PROVIDER',
+    flag: 'billing-provider',
+    defaultText: 'local',
+    help: 'payment provider for the upgrade to production: local (operator-signed checkout, self-hosting) or stripe',
+    parse: oneOf(['local', 'stripe'] as const, 'local'),
+  }),
+  setting({
+    key: 'billingLocalSecretRef',
+    env: 'SVC_BILLING_LOCAL_SECRET_REF',
+    defaultText: '(unset: local checkout unavailable)',
+    help: 'secret reference (env://… or secret://…) of the operator secret that signs local-provider checkouts',
+    parse: optionalMatching(SECRET_REF_PATTERN, 'a secret reference such as env://NAME'),
+  }),
+  setting({
+    key: 'stripeSecretKeyRef',
+    env: 'SVC_STRIPE_SECRET_KEY_REF',
+    defaultText: '(unset)',
+    help: 'secret reference of the Stripe secret key (never the key itself)',
+    parse: optionalMatching(SECRET_REF_PATTERN, 'a secret reference such as env://NAME'),
+  }),
+  setting({
+    key: 'stripeWebhookSecretRef',
+    env: 'SVC_STRIPE_WEBHOOK_SECRET_REF',
+    defaultText: '(unset)',
+    help: 'secret reference of the Stripe webhook signing secret (whsec_…)',
+    parse: optionalMatching(SECRET_REF_PATTERN, 'a secret reference such as env://NAME'),
+  }),
+  setting({
+    key: 'stripePriceId',
+    env: 'SVC_STRIPE_PRICE_ID',
+    defaultText: '(unset)',
+    help: 'Stripe Price id of the production subscription (price_…)',
+    parse: optionalMatching(/^price_[A-Za-z0-9]{1,200}$/, 'a Stripe Price id (price_…)'),
+  }),
+  setting({
+    key: 'stripeApiBase',
+    env: 'SVC_STRIPE_API_BASE',
+    defaultText: '(unset: https://api.stripe.com)',
+    help: 'Stripe API base URL override, e.g. http://127.0.0.1:12111 for a local stand-in',
+    parse: optionalMatching(/^https?:\/\/[A-Za-z0-9.:\[\]-]+(:\d{1,5})?$/, 'a URL of scheme, host and optional port'),
+  }),
+  setting({
+    key: 'billingReturnUrl',
+    env: 'SVC_BILLING_RETURN_URL',
+    defaultText: '(unset: http://HOST:PORT/)',
+    help: 'where the payment provider sends the person back after checkout or the billing portal',
+    parse: optionalMatching(/^https?:\/\/\S{1,2000}$/, 'an http(s) URL'),
+  }),
 ] as const satisfies readonly Setting<any>[];
+
 
 export interface CatalogConfig {
   /** OMB Circular A-11 Appendix C agency:bureau code, e.g. 015:11. */
@@ -355,6 +433,16 @@ function boolean(raw: Raw, name: string, problems: string[]): boolean {
   if (FALSE.has(value)) return false;
   problems.push(`${name} must be 1 or 0 (or true/false), got ${JSON.stringify(raw)}`);
   return false;
+}
+
+function oneOf<T extends string>(values: readonly T[], fallback: T): Parse<T> {
+  return (raw, name, problems) => {
+    const value = raw?.trim().toLowerCase();
+    if (value === undefined || value === '') return fallback;
+    if ((values as readonly string[]).includes(value)) return value as T;
+    problems.push(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+    return fallback;
+  };
 }
 
 function nonEmpty(fallback: string): Parse<string> {

@@ -31,7 +31,7 @@ function registerSecuritySchemes(app: OpenAPIHono<any>): void {
     in: 'cookie',
     name: SESSION_COOKIE,
     description:
-      'Account session cookie for the /account endpoints (interface-spec Authentication). Account sessions are not built yet, so no operation requires this scheme today.',
+      'Account session cookie for the /account endpoints (interface-spec Authentication 2), set by POST /account/session; writes also need the X-CSRF-Token returned there',
   });
   registry.registerComponent('securitySchemes', 'ServiceCallbackSignature', {
     type: 'apiKey',
@@ -50,7 +50,7 @@ function registerSecuritySchemes(app: OpenAPIHono<any>): void {
 
 /** Every tag an operation may carry, declared with its meaning (OpenAPI 3.1 §4.8.1 `tags`). */
 export const TAGS = [
-  { name: 'account', description: 'Sandbox signup and the tenant\'s API keys' },
+  { name: 'account', description: 'Sandbox signup, the tenant\'s API keys, account sessions, people, billing and the upgrade to production' },
   { name: 'packs', description: 'Vertical packs: manifests, required fields, rates' },
   { name: 'gate', description: 'Decide and seal the next action of an AI workflow' },
   { name: 'records', description: 'Seal records of actions taken elsewhere' },

@@ -3,6 +3,7 @@
  * allowance is checked before anything is sealed (402), and the counters move in the seal's
  * own transaction, so a seal is metered exactly when it commits.
  */
+import { UPGRADE_POINTERS } from '../account/signup.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from './credits.ts';
@@ -19,7 +20,7 @@ export function meteringParticipant(usage: UsageStore): SealParticipant {
         status: 402,
         code: 'sandbox_allowance_exhausted',
         detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
-        extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, upgrade: { method: 'POST', href: '/account/billing/upgrade-checkout' } },
+        extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, ...UPGRADE_POINTERS },
       });
     },
     sealed(seal) {

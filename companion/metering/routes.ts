@@ -3,7 +3,7 @@ import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { CENTS_PER_CREDIT, SANDBOX_ACTION_ALLOWANCE, USAGE_WARNING_RATIO } from './credits.ts';
 
-const Usage = z
+export const Usage = z
   .object({
     tenant_id: z.string(),
     tenant_kind: z.enum(['sandbox', 'production']),

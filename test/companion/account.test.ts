@@ -53,7 +53,7 @@ describe('POST /signup/checkout', () => {
       expect(bytes.includes(Buffer.from(email)), f).toBe(false);
     }
     const row = ctx.store.db.prepare('SELECT * FROM api_keys').get() as Record<string, unknown>;
-    expect(Object.keys(row).sort()).toEqual(['created_at', 'id', 'key_sha256', 'last_four', 'prefix', 'revoked_at', 'status', 'tenant_id']);
+    expect(Object.keys(row).sort()).toEqual(['created_at', 'id', 'key_sha256', 'last_four', 'person_id', 'prefix', 'revoked_at', 'status', 'tenant_id']);
   });
 });
 

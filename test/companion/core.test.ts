@@ -30,6 +30,14 @@ describe('loadConfig', () => {
       catalogContactName: null,
       catalogContactEmail: null,
       idempotencyTtlSeconds: 24 * 3600,
+      sessionTtlSeconds: 8 * 3600,
+      billingProvider: 'local',
+      billingLocalSecretRef: null,
+      stripeSecretKeyRef: null,
+      stripeWebhookSecretRef: null,
+      stripePriceId: null,
+      stripeApiBase: null,
+      billingReturnUrl: null,
     });
   });
 

@@ -57,8 +57,9 @@ export interface TestContext {
   /** A fresh sandbox tenant; a unique email unless one is given. */
   signup(email?: string): Promise<SignupResult>;
   /**
-   * A production tenant with a svc_live_ key, written through the real stores (the paid
-   * upgrade flow is not built yet; this seeds what it will produce).
+   * A production tenant with a svc_live_ key, written directly through the real stores and
+   * without a person, as tenants created before the people model are (account-upgrade.test.ts
+   * drives the real upgrade flow).
    */
   productionTenant(): { apiKey: string; tenantId: string };
   /** Stops lifecycle hooks, closes the database and removes the data directory. */

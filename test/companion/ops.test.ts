@@ -8,6 +8,7 @@ import { failed } from '../../companion/ops/readiness.ts';
 import { createTestContext, freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { gateBody } from './pack-fixtures.ts';
+import { signIn } from './account-helpers.ts';
 
 let ctx: TestContext;
 let key: string;
@@ -166,9 +167,14 @@ describe('unknown query parameters', () => {
       for (const method of Object.keys(item)) operations.push([method.toUpperCase(), template]);
     }
     expect(operations.length).toBeGreaterThanOrEqual(29);
+    // Account-session operations get the session cookie and CSRF token instead of the key.
+    const session = await signIn(ctx, key);
+    const usesSession = (method: string, template: string) =>
+      (doc.paths[template][method.toLowerCase()].security ?? []).some((r: Record<string, unknown>) => 'ServiceAccountSession' in r);
     for (const [method, template] of operations) {
       const path = template.replace('{vertical}', 'law').replace('{action_key}', 'law:proposed-action:01JC0000000000000000000000');
-      const res = await ctx.request(`${path}?unknown_x=1&also_unknown=`, { method, key, ...(method === 'GET' ? {} : { json: {} }) });
+      const credential = usesSession(method, template) ? { headers: { cookie: session.cookie, 'x-csrf-token': session.csrf } } : { key };
+      const res = await ctx.request(`${path}?unknown_x=1&also_unknown=`, { method, ...credential, ...(method === 'GET' ? {} : { json: {} }) });
       expect({ op: `${method} ${template}`, status: res.status, code: res.body.code }).toEqual({ op: `${method} ${template}`, status: 422, code: 'validation_failed' });
       const named = res.body.errors.filter((e: { code?: string }) => e.code === 'unrecognized_key').map((e: { in: string; path: string }) => `${e.in}:${e.path}`);
       expect(named, `${method} ${template}`).toEqual(['query:/unknown_x', 'query:/also_unknown']);

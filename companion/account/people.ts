@@ -1,0 +1,104 @@
+/**
+ * People, capabilities and account sessions (interface-spec Authentication 2, Account table;
+ * DESIGN.md §6).
+ *
+ * A session is obtained with an API key (POST /account/session) and carried in the `svc_session`
+ * cookie. Its token and its CSRF token are 32 random bytes each; only their SHA-256 digests
+ * are stored (a fast hash suffices for 256-bit random secrets, as for API keys in core/auth.ts).
+ * The person and capabilities are read again on every request, so a change applies at once.
+ * A session belongs to the person, not to the key it was opened with: the upgrade to production
+ * revokes the svc_test_ keys, and the person who completed it stays signed in.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { TenantKind } from '../core/auth.ts';
+import { ProblemError } from '../core/errors.ts';
+import { SESSION_COOKIE } from '../core/openapi.ts';
+import type { AuthRequirement } from '../core/router.ts';
+import type { AccountStore, PersonRecord } from './store.ts';
+
+/** Every capability a person can hold; the tenant's owner holds them all. */
+export const CAPABILITIES = ['billing:manage', 'account:rename', 'account:retention', 'people:manage'] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export const CSRF_HEADER = 'x-csrf-token';
+
+export interface SessionContext {
+  sessionId: string;
+  tenantId: string;
+  tenantKind: TenantKind;
+  person: PersonRecord | null;
+  /** What the person may do; none for a session of a key minted before people existed. */
+  capabilities: string[];
+}
+
+export type SessionEnv = { Variables: { session: SessionContext } };
+
+export function newSecretToken(): { token: string; hash: Uint8Array } {
+  const token = randomBytes(32).toString('base64url');
+  return { token, hash: hashToken(token) };
+}
+
+export function hashToken(token: string): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(token, 'utf8').digest());
+}
+
+function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** RFC 9110 §9.2.1: only these methods are safe; every other one changes state. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The ServiceAccountSession requirement for `defineRoute({ auth })`; sets `c.var.session`.
+ *
+ * CSRF: a synchronizer token (OWASP CSRF Prevention Cheat Sheet). SameSite=Strict (RFC 6265bis
+ * §8.8) already keeps other sites' requests from carrying the cookie, but it treats every
+ * subdomain of the registrable domain as the same site, and older browsers ignore it. So each
+ * session also gets a random CSRF token, returned once in the body of POST /account/session
+ * (never in a cookie, so a page on another origin cannot read it), and every state-changing
+ * request must echo it in X-CSRF-Token. A header a cross-site form cannot set, compared as
+ * SHA-256 digests in constant time, closes both gaps without a second cookie.
+ */
+export function createSessionAuth(store: AccountStore, now: () => string): AuthRequirement<SessionEnv> {
+  const middleware: MiddlewareHandler<SessionEnv> = async function requireSession(c, next) {
+    const token = getCookie(c, SESSION_COOKIE);
+    if (token === undefined || token.length > 128) throw sessionRequired();
+    const hash = hashToken(token);
+    const match = store.findLiveSession(hash, now());
+    if (!match || !sameDigest(match.tokenHash, hash)) throw sessionRequired();
+    if (!SAFE_METHODS.has(c.req.method)) {
+      const csrf = c.req.header(CSRF_HEADER);
+      if (csrf === undefined || csrf.length > 128 || !sameDigest(hashToken(csrf), match.csrfHash)) {
+        throw new ProblemError({ status: 403, code: 'csrf_token_invalid', detail: `a cookie-authenticated write needs the session's CSRF token in ${CSRF_HEADER}` });
+      }
+    }
+    c.set('session', {
+      sessionId: match.sessionId,
+      tenantId: match.tenantId,
+      tenantKind: match.tenantKind,
+      person: match.person,
+      capabilities: match.person?.capabilities ?? [],
+    });
+    await next();
+  };
+  return { security: [{ ServiceAccountSession: [] }], middleware };
+}
+
+function sessionRequired(): ProblemError {
+  return new ProblemError({ status: 401, code: 'unauthorized', detail: 'sign in with POST /account/session: the session is missing, expired or ended' });
+}
+
+/** 403 naming the missing capability (problem+json `capability` member, RFC 9457 §3.2). */
+export function requireCapability(session: SessionContext, capability: Capability): void {
+  if (!session.capabilities.includes(capability)) {
+    throw new ProblemError({
+      status: 403,
+      code: 'capability_missing',
+      detail: `this person lacks the ${capability} capability`,
+      extra: { capability },
+    });
+  }
+}
