@@ -330,15 +330,29 @@ export const SignupPlan = z
     production: z.object({ key_prefix: z.string(), cents_per_credit: z.number().int(), max_credits_per_action: z.number().int() }),
     upgrade: Route,
     account: Route,
+    billing: z.object({
+      provider: z.enum(['local', 'stripe']),
+      configured: z.boolean().openapi({ description: "Whether the provider's secret references are set (they are resolved only when used)" }),
+      session: Route,
+      complete_upgrade: Route,
+      portal: Route,
+    }),
   })
   .openapi('SignupPlan');
 
-export function signupPlan(document: OpenApiDocument): z.infer<typeof SignupPlan> {
+export function signupPlan(config: Config, document: OpenApiDocument): z.infer<typeof SignupPlan> {
   return {
     signup: route(document, 'POST', '/signup/checkout'),
     sandbox: { allowance_actions: SANDBOX_ALLOWANCE, key_prefix: API_KEY_PREFIX.sandbox, per_email: 1, dev_key: true },
     production: { key_prefix: API_KEY_PREFIX.production, cents_per_credit: CENTS_PER_CREDIT, max_credits_per_action: MAX_CREDITS_PER_ACTION },
     upgrade: route(document, 'POST', UPGRADE_HREF),
     account: route(document, 'GET', '/account/me'),
+    billing: {
+      provider: config.billingProvider,
+      configured: config.billingProvider === 'local' ? config.billingLocalSecretRef !== null : config.stripeSecretKeyRef !== null && config.stripePriceId !== null,
+      session: route(document, 'POST', '/account/session'),
+      complete_upgrade: route(document, 'POST', '/account/billing/complete-upgrade'),
+      portal: route(document, 'POST', '/account/billing-portal'),
+    },
   };
 }

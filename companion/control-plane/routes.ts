@@ -83,7 +83,7 @@ export function controlPlaneRoutes(channels: readonly IntegrationChannel<any>[])
         schema: OperationsPlan,
         build: () => operationsPlan(config, doc(), { checks: deps.readiness.names(), workers: deps.workers.status().map((w) => w.name) }),
       }),
-      mapRoute({ path: '/deployment/signup-plan', operationId: 'getSignupPlan', summary: 'Sandbox signup, key prefixes, upgrade route and pricing', schema: SignupPlan, build: () => signupPlan(doc()) }),
+      mapRoute({ path: '/deployment/signup-plan', operationId: 'getSignupPlan', summary: 'Sandbox signup, key prefixes, upgrade and billing routes, provider and pricing', schema: SignupPlan, build: () => signupPlan(config, doc()) }),
       mapRoute({
         path: '/deployment/readiness',
         operationId: 'getDeploymentReadiness',

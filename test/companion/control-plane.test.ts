@@ -132,9 +132,14 @@ describe('control-plane maps', () => {
       SVC_LOG_LEVEL: 'warn',
       SVC_METRICS_TOKEN: 'metrics-token-0123456789abcdef',
       SVC_SECRET_GRANTS: JSON.stringify({ [grantTenant]: ['env://CP_HOOK_KEY', 'secret://team/hook', 'aws-sm://arn-1'] }),
+      SVC_BILLING_PROVIDER: 'stripe',
+      SVC_STRIPE_SECRET_KEY_REF: 'env://CP_STRIPE_KEY',
+      SVC_STRIPE_PRICE_ID: 'price_cp0123',
     });
     const [ma, mb] = [await allMaps(a), await allMaps(b)];
 
+    expect(ma['/deployment/signup-plan'].billing).toMatchObject({ provider: 'local', configured: false });
+    expect(mb['/deployment/signup-plan'].billing).toMatchObject({ provider: 'stripe', configured: true });
     expect(ma['/workflow-map'].anchoring.epoch_seconds).toBe(3600);
     expect(mb['/workflow-map'].anchoring.epoch_seconds).toBe(7);
     expect(mb['/workflow-map'].review.window_seconds).toBe(600);
