@@ -83,6 +83,20 @@ export class SecretResolver {
     const ref = parseSecretRef(value);
     if (!ref) return { ok: false, provider: 'unknown', error: 'not_a_reference' };
     if (!this.isGranted(tenantId, ref.ref)) return { ok: false, provider: ref.scheme, error: 'not_granted' };
+    return this.#lookup(ref);
+  }
+
+  /**
+   * Resolves a reference the operator configured for the service itself (e.g. the PKCS#11
+   * PIN, SVC_PKCS11_PIN_REF): no tenant grant applies, since no tenant chose it.
+   */
+  resolveOperator(value: string): Resolution {
+    const ref = parseSecretRef(value);
+    if (!ref) return { ok: false, provider: 'unknown', error: 'not_a_reference' };
+    return this.#lookup(ref);
+  }
+
+  #lookup(ref: SecretRef): Resolution {
     if (CLOUD_SCHEMES.has(ref.scheme)) return { ok: false, provider: ref.scheme, error: 'provider_unavailable' };
     let found: string | undefined;
     if (ref.scheme === 'env') {
