@@ -1,0 +1,165 @@
+/**
+ * Production signing with an AWS KMS Ed25519 key (key spec ECC_NIST_EDWARDS25519, key usage
+ * SIGN_VERIFY): KMS signs with SigningAlgorithm ED25519_SHA_512 and MessageType RAW, which is
+ * pure Ed25519 over the message (RFC 8032 §5.1.6); the private key never leaves KMS.
+ *
+ * Why a worker thread: Signer.sign is synchronous because it runs inside the seal
+ * transaction, and better-sqlite3 transactions are synchronous (evidence/sealer.ts); the SDK
+ * is asynchronous. So the SDK runs on its own thread and the main thread blocks on
+ * Atomics.wait over a SharedArrayBuffer until the answer is written, or the timeout passes.
+ * The wait holds the event loop for at most SVC_KMS_TIMEOUT_MS per seal; an asynchronous
+ * database writer would let the sealer await signatures instead and drop this bridge.
+ *
+ * A timeout or a KMS error refuses that seal with 503 (SignerUnavailableError) and the
+ * savepoint leaves nothing stored; a timed-out worker is replaced, so its late answer can
+ * never be mistaken for the next call's.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { keyId } from '../../../shared/keys.ts';
+import { SignerSetupError, SignerUnavailableError, rawFromSpki } from '../signer.ts';
+import type { Signer, SignerCustody } from '../signer.ts';
+import { CONTROL, DATA_OFFSET, SHARED_BYTES, STATE } from './aws-kms-protocol.ts';
+import type { KmsAnswer, KmsRequest, KmsWorkerData } from './aws-kms-protocol.ts';
+
+export interface AwsKmsSignerOptions {
+  keyId: string;
+  region: string;
+  endpoint: string | null;
+  /** Per Sign call (SVC_KMS_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** For GetPublicKey at startup, which also waits for the worker to load the SDK. */
+  startupTimeoutMs?: number;
+}
+
+const STARTUP_TIMEOUT_MS = 30_000;
+
+export function openAwsKmsSigner(o: AwsKmsSignerOptions): Signer {
+  const bridge = new KmsBridge(o.region, o.endpoint);
+  try {
+    const answer = bridge.call({ op: 'GetPublicKey', keyId: o.keyId }, o.startupTimeoutMs ?? STARTUP_TIMEOUT_MS);
+    if (!answer.ok) throw new SignerSetupError(`AWS KMS GetPublicKey for ${o.keyId} failed: ${answer.error}`);
+    if (!('publicKey' in answer)) throw new SignerSetupError('AWS KMS GetPublicKey answered without a public key');
+    if (answer.keySpec !== 'ECC_NIST_EDWARDS25519' || answer.keyUsage !== 'SIGN_VERIFY' || !answer.signingAlgorithms.includes('ED25519_SHA_512')) {
+      throw new SignerSetupError(
+        `AWS KMS key ${o.keyId} is ${answer.keySpec || 'of no key spec'}/${answer.keyUsage || 'no usage'}: production receipts need an ECC_NIST_EDWARDS25519 SIGN_VERIFY key that offers ED25519_SHA_512`,
+      );
+    }
+    // GetPublicKey returns a DER SubjectPublicKeyInfo (RFC 8410 §4); we publish the raw key.
+    const publicKey = rawFromSpki(Buffer.from(answer.publicKey, 'base64'));
+    if (!publicKey) throw new SignerSetupError(`AWS KMS key ${o.keyId} did not return an Ed25519 SubjectPublicKeyInfo`);
+    return new AwsKmsSigner(bridge, o, publicKey, {
+      kind: 'aws-kms',
+      managed: true,
+      nonExportable: true,
+      locators: { key_id: o.keyId, key_arn: answer.keyArn, region: o.region, ...(o.endpoint ? { endpoint: o.endpoint } : {}) },
+      description: 'an AWS KMS ECC_NIST_EDWARDS25519 key: KMS signs (ED25519_SHA_512, RAW); KMS never exports the private key',
+    });
+  } catch (err) {
+    bridge.close();
+    throw err;
+  }
+}
+
+class AwsKmsSigner implements Signer {
+  readonly keyId: string;
+  readonly devKey = false;
+  readonly #bridge: KmsBridge;
+  readonly #kmsKeyId: string;
+  readonly #timeoutMs: number;
+
+  constructor(bridge: KmsBridge, o: AwsKmsSignerOptions, readonly publicKey: Uint8Array, readonly custody: SignerCustody) {
+    this.#bridge = bridge;
+    this.#kmsKeyId = o.keyId;
+    this.#timeoutMs = o.timeoutMs;
+    this.keyId = keyId(publicKey);
+  }
+
+  sign(message: Uint8Array): Uint8Array {
+    const answer = this.#bridge.call({ op: 'Sign', keyId: this.#kmsKeyId, message: Buffer.from(message).toString('base64') }, this.#timeoutMs);
+    if (!answer.ok) throw new SignerUnavailableError('aws-kms', answer.error);
+    const signature = 'signature' in answer ? Buffer.from(answer.signature, 'base64') : Buffer.alloc(0);
+    if (signature.length !== 64) throw new SignerUnavailableError('aws-kms', `KMS returned a ${signature.length}-byte signature, not Ed25519`);
+    return new Uint8Array(signature);
+  }
+
+  close(): void {
+    this.#bridge.close();
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { keyId: this.keyId, custody: this.custody };
+  }
+}
+
+/** One SDK worker thread and its shared buffer; replaced whole after a timeout. */
+class KmsBridge {
+  readonly #region: string;
+  readonly #endpoint: string | null;
+  #worker: { thread: Worker; control: Int32Array; data: Uint8Array } | undefined;
+
+  constructor(region: string, endpoint: string | null) {
+    this.#region = region;
+    this.#endpoint = endpoint;
+    this.#worker = this.#spawn();
+  }
+
+  call(req: KmsRequest, timeoutMs: number): KmsAnswer {
+    this.#worker ??= this.#spawn();
+    const { thread, control, data } = this.#worker;
+    Atomics.store(control, CONTROL.state_index, STATE.pending);
+    thread.postMessage(req);
+    // Blocks this thread (see the module comment); the worker's event loop runs meanwhile.
+    const waited = Atomics.wait(control, CONTROL.state_index, STATE.pending, timeoutMs);
+    if (waited === 'timed-out' && Atomics.load(control, CONTROL.state_index) === STATE.pending) {
+      this.#replace();
+      return { ok: false, error: `no answer within ${timeoutMs} ms` };
+    }
+    const length = Atomics.load(control, CONTROL.length_index);
+    Atomics.store(control, CONTROL.state_index, STATE.idle);
+    try {
+      return JSON.parse(Buffer.from(data.subarray(0, length)).toString('utf8')) as KmsAnswer;
+    } catch {
+      return { ok: false, error: 'unreadable answer from the KMS worker' };
+    }
+  }
+
+  close(): void {
+    const w = this.#worker;
+    this.#worker = undefined;
+    if (w) void w.thread.terminate();
+  }
+
+  /** Ends a worker that may still answer a call we gave up on, and starts its successor now. */
+  #replace(): void {
+    this.close();
+    this.#worker = this.#spawn();
+  }
+
+  #spawn(): { thread: Worker; control: Int32Array; data: Uint8Array } {
+    const shared = new SharedArrayBuffer(SHARED_BYTES);
+    const workerData: KmsWorkerData = { shared, region: this.#region, endpoint: this.#endpoint };
+    const thread = new Worker(workerFile(), { workerData, execArgv: workerExecArgv() });
+    // A failing worker must never take the process down: the next call times out and
+    // replaces it.
+    thread.on('error', () => {
+      if (this.#worker?.thread === thread) this.#worker = undefined;
+    });
+    // Shutdown does not wait for an idle SDK thread.
+    thread.unref();
+    return { thread, control: new Int32Array(shared, 0, CONTROL.length), data: new Uint8Array(shared, DATA_OFFSET) };
+  }
+}
+
+/**
+ * The worker module beside this one: aws-kms-worker.js in the build (dist/), or the .ts
+ * source under tsx and the test runner, which then needs tsx's loader in the worker too.
+ */
+function workerFile(): URL {
+  return new URL(`./aws-kms-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+}
+
+function workerExecArgv(): string[] {
+  return import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
+}
