@@ -9,6 +9,7 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { accountRoutes } from './account/routes.ts';
+import { signerPlanRoutes } from './control-plane/signer-plan.ts';
 import { anchoringRoutes } from './anchoring/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
@@ -55,6 +56,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   integrationRoutes([webhookChannel]),
   webhookRoutes,
   exportRoutes,
+  signerPlanRoutes,
 ];
 
 export type App = OpenAPIHono<AppEnv>;

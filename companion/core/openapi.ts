@@ -55,6 +55,7 @@ export const TAGS = [
   { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
   { name: 'exports', description: 'Read models for auditors and procurement, schema bindings and validation runs (owner review, not approvals)' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
+  { name: 'deployment', description: 'Deployment maps for operators: what runs where, derived from configuration (e.g. signing custody)' },
   { name: 'meta', description: 'This description' },
 ] as const;
 

@@ -113,7 +113,8 @@ function findSlot(lib: pkcs11js.PKCS11, tokenLabel: string): Buffer {
     // CK_TOKEN_INFO.label is 32 bytes, blank-padded (PKCS#11 §3.2).
     const label = lib.C_GetTokenInfo(slot).label.trim();
     if (label === tokenLabel) return slot;
-    labels.push(label);
+    // An uninitialised token (SoftHSM2 always offers one) has a blank label: not worth naming.
+    if (label !== '') labels.push(label);
   }
   throw new SignerSetupError(`no PKCS#11 token labelled "${tokenLabel}" (tokens present: ${labels.length > 0 ? labels.map((l) => `"${l}"`).join(', ') : 'none'})`);
 }
