@@ -14,31 +14,36 @@
  * savepoint leaves nothing stored; a timed-out worker is replaced, so its late answer can
  * never be mistaken for the next call's.
  */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { keyId } from '../../../shared/keys.ts';
 import { SignerSetupError, SignerUnavailableError, rawFromSpki } from '../signer.ts';
 import type { Signer, SignerCustody } from '../signer.ts';
-import { CONTROL, DATA_OFFSET, SHARED_BYTES, STATE } from './aws-kms-protocol.ts';
-import type { KmsAnswer, KmsRequest, KmsWorkerData } from './aws-kms-protocol.ts';
+
+/** The shared buffer: Int32 control words, then the worker's JSON answer (aws-kms-worker.mjs). */
+const LAYOUT = { state: 0, length: 1, ready: 2, controlWords: 3, dataOffset: 12, idle: 0, pending: 1, answered: 2 } as const;
+const SHARED_BYTES = 16 * 1024;
+
+type KmsRequest = { op: 'GetPublicKey'; keyId: string } | { op: 'Sign'; keyId: string; message: string };
+type KmsAnswer =
+  | { ok: true; keyArn: string; publicKey: string; keySpec: string; keyUsage: string; signingAlgorithms: string[] }
+  | { ok: true; signature: string }
+  | { ok: false; error: string };
 
 export interface AwsKmsSignerOptions {
   keyId: string;
   region: string;
   endpoint: string | null;
-  /** Per Sign call (SVC_KMS_TIMEOUT_MS). */
+  /** Per KMS call (SVC_KMS_TIMEOUT_MS). */
   timeoutMs: number;
-  /** For GetPublicKey at startup, which also waits for the worker to load the SDK. */
-  startupTimeoutMs?: number;
 }
 
+/** How long a new client thread may take to load the SDK. */
 const STARTUP_TIMEOUT_MS = 30_000;
 
 export function openAwsKmsSigner(o: AwsKmsSignerOptions): Signer {
   const bridge = new KmsBridge(o.region, o.endpoint);
   try {
-    const answer = bridge.call({ op: 'GetPublicKey', keyId: o.keyId }, o.startupTimeoutMs ?? STARTUP_TIMEOUT_MS);
+    const answer = bridge.call({ op: 'GetPublicKey', keyId: o.keyId }, o.timeoutMs);
     if (!answer.ok) throw new SignerSetupError(`AWS KMS GetPublicKey for ${o.keyId} failed: ${answer.error}`);
     if (!('publicKey' in answer)) throw new SignerSetupError('AWS KMS GetPublicKey answered without a public key');
     if (answer.keySpec !== 'ECC_NIST_EDWARDS25519' || answer.keyUsage !== 'SIGN_VERIFY' || !answer.signingAlgorithms.includes('ED25519_SHA_512')) {
@@ -108,20 +113,26 @@ class KmsBridge {
   call(req: KmsRequest, timeoutMs: number): KmsAnswer {
     this.#worker ??= this.#spawn();
     const { thread, control, data } = this.#worker;
-    Atomics.store(control, CONTROL.state_index, STATE.pending);
+    // A new thread first loads the SDK: SVC_KMS_TIMEOUT_MS bounds the KMS call, not that.
+    Atomics.wait(control, LAYOUT.ready, 0, STARTUP_TIMEOUT_MS);
+    if (Atomics.load(control, LAYOUT.ready) !== 1) {
+      this.#replace();
+      return { ok: false, error: 'the KMS client thread did not start' };
+    }
+    Atomics.store(control, LAYOUT.state, LAYOUT.pending);
     thread.postMessage(req);
     // Blocks this thread (see the module comment); the worker's event loop runs meanwhile.
-    const waited = Atomics.wait(control, CONTROL.state_index, STATE.pending, timeoutMs);
-    if (waited === 'timed-out' && Atomics.load(control, CONTROL.state_index) === STATE.pending) {
+    Atomics.wait(control, LAYOUT.state, LAYOUT.pending, timeoutMs);
+    if (Atomics.load(control, LAYOUT.state) !== LAYOUT.answered) {
       this.#replace();
       return { ok: false, error: `no answer within ${timeoutMs} ms` };
     }
-    const length = Atomics.load(control, CONTROL.length_index);
-    Atomics.store(control, CONTROL.state_index, STATE.idle);
+    const length = Atomics.load(control, LAYOUT.length);
+    Atomics.store(control, LAYOUT.state, LAYOUT.idle);
     try {
       return JSON.parse(Buffer.from(data.subarray(0, length)).toString('utf8')) as KmsAnswer;
     } catch {
-      return { ok: false, error: 'unreadable answer from the KMS worker' };
+      return { ok: false, error: 'unreadable answer from the KMS client thread' };
     }
   }
 
@@ -139,27 +150,16 @@ class KmsBridge {
 
   #spawn(): { thread: Worker; control: Int32Array; data: Uint8Array } {
     const shared = new SharedArrayBuffer(SHARED_BYTES);
-    const workerData: KmsWorkerData = { shared, region: this.#region, endpoint: this.#endpoint };
-    const thread = new Worker(workerFile(), { workerData, execArgv: workerExecArgv() });
-    // A failing worker must never take the process down: the next call times out and
-    // replaces it.
+    const workerData = { shared, layout: LAYOUT, region: this.#region, endpoint: this.#endpoint };
+    // Plain JavaScript beside this module, in the sources and in dist/ alike (scripts/build.mjs).
+    const thread = new Worker(new URL('./aws-kms-worker.mjs', import.meta.url), { workerData });
+    // A failing worker must never take the process down: the next call finds it gone (or
+    // times out) and starts another.
     thread.on('error', () => {
       if (this.#worker?.thread === thread) this.#worker = undefined;
     });
     // Shutdown does not wait for an idle SDK thread.
     thread.unref();
-    return { thread, control: new Int32Array(shared, 0, CONTROL.length), data: new Uint8Array(shared, DATA_OFFSET) };
+    return { thread, control: new Int32Array(shared, 0, LAYOUT.controlWords), data: new Uint8Array(shared, LAYOUT.dataOffset) };
   }
-}
-
-/**
- * The worker module beside this one: aws-kms-worker.js in the build (dist/), or the .ts
- * source under tsx and the test runner, which then needs tsx's loader in the worker too.
- */
-function workerFile(): URL {
-  return new URL(`./aws-kms-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-}
-
-function workerExecArgv(): string[] {
-  return import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
 }
