@@ -15,7 +15,13 @@ import type { TestContext } from './helpers.ts';
 import { expectSealRefused, sealProductionAndVerify } from './signer-fixtures.ts';
 
 const KEY_ID = 'alias/svc-receipts';
-const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDSTANDIN0000000000', AWS_SECRET_ACCESS_KEY: 'stand-in-secret-key', AWS_EC2_METADATA_DISABLED: 'true' };
+const CREDENTIALS = {
+  AWS_ACCESS_KEY_ID: 'AKIDSTANDIN0000000000',
+  AWS_SECRET_ACCESS_KEY: 'stand-in-secret-key',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  // The SDK's notice about its future Node versions, once per client thread: noise here.
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
 const saved = Object.fromEntries(Object.keys(CREDENTIALS).map((k) => [k, process.env[k]]));
 
 let standIn: ChildProcess;
