@@ -50,9 +50,8 @@ function planned(role: PlannedSigner['role'], signer: Signer): PlannedSigner {
 const TO_MANAGED = [
   'Choose a managed custody: SVC_SIGNER=pkcs11 (an HSM or cloud HSM through its PKCS#11 module) or SVC_SIGNER=aws-kms (an AWS KMS ECC_NIST_EDWARDS25519 SIGN_VERIFY key); README "Signing custody" lists their settings.',
   'Create the key inside that service so it is never exportable (PKCS#11: CKA_EXTRACTABLE=false and CKA_SENSITIVE=true, or SVC_PKCS11_CREATE_KEY=1 once; KMS: create-key --key-spec ECC_NIST_EDWARDS25519 --key-usage SIGN_VERIFY).',
-  'Restart with the new settings: startup refuses an extractable key and checks one signature against the published key.',
-  'Tell verifiers: the new production key_id appears in /.well-known/service-keys.json; keep the old JWKS published for receipts already signed.',
-  'Then remove the old key file from the data directory and its backups.',
+  'Before the restart, save /.well-known/service-keys.json: the new production key_id replaces the old one there, and verifiers of receipts the old key signed need the saved copy.',
+  'Restart with the new settings (startup refuses an extractable key and checks one signature against the key it publishes), then remove the old key file and its backups.',
 ];
 
 /** Next steps from the production signer's custody. */
