@@ -29,6 +29,16 @@ describe('loadConfig', () => {
       catalogContactName: null,
       catalogContactEmail: null,
       idempotencyTtlSeconds: 24 * 3600,
+      signer: 'file',
+      pkcs11Module: null,
+      pkcs11TokenLabel: null,
+      pkcs11KeyLabel: 'svc-production-ed25519',
+      pkcs11PinRef: null,
+      pkcs11CreateKey: false,
+      kmsKeyId: null,
+      kmsRegion: null,
+      kmsEndpoint: null,
+      kmsTimeoutMs: 2000,
     });
   });
 
