@@ -32,10 +32,11 @@ async function answer(req) {
     );
     return { ok: true, signature: Buffer.from(out.Signature ?? []).toString('base64') };
   } catch (err) {
-    // The error's name only (KMSInvalidStateException, AccessDeniedException, TimeoutError…):
-    // its message may quote request details.
+    // The error's name and system code only (KMSInvalidStateException, AccessDeniedException,
+    // Error ECONNREFUSED…): its message may quote request details.
     const status = err?.$metadata?.httpStatusCode;
-    return { ok: false, error: `${err?.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}` };
+    const code = typeof err?.code === 'string' && /^[A-Z0-9_]{1,40}$/.test(err.code) ? ` ${err.code}` : '';
+    return { ok: false, error: `${err?.name ?? 'Error'}${code}${status ? ` (HTTP ${status})` : ''}` };
   }
 }
 
