@@ -37,8 +37,11 @@ export interface AwsKmsSignerOptions {
   timeoutMs: number;
 }
 
-/** How long a new client thread may take to load the SDK. */
-const STARTUP_TIMEOUT_MS = 30_000;
+/**
+ * How long a new client thread may take to load the SDK (~0.5 s; a replacement usually loads
+ * between seals). Bounded, because a thread that dies while loading cannot tell a blocked caller.
+ */
+const THREAD_START_TIMEOUT_MS = 10_000;
 
 export function openAwsKmsSigner(o: AwsKmsSignerOptions): Signer {
   const bridge = new KmsBridge(o.region, o.endpoint);
@@ -114,7 +117,7 @@ class KmsBridge {
     this.#worker ??= this.#spawn();
     const { thread, control, data } = this.#worker;
     // A new thread first loads the SDK: SVC_KMS_TIMEOUT_MS bounds the KMS call, not that.
-    Atomics.wait(control, LAYOUT.ready, 0, STARTUP_TIMEOUT_MS);
+    Atomics.wait(control, LAYOUT.ready, 0, THREAD_START_TIMEOUT_MS);
     if (Atomics.load(control, LAYOUT.ready) !== 1) {
       this.#replace();
       return { ok: false, error: 'the KMS client thread did not start' };
