@@ -62,6 +62,7 @@ const contexts: TestContext[] = [];
 afterEach(async () => {
   await setMode('ok');
   for (const c of contexts.splice(0)) await c.close();
+  await takeRequests(); // each test sees only its own requests
 });
 
 async function start(overrides: Record<string, string> = {}): Promise<TestContext> {
@@ -128,6 +129,5 @@ describe('SVC_SIGNER=aws-kms (loopback KMS stand-in)', () => {
 
   it('refuses to start when KMS refuses GetPublicKey', async () => {
     await expect(start({ SVC_KMS_KEY_ID: 'alias/missing' })).rejects.toThrow(/AWS KMS GetPublicKey for alias\/missing failed: NotFoundException \(HTTP 400\)/);
-    await takeRequests();
   });
 });
