@@ -11,6 +11,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { createSessionAuth } from './account/people.ts';
 import { accountRoutes } from './account/routes.ts';
 import { accountSessionRoutes } from './account/session-routes.ts';
+import { signerPlanRoutes } from './control-plane/signer-plan.ts';
 import { anchoringRoutes } from './anchoring/routes.ts';
 import { controlPlaneRoutes } from './control-plane/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
@@ -73,6 +74,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   callbackRoutes,
   exportRoutes,
   controlPlaneRoutes(INTEGRATION_CHANNELS),
+  signerPlanRoutes,
 ];
 
 export type App = OpenAPIHono<AppEnv>;

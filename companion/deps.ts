@@ -16,7 +16,9 @@ import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
 import type { SessionEnv } from './account/people.ts';
-import { createSandboxSigner, loadOrCreateProductionSigner } from './core/signer.ts';
+import { createSandboxSigner } from './core/signer.ts';
+import type { Signer } from './core/signer.ts';
+import { openProductionSigner } from './core/signers/select.ts';
 import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import { Sealer } from './evidence/sealer.ts';
@@ -86,14 +88,17 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
   const clock = options.clock ?? systemClock;
   installNativeSha256();
   const store = openSqliteStore({ dataDir: config.dataDir });
+  let production: Signer | undefined;
   try {
-    const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
+    const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
+    // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
+    production = openProductionSigner(config, secrets);
+    const keyring = new Keyring({ sandbox: createSandboxSigner(), production });
     const ids = options.ids ?? createIdFactory(clock);
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
     const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
     catchUpTenantLogs(store.anchoring, store.transaction);
-    const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
     const webhooks = createWebhookService({ db: store.db, store, secrets, clock, ids, log, config });
     const routing = createRoutingService({ db: store.db, store, secrets, clock, ids, log, config });
     const sealer = new Sealer({
@@ -124,6 +129,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     readiness.register('workers_alive', workersAlive(lifecycle, workers));
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
   } catch (err) {
+    production?.close?.();
     store.close();
     throw err;
   }
@@ -135,5 +141,6 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
     await deps.lifecycle.stop();
   } finally {
     deps.store.close();
+    deps.keyring.close();
   }
 }

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { createApp } from './app.ts';
 import { COMMAND_OPTIONS, ConfigError, loadConfig, settingsHelp } from './core/config.ts';
+import type { SignerCustody } from './core/signer.ts';
 import type { Config } from './core/config.ts';
 import { createJsonLogger, errorFields } from './core/log.ts';
 import { API_VERSION } from './core/openapi.ts';
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   const running = await startServer(app, { host: config.host, port: config.port, graceMs: config.shutdownGraceMs, log });
   await deps.lifecycle.start();
   const keyIds = [deps.keyring.sandbox.keyId, deps.keyring.production.keyId];
-  process.stdout.write(banner(running.url, config, keyIds));
+  process.stdout.write(banner(running.url, config, keyIds, deps.keyring.production.custody));
   log.info('started', { version: SERVICE_VERSION, url: running.url, data_dir: config.dataDir, key_ids: keyIds });
 
   let shuttingDown = false;
@@ -77,11 +78,12 @@ async function main(): Promise<void> {
 }
 
 /** For the person who just ran `npm start`: where it is, what it holds, what to do next. */
-function banner(url: string, config: Config, [sandboxKid, productionKid]: string[]): string {
+function banner(url: string, config: Config, [sandboxKid, productionKid]: string[], custody: SignerCustody): string {
+  const held = custody.managed ? `held by ${custody.kind}` : `in a ${custody.kind}, NOT a managed key service: see /deployment/signer-plan`;
   return [
     `action-gate companion listening on ${url} (data: ${config.dataDir})`,
     `  version ${SERVICE_VERSION}, interface ${API_VERSION}; log level ${config.logLevel}; metrics ${config.metricsToken ? 'need a token' : 'open'} at ${url}/metrics`,
-    `  signing keys: sandbox ${sandboxKid} (public dev key), production ${productionKid}`,
+    `  signing keys: sandbox ${sandboxKid} (public dev key), production ${productionKid} (${held})`,
     `  next: create a sandbox tenant and its API key:`,
     `    curl -s -X POST ${url}/signup/checkout -H 'content-type: application/json' -d '{"email":"you@example.com"}'`,
     '',

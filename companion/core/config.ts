@@ -7,8 +7,11 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseSecretRef } from '../integrations/secret-refs.ts';
 import { LOG_LEVELS } from './log.ts';
 import type { LogLevel } from './log.ts';
+import { SIGNER_KINDS } from './signer.ts';
+import type { SignerKind } from './signer.ts';
 
 export interface Config {
   /** TCP port; 0 asks the OS for a free one (tests). */
@@ -65,6 +68,23 @@ export interface Config {
   stripeApiBase: string | null;
   /** Where a payment provider sends the person back after checkout or the portal. */
   billingReturnUrl: string | null;
+  /** Production signing custody (core/signers/select.ts): file (embedded default), pkcs11 or aws-kms. */
+  signer: SignerKind;
+  /** PKCS#11 module (shared library) path, e.g. /usr/lib/softhsm/libsofthsm2.so. */
+  pkcs11Module: string | null;
+  pkcs11TokenLabel: string | null;
+  pkcs11KeyLabel: string;
+  /** A secret reference (env://…, secret://…) to the token's user PIN: never the PIN itself. */
+  pkcs11PinRef: string | null;
+  /** Generate a non-extractable Ed25519 key pair on the token when none has the key label. */
+  pkcs11CreateKey: boolean;
+  /** AWS KMS key id, ARN or alias of an ECC_NIST_EDWARDS25519 SIGN_VERIFY key. */
+  kmsKeyId: string | null;
+  kmsRegion: string | null;
+  /** KMS endpoint override (a VPC endpoint, or a loopback stand-in in tests). */
+  kmsEndpoint: string | null;
+  /** How long one KMS call may hold a seal before it is refused with 503. */
+  kmsTimeoutMs: number;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -79,6 +99,9 @@ export const CONFIG_DEFAULTS = {
   webhookLeaseSeconds: 60,
   idempotencyTtlSeconds: 24 * 3600,
   sessionTtlSeconds: 8 * 3600,
+  signer: 'file',
+  pkcs11KeyLabel: 'svc-production-ed25519',
+  kmsTimeoutMs: 2000,
 } as const;
 
 export class ConfigError extends Error {
@@ -304,6 +327,85 @@ export const SETTINGS = [
     help: 'where the payment provider sends the person back after checkout or the billing portal',
     parse: optionalMatching(/^https?:\/\/\S{1,2000}$/, 'an http(s) URL'),
   }),
+  setting({
+    key: 'signer',
+    env: 'SVC_SIGNER',
+    flag: 'signer',
+    defaultText: CONFIG_DEFAULTS.signer,
+    help: `production signing custody: ${SIGNER_KINDS.join(', ')} (file is NOT a managed key service)`,
+    parse: signerKind,
+  }),
+  setting({
+    key: 'pkcs11Module',
+    env: 'SVC_PKCS11_MODULE',
+    flag: 'pkcs11-module',
+    defaultText: '(unset)',
+    help: 'SVC_SIGNER=pkcs11: the PKCS#11 module path, e.g. /usr/lib/softhsm/libsofthsm2.so',
+    parse: optionalMatching(/^\S.{0,1023}$/, 'a file path'),
+  }),
+  setting({
+    key: 'pkcs11TokenLabel',
+    env: 'SVC_PKCS11_TOKEN_LABEL',
+    flag: 'pkcs11-token-label',
+    defaultText: '(unset)',
+    help: 'SVC_SIGNER=pkcs11: the label of the token holding the key (at most 32 characters)',
+    parse: optionalMatching(/^\S.{0,31}$/, 'a token label of 1 to 32 characters'),
+  }),
+  setting({
+    key: 'pkcs11KeyLabel',
+    env: 'SVC_PKCS11_KEY_LABEL',
+    flag: 'pkcs11-key-label',
+    defaultText: CONFIG_DEFAULTS.pkcs11KeyLabel,
+    help: 'SVC_SIGNER=pkcs11: the CKA_LABEL of the Ed25519 key pair',
+    parse: label(CONFIG_DEFAULTS.pkcs11KeyLabel),
+  }),
+  setting({
+    key: 'pkcs11PinRef',
+    env: 'SVC_PKCS11_PIN_REF',
+    defaultText: '(unset)',
+    help: 'SVC_SIGNER=pkcs11: secret reference to the user PIN (env://NAME or secret://path), never the PIN itself',
+    parse: secretReference,
+  }),
+  setting({
+    key: 'pkcs11CreateKey',
+    env: 'SVC_PKCS11_CREATE_KEY',
+    flag: 'pkcs11-create-key',
+    defaultText: '0',
+    help: '1: generate a non-extractable Ed25519 key pair on the token when none has the key label',
+    parse: boolean,
+  }),
+  setting({
+    key: 'kmsKeyId',
+    env: 'SVC_KMS_KEY_ID',
+    flag: 'kms-key-id',
+    defaultText: '(unset)',
+    help: 'SVC_SIGNER=aws-kms: key id, key ARN or alias of an ECC_NIST_EDWARDS25519 SIGN_VERIFY key',
+    parse: optionalMatching(/^[A-Za-z0-9:/_.+=,@-]{1,2048}$/, 'a KMS key id, ARN or alias'),
+  }),
+  setting({
+    key: 'kmsRegion',
+    env: 'SVC_KMS_REGION',
+    flag: 'kms-region',
+    defaultText: '(unset)',
+    help: 'SVC_SIGNER=aws-kms: the AWS region, e.g. eu-west-1 (credentials come from the SDK\'s usual chain)',
+    parse: optionalMatching(/^[a-z0-9-]{1,64}$/, 'an AWS region such as eu-west-1'),
+  }),
+  setting({
+    key: 'kmsEndpoint',
+    env: 'SVC_KMS_ENDPOINT',
+    flag: 'kms-endpoint',
+    defaultText: '(unset: the region\'s public endpoint)',
+    help: 'SVC_SIGNER=aws-kms: endpoint override, e.g. a VPC endpoint URL',
+    parse: optionalMatching(/^https?:\/\/[^\s]{1,2040}$/, 'an http(s) URL'),
+  }),
+  setting({
+    key: 'kmsTimeoutMs',
+    env: 'SVC_KMS_TIMEOUT_MS',
+    flag: 'kms-timeout-ms',
+    defaultText: String(CONFIG_DEFAULTS.kmsTimeoutMs),
+    help: 'SVC_SIGNER=aws-kms: how long one KMS call may hold a seal before it is refused with 503',
+    parse: integer(CONFIG_DEFAULTS.kmsTimeoutMs, 100, 60_000),
+  }),
 ] as const satisfies readonly Setting<any>[];
 
 
@@ -338,6 +440,7 @@ export function loadConfig(
     const raw = (s.flag !== undefined ? flags[s.flag] : undefined) ?? env[s.env];
     config[s.key] = s.parse(raw, s.flag !== undefined && flags[s.flag] !== undefined ? `--${s.flag}` : s.env, problems);
   }
+  signerProblems(config as Config, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const out = config as Config;
   out.dataDir = path.resolve(cwd, out.dataDir);
@@ -370,6 +473,40 @@ export function settingsHelp(): string {
   const rows = (SETTINGS as readonly Setting[]).map((s) => [s.env, s.flag ? `--${s.flag}` : '(env only)', s.defaultText, s.reserved ? `${s.help} [reserved: ${s.reserved}]` : s.help]);
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => `  ${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padEnd(widths[2]!)}  ${r[3]}`).join('\n');
+}
+
+/** The settings the chosen SVC_SIGNER cannot start without. */
+function signerProblems(c: Config, problems: string[]): void {
+  const required: Partial<Record<SignerKind, [string, unknown][]>> = {
+    pkcs11: [['SVC_PKCS11_MODULE', c.pkcs11Module], ['SVC_PKCS11_TOKEN_LABEL', c.pkcs11TokenLabel], ['SVC_PKCS11_PIN_REF', c.pkcs11PinRef]],
+    'aws-kms': [['SVC_KMS_KEY_ID', c.kmsKeyId], ['SVC_KMS_REGION', c.kmsRegion]],
+  };
+  for (const [name, value] of required[c.signer] ?? []) {
+    if (value === null) problems.push(`SVC_SIGNER=${c.signer} needs ${name}`);
+  }
+}
+
+function signerKind(raw: Raw, name: string, problems: string[]): SignerKind {
+  const value = (raw ?? '').trim();
+  if (value === '') return CONFIG_DEFAULTS.signer;
+  if ((SIGNER_KINDS as readonly string[]).includes(value)) return value as SignerKind;
+  problems.push(`${name} must be one of ${SIGNER_KINDS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return CONFIG_DEFAULTS.signer;
+}
+
+function label(fallback: string): Parse<string> {
+  return (raw, name, problems) => {
+    if (raw === undefined || raw.trim() === '') return fallback;
+    if (!/^\S.{0,127}$/.test(raw)) problems.push(`${name} must be 1 to 128 characters, got ${JSON.stringify(raw)}`);
+    return raw;
+  };
+}
+
+/** A secret setting given as a reference; the value is never echoed (it may be the secret). */
+function secretReference(raw: Raw, name: string, problems: string[]): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  if (parseSecretRef(raw) === undefined) problems.push(`${name} must be a secret reference (env://NAME or secret://path), never the secret itself`);
+  return raw;
 }
 
 /** A JSON object of string arrays, e.g. SVC_SECRET_GRANTS='{"ten_…":["env://HOOK_KEY"]}'. */

@@ -59,6 +59,7 @@ export type ProblemCode =
   | 'seal_not_verified'
   | 'internal_error'
   | 'service_unavailable'
+  | 'signer_unavailable'
   | 'not_ready';
 
 /** One failing field: where it is, what is wrong, and the validator's issue code. */

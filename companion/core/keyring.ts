@@ -50,6 +50,12 @@ export class Keyring {
     return this.#byKeyId.get(keyId);
   }
 
+  /** Releases the signers' key service sessions and threads (shutdown). */
+  close(): void {
+    this.sandbox.close?.();
+    this.production.close?.();
+  }
+
   /** The public key set: public members only, never private material. */
   jwks(): ServiceJwks {
     return this.#jwks;

@@ -87,8 +87,8 @@ export class SecretResolver {
   }
 
   /**
-   * Resolves a reference the operator set in the service's own configuration (e.g. the payment
-   * provider's keys): no tenant chose it, so no tenant grant applies.
+   * Resolves a reference the operator set in the service's own configuration (the payment
+   * provider's keys, the PKCS#11 PIN): no tenant chose it, so no tenant grant applies.
    */
   resolveOperator(value: string): Resolution {
     const ref = parseSecretRef(value);

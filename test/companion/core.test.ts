@@ -38,6 +38,16 @@ describe('loadConfig', () => {
       stripePriceId: null,
       stripeApiBase: null,
       billingReturnUrl: null,
+      signer: 'file',
+      pkcs11Module: null,
+      pkcs11TokenLabel: null,
+      pkcs11KeyLabel: 'svc-production-ed25519',
+      pkcs11PinRef: null,
+      pkcs11CreateKey: false,
+      kmsKeyId: null,
+      kmsRegion: null,
+      kmsEndpoint: null,
+      kmsTimeoutMs: 2000,
     });
   });
 

@@ -1,0 +1,44 @@
+/**
+ * The production signer SVC_SIGNER chooses (README "Signing custody"), checked once before
+ * the service starts: its signature must verify under the public key we are about to publish.
+ */
+import type { Config } from '../config.ts';
+import { SignerSetupError, assertSignerUsable, loadOrCreateProductionSigner } from '../signer.ts';
+import type { Signer } from '../signer.ts';
+import type { SecretResolver } from '../../integrations/secret-refs.ts';
+import { openAwsKmsSigner } from './aws-kms.ts';
+import { openPkcs11Signer } from './pkcs11.ts';
+
+export function openProductionSigner(config: Config, secrets: SecretResolver): Signer {
+  const signer = open(config, secrets);
+  try {
+    assertSignerUsable(signer);
+  } catch (err) {
+    signer.close?.();
+    throw err;
+  }
+  return signer;
+}
+
+function open(config: Config, secrets: SecretResolver): Signer {
+  switch (config.signer) {
+    case 'file':
+      return loadOrCreateProductionSigner(config.dataDir);
+    case 'pkcs11': {
+      // loadConfig guarantees these for SVC_SIGNER=pkcs11.
+      const pinRef = config.pkcs11PinRef!;
+      const pin = secrets.resolveOperator(pinRef);
+      // Name the reference and why it failed, never a value.
+      if (!pin.ok) throw new SignerSetupError(`SVC_PKCS11_PIN_REF ${pinRef} cannot be resolved: ${pin.error}`);
+      return openPkcs11Signer({
+        module: config.pkcs11Module!,
+        tokenLabel: config.pkcs11TokenLabel!,
+        keyLabel: config.pkcs11KeyLabel,
+        pin: pin.value,
+        createKey: config.pkcs11CreateKey,
+      });
+    }
+    case 'aws-kms':
+      return openAwsKmsSigner({ keyId: config.kmsKeyId!, region: config.kmsRegion!, endpoint: config.kmsEndpoint, timeoutMs: config.kmsTimeoutMs });
+  }
+}
