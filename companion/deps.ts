@@ -93,7 +93,8 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
     // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
     production = openProductionSigner(config, secrets);
-    const keyring = new Keyring({ sandbox: createSandboxSigner(), production });
+    const retired = store.productionKeys.activate(production, clock.now().toISOString());
+    const keyring = new Keyring({ sandbox: createSandboxSigner(), production, retired });
     const ids = options.ids ?? createIdFactory(clock);
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
     const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });

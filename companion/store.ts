@@ -32,6 +32,8 @@ import type { RoutingStore } from './routing/store.ts';
 import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
 import { DATABASE_FILE, openDatabase } from './core/db.ts';
+import type { KeyHistoryStore } from './core/signers/key-history.ts';
+import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
 import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
 
@@ -61,6 +63,8 @@ export interface Store {
   readonly routing: RoutingStore;
   /** Export reads over the evidence, and validation bindings and runs (exports capability). */
   readonly exports: ExportStore;
+  /** The production keys that have signed here: the running one and the retired ones. */
+  readonly productionKeys: KeyHistoryStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   transaction<T>(fn: () => T): T;
   close(): void;
@@ -109,6 +113,7 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     reviews: createSqliteReviewStore(db),
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
+    productionKeys: createSqliteKeyHistoryStore(db),
     transaction: (fn) => db.transaction(fn)(),
     close: () => {
       if (db.open) db.close();

@@ -9,6 +9,7 @@ import { publicKeyToJwk } from '../../shared/keys.ts';
 import type { KeyStatus, ServiceJwks } from '../../shared/types.ts';
 import type { TenantKind } from './auth.ts';
 import type { Signer } from './signer.ts';
+import type { RetiredKey } from './signers/key-history.ts';
 
 export interface PublishedKey {
   keyId: string;
@@ -23,8 +24,12 @@ export class Keyring {
   readonly #jwks: ServiceJwks;
   readonly #byKeyId: Map<string, PublishedKey>;
 
-  constructor(signers: { sandbox: Signer; production: Signer }) {
-    const { sandbox, production } = signers;
+  /**
+   * `retired`: earlier production keys (core/signers/key-history.ts), published so that what
+   * they signed keeps verifying; none of them ever signs again.
+   */
+  constructor(signers: { sandbox: Signer; production: Signer; retired?: readonly RetiredKey[] }) {
+    const { sandbox, production, retired = [] } = signers;
     if (!sandbox.devKey) throw new Error('the sandbox signer must be the dev key (dev_key: true)');
     if (production.devKey) throw new Error('the production signer must not be a dev key');
     if (sandbox.keyId === production.keyId) throw new Error('the production key must differ from the sandbox key');
@@ -33,6 +38,7 @@ export class Keyring {
     const published: PublishedKey[] = [
       { keyId: sandbox.keyId, publicKey: sandbox.publicKey, status: 'sandbox', devKey: true },
       { keyId: production.keyId, publicKey: production.publicKey, status: 'active', devKey: false },
+      ...retired.map((k): PublishedKey => ({ keyId: k.keyId, publicKey: k.publicKey, status: 'retired', devKey: false })),
     ];
     this.#byKeyId = new Map(published.map((k) => [k.keyId, k]));
     this.#jwks = Object.freeze({

@@ -15,6 +15,7 @@ import type { Signer } from '../../companion/core/signer.ts';
 import { sandboxPublicKey } from '../../shared/keys.ts';
 import { readVectorJson } from '../helpers/vectors.ts';
 import { createTestContext, makeTempDir } from './helpers.ts';
+import { gateBody } from './pack-fixtures.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const dirs: string[] = [];
@@ -173,6 +174,38 @@ describe('GET /.well-known/service-keys.json', () => {
       }
     } finally {
       await ctx.close();
+    }
+  });
+});
+
+describe('moving the production key to another custody', () => {
+  it('keeps publishing the earlier key as retired, so what it signed still verifies', async () => {
+    const dataDir = tempDir();
+    const first = await createTestContext({ dataDir });
+    const { apiKey } = first.productionTenant();
+    const sealed = await first.request('/v1/gate', { method: 'POST', key: apiKey, json: gateBody('law') });
+    expect(sealed.status).toBe(201);
+    const oldKeyId = first.deps.keyring.production.keyId;
+    await first.close();
+
+    // A new key in place of the old one, as when SVC_SIGNER moves to a token or a KMS key.
+    fs.rmSync(path.join(dataDir, PRODUCTION_KEY_FILE));
+    const second = await createTestContext({ dataDir });
+    try {
+      expect(second.deps.keyring.production.keyId).not.toBe(oldKeyId);
+      const jwks = (await second.request('/.well-known/service-keys.json')).body;
+      expect(jwks.keys.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([
+        [second.deps.keyring.sandbox.keyId, 'sandbox'],
+        [second.deps.keyring.production.keyId, 'active'],
+        [oldKeyId, 'retired'],
+      ]);
+      const verified = await second.request('/v1/verify', { method: 'POST', json: sealed.body.verify_request });
+      expect(verified.body).toMatchObject({ verified: true, key_status: 'retired', failed_checks: [] });
+      // The retired key never signs again: new production seals use the active one.
+      const fresh = await second.request('/v1/gate', { method: 'POST', key: apiKey, json: gateBody('law') });
+      expect(fresh.body.verify_request.seal.key_id).toBe(second.deps.keyring.production.keyId);
+    } finally {
+      await second.close();
     }
   });
 });
