@@ -172,7 +172,7 @@ export async function benchAnchoring(): Promise<void> {
   const l2 = fromHex(sample.epoch.leaf_hash);
   compare(
     measure('one SHA-256 of 1 KB', () => sha256(kb)),
-    measure('inclusion proof: generate both hops (SQLite levels)', () => prover.prove(leafOf((seq = (seq + 7919) % anchoredSize)))),
+    measure('inclusion proof: generate both hops', () => prover.prove(leafOf((seq = (seq + 7919) % anchoredSize)))),
     measure('inclusion proof: verify both hops', () =>
       verifyInclusion(l1, sample.tenant_log.leaf_index, sample.tenant_log.tree_size, p1, tenantRoot) &&
       verifyInclusion(l2, sample.epoch.leaf_index, sample.epoch.tree_size, p2, canonicalRoot)),

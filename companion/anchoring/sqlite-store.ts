@@ -53,6 +53,8 @@ const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
 export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
   const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');
+  const leafCount = db.prepare<[string], { n: number | null }>('SELECT max(idx) + 1 AS n FROM merkle_nodes WHERE log_id = ? AND level = 0');
+  const level = db.prepare<[string, number], [Buffer]>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? ORDER BY idx').raw();
   const logSize = db.prepare<[string], { size: number }>('SELECT size FROM tenant_logs WHERE tenant_id = ?');
   const logState = db.prepare<[string], { size: number; anchored_size: number; last_recorded_at: string }>('SELECT size, anchored_size, last_recorded_at FROM tenant_logs WHERE tenant_id = ?');
   const setLogSize = db.prepare(`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)
@@ -87,6 +89,9 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const anchoring = db.prepare<[string, number], LeafDbRow>(
     'SELECT * FROM epoch_leaves WHERE tenant_id = ? AND tenant_size > ? ORDER BY tenant_size LIMIT 1',
   );
+  const anchoredBefore = db.prepare<[string, number], { size: number | null }>(
+    'SELECT max(tenant_size) AS size FROM epoch_leaves WHERE tenant_id = ? AND tenant_size < ?',
+  );
   const insertEpoch = db.prepare(`INSERT INTO epochs
     (epoch_seq, period_start, period_end, cadence_seconds, tenant_count, canonical_root, prev_epoch_digest, epoch_digest,
      anchored_at, header, signature, key_id, checkpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -100,6 +105,10 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       },
       put(logId, level, idx, hash) {
         putNode.run(logId, level, idx, hash);
+      },
+      leafCount: (logId) => leafCount.get(logId)?.n ?? 0,
+      *level(logId, l) {
+        for (const [hash] of level.iterate(logId, l)) yield hash;
       },
     },
     tenantLogSize: (tenantId) => logSize.get(tenantId)?.size ?? 0,
@@ -133,6 +142,7 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       const r = anchoring.get(tenantId, tenantSeq);
       return r && toLeaf(r);
     },
+    anchoredBefore: (tenantId, size) => anchoredBefore.get(tenantId, size)?.size ?? 0,
     insertEpoch(e, rows) {
       insertEpoch.run(
         e.epochSeq, e.periodStart, e.periodEnd, e.cadenceSeconds, e.tenantCount, e.canonicalRoot, e.prevEpochDigest, e.epochDigest,
