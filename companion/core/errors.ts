@@ -39,6 +39,7 @@ export type ProblemCode =
   | 'batch_must_be_array'
   | 'policy_version_conflict'
   | 'review_not_pending'
+  | 'delivery_not_requeueable'
   | 'not_yet_anchored'
   | 'seal_not_verified'
   | 'internal_error'
