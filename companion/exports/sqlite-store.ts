@@ -2,7 +2,7 @@
 import type { Db } from '../core/db.ts';
 import { toRecord } from '../evidence/sqlite-store.ts';
 import type { RecordDbRow } from '../evidence/sqlite-store.ts';
-import type { BindingRow, CoverageRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
+import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
 
 interface BindingDbRow {
   binding_key: string;
@@ -67,6 +67,8 @@ const FROM = 'recorded_at >= @from';
 // The middle segment of <vertical>:<type>:<ULID>: a ULID is 26 characters.
 const ACTION_TYPE = 'substr(action_key, length(vertical) + 2, length(action_key) - length(vertical) - 28)';
 
+type ExportDbRow = Omit<RecordDbRow, 'attestation'> & { attestation: Buffer };
+
 export function createSqliteExportStore(db: Db): ExportStore {
   const pageEnd = (after: boolean) =>
     db.prepare<Record<string, unknown>, { recorded_at: string; tenant_seq: number }>(
@@ -78,9 +80,12 @@ export function createSqliteExportStore(db: Db): ExportStore {
     );
   const pageEndFirst = pageEnd(false);
   const pageEndNext = pageEnd(true);
+  // The attestation as a BLOB: its UTF-8 bytes go to the client as stored, never decoded.
   const records = (after: boolean) =>
-    db.prepare<Record<string, unknown>, RecordDbRow>(
-      `SELECT * FROM sealed_records
+    db.prepare<Record<string, unknown>, ExportDbRow>(
+      `SELECT tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash, packet_hash,
+              CAST(attestation AS BLOB) AS attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details
+         FROM sealed_records
         WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from
           AND (recorded_at, tenant_seq) <= (@endAt, @endSeq)
         ORDER BY recorded_at, tenant_seq LIMIT @limit`,
@@ -161,7 +166,10 @@ export function createSqliteExportStore(db: Db): ExportStore {
     },
     *records(tenantId, { from, after, end }, limit) {
       const stmt = after ? recordsNext : recordsFirst;
-      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) yield toRecord(r);
+      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) {
+        // toRecord copies the columns as they are, so `attestation` stays the BLOB's bytes.
+        yield toRecord(r as unknown as RecordDbRow) as unknown as ExportRecordRow;
+      }
     },
     countRange(tenantId, from, to) {
       return countRange.get(tenantId, from, to)!.n;
