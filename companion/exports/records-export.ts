@@ -152,7 +152,7 @@ export function recordLine(row: ExportRecordRow): Buffer {
     `"payload_hash":${json(row.payloadHash)},"recorded_at":${json(row.recordedAt)},"tenant_seq":${row.tenantSeq},"credits":${row.credits}` +
     (extra ? `,${extra}` : '');
   const packet = `{"action_key":${json(row.actionKey)},"href":${json(href)},"status":${json(row.status)},"packet_hash":${json(row.packetHash)},` +
-    `"seal":{"alg":"Ed25519","key_id":${json(row.keyId)},"dev_key":${row.devKey},"attestation":`;
+    `"seal":{"alg":"Ed25519","key_id":${json(row.keyId)},"dev_key":${row.devKey === 1},"attestation":`;
   const sealTail = `,"attestation_hash":${json(row.attestationHash)},"signature":${json(row.signature)}}`;
   return Buffer.concat([
     Buffer.from(`${head},"evidence_packet":${packet}`),
@@ -165,7 +165,7 @@ export function recordLine(row: ExportRecordRow): Buffer {
 
 /** recordBody serialised in general (evidence/record-view.ts), the stored attestation spliced in. */
 function generalLine(row: ExportRecordRow): Buffer {
-  return Buffer.from(recordBodyJson({ ...row, attestation: Buffer.from(row.attestation).toString('utf8') }));
+  return Buffer.from(recordBodyJson({ ...row, devKey: row.devKey === 1, attestation: Buffer.from(row.attestation).toString('utf8') }));
 }
 
 /** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */

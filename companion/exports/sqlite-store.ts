@@ -1,7 +1,5 @@
 /** SQLite implementation of ExportStore (migration 0008 and the evidence tables); statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import { toRecord } from '../evidence/sqlite-store.ts';
-import type { RecordDbRow } from '../evidence/sqlite-store.ts';
 import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
 
 interface BindingDbRow {
@@ -67,8 +65,6 @@ const FROM = 'recorded_at >= @from';
 // The middle segment of <vertical>:<type>:<ULID>: a ULID is 26 characters.
 const ACTION_TYPE = 'substr(action_key, length(vertical) + 2, length(action_key) - length(vertical) - 28)';
 
-type ExportDbRow = Omit<RecordDbRow, 'attestation'> & { attestation: Buffer };
-
 export function createSqliteExportStore(db: Db): ExportStore {
   const pageEnd = (after: boolean) =>
     db.prepare<Record<string, unknown>, { recorded_at: string; tenant_seq: number }>(
@@ -80,11 +76,14 @@ export function createSqliteExportStore(db: Db): ExportStore {
     );
   const pageEndFirst = pageEnd(false);
   const pageEndNext = pageEnd(true);
-  // The attestation as a BLOB: its UTF-8 bytes go to the client as stored, never decoded.
+  // Rows come out in the shape the export reads (one object each, no remapping), the
+  // attestation as a BLOB: its UTF-8 bytes go to the client as stored, never decoded.
   const records = (after: boolean) =>
-    db.prepare<Record<string, unknown>, ExportDbRow>(
-      `SELECT tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash, packet_hash,
-              CAST(attestation AS BLOB) AS attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details
+    db.prepare<Record<string, unknown>, ExportRecordRow>(
+      `SELECT tenant_id AS tenantId, tenant_seq AS tenantSeq, action_key AS actionKey, vertical, pack, kind, decision, status,
+              review_route AS reviewRoute, payload_hash AS payloadHash, packet_hash AS packetHash,
+              CAST(attestation AS BLOB) AS attestation, attestation_hash AS attestationHash, signature, key_id AS keyId,
+              dev_key AS devKey, recorded_at AS recordedAt, credits, details
          FROM sealed_records
         WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from
           AND (recorded_at, tenant_seq) <= (@endAt, @endSeq)
@@ -166,10 +165,7 @@ export function createSqliteExportStore(db: Db): ExportStore {
     },
     *records(tenantId, { from, after, end }, limit) {
       const stmt = after ? recordsNext : recordsFirst;
-      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) {
-        // toRecord copies the columns as they are, so `attestation` stays the BLOB's bytes.
-        yield toRecord(r as unknown as RecordDbRow) as unknown as ExportRecordRow;
-      }
+      yield* stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) });
     },
     countRange(tenantId, from, to) {
       return countRange.get(tenantId, from, to)!.n;

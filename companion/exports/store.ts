@@ -7,10 +7,11 @@
 import type { SealedRecordRow } from '../evidence/store.ts';
 
 /**
- * A sealed record as the records export reads it: the stored row, with the signed attestation
- * as its UTF-8 bytes, which the export writes out verbatim and never decodes.
+ * A sealed record as the records export reads it, straight from the row: the signed
+ * attestation as its UTF-8 bytes, which the export writes out verbatim and never decodes, and
+ * dev_key as stored (0 or 1).
  */
-export type ExportRecordRow = Omit<SealedRecordRow, 'attestation'> & { attestation: Uint8Array };
+export type ExportRecordRow = Omit<SealedRecordRow, 'attestation' | 'devKey'> & { attestation: Uint8Array; devKey: 0 | 1 };
 
 /** A position in a tenant's chronological order: (signed recorded_at, tenant_seq). */
 export interface RecordPosition {

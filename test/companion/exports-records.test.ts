@@ -161,7 +161,7 @@ describe('GET /tenant/exports/records', () => {
     }
     // Details naming a member of the body itself: the general path gives the same bytes.
     const odd = { ...rows[0]!, details: '{"status":"from details","next_step":{"why":"é ✓"}}' };
-    const bytes = recordLine({ ...odd, attestation: Buffer.from(odd.attestation) });
+    const bytes = recordLine({ ...odd, devKey: odd.devKey ? 1 : 0, attestation: Buffer.from(odd.attestation) });
     expect(bytes.toString('utf8')).toBe(JSON.stringify(storedRecordBody(odd)));
   });
 
