@@ -101,8 +101,8 @@ export function recordsQuery(q: { from?: string | undefined; to?: string | undef
 export interface RecordsPage {
   /** Position of the page's last record; undefined when the page is empty. */
   end: RecordPosition | undefined;
-  /** The page's records as JSON bytes, read lazily chunk by chunk. */
-  chunks(): Iterable<Buffer[]>;
+  /** The page's records, read lazily chunk by chunk: each record as the pieces of its JSON bytes. */
+  chunks(): Iterable<Buffer[][]>;
 }
 
 export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuery, pageSize = EXPORT_PAGE_SIZE): RecordsPage {
@@ -113,11 +113,11 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
       if (!end) return;
       let after = q.after;
       for (;;) {
-        const out: Buffer[] = [];
+        const out: Buffer[][] = [];
         let last: ExportRecordRow | undefined;
         // Read the whole chunk before yielding: no statement stays open across a yield.
         for (const row of store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)) {
-          out.push(recordLine(row));
+          out.push(recordPieces(row));
           last = row;
         }
         if (out.length > 0) yield out;
@@ -142,8 +142,13 @@ const json = JSON.stringify;
  * attestation text in place: the same members in the same order.
  */
 export function recordLine(row: ExportRecordRow): Buffer {
+  return Buffer.concat(recordPieces(row));
+}
+
+/** recordLine in pieces, the attestation's bytes among them as read: a chunk copies them once. */
+function recordPieces(row: ExportRecordRow): Buffer[] {
   const details = row.details === '{}' ? undefined : (JSON.parse(row.details) as Record<string, unknown>);
-  if (details && Object.keys(details).some((k) => BODY_KEYS.has(k))) return generalLine(row);
+  if (details && Object.keys(details).some((k) => BODY_KEYS.has(k))) return [generalLine(row)];
   const extra = details ? json(details).slice(1, -1) : '';
   const href = evidenceHref(row.vertical, row.actionKey);
   const head =
@@ -154,13 +159,14 @@ export function recordLine(row: ExportRecordRow): Buffer {
   const packet = `{"action_key":${json(row.actionKey)},"href":${json(href)},"status":${json(row.status)},"packet_hash":${json(row.packetHash)},` +
     `"seal":{"alg":"Ed25519","key_id":${json(row.keyId)},"dev_key":${row.devKey === 1},"attestation":`;
   const sealTail = `,"attestation_hash":${json(row.attestationHash)},"signature":${json(row.signature)}}`;
-  return Buffer.concat([
+  const attestation = row.attestation as Buffer;
+  return [
     Buffer.from(`${head},"evidence_packet":${packet}`),
-    row.attestation,
+    attestation,
     Buffer.from(`${sealTail}},"verify_request":${packet}`),
-    row.attestation,
+    attestation,
     Buffer.from(`${sealTail},"decision":${json(row.decision)},"payload_hash":${json(row.payloadHash)},"review_route":${json(row.reviewRoute)}}}`),
-  ]);
+  ];
 }
 
 /** recordBody serialised in general (evidence/record-view.ts), the stored attestation spliced in. */
@@ -170,18 +176,18 @@ function generalLine(row: ExportRecordRow): Buffer {
 
 /** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */
 export function ndjsonStream(page: RecordsPage): ReadableStream<Uint8Array> {
-  return pullStream(page.chunks(), (records) => joinLines(records, NEWLINE, true));
+  return pullStream(page.chunks(), (records) => joinLines(records, NEWLINE, { trailing: true }));
 }
 
 const NEWLINE = Buffer.from('\n');
 const COMMA = Buffer.from(',');
 
-/** The records with `sep` between them (and after the last when `trailing`), in one buffer. */
-function joinLines(records: Buffer[], sep: Buffer, trailing: boolean): Buffer {
-  const parts: Buffer[] = [];
+/** The records with `sep` between them (and before the first, after the last when asked), in one buffer. */
+function joinLines(records: Buffer[][], sep: Buffer, { leading = false, trailing = false } = {}): Buffer {
+  const parts: Buffer[] = leading ? [sep] : [];
   records.forEach((r, i) => {
     if (i > 0) parts.push(sep);
-    parts.push(r);
+    parts.push(...r);
   });
   if (trailing) parts.push(sep);
   return Buffer.concat(parts);
@@ -197,8 +203,7 @@ export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<U
     page.chunks(),
     (records) => {
       count += records.length;
-      const body = joinLines(records, COMMA, false);
-      const out = first ? body : Buffer.concat([COMMA, body]);
+      const out = joinLines(records, COMMA, { leading: !first });
       first = false;
       return out;
     },
@@ -207,7 +212,7 @@ export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<U
   );
 }
 
-function pullStream(chunks: Iterable<Buffer[]>, render: (records: Buffer[]) => Buffer, head = '', tail: () => string = () => ''): ReadableStream<Uint8Array> {
+function pullStream(chunks: Iterable<Buffer[][]>, render: (records: Buffer[][]) => Buffer, head = '', tail: () => string = () => ''): ReadableStream<Uint8Array> {
   const it = chunks[Symbol.iterator]();
   let started = false;
   return new ReadableStream<Uint8Array>(
