@@ -57,8 +57,10 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const level = db.prepare<[string, number], [Buffer]>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? ORDER BY idx').raw();
   const logSize = db.prepare<[string], { size: number }>('SELECT size FROM tenant_logs WHERE tenant_id = ?');
   const logState = db.prepare<[string], { size: number; anchored_size: number; last_recorded_at: string }>('SELECT size, anchored_size, last_recorded_at FROM tenant_logs WHERE tenant_id = ?');
-  const setLogSize = db.prepare(`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)
-    ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size, last_recorded_at = excluded.last_recorded_at`);
+  // Every seal moves its log's size: after a log's first leaf that is an UPDATE of an existing
+  // row, one seek, where an upsert first tries (and fails) the insert.
+  const updateLogSize = db.prepare('UPDATE tenant_logs SET size = ?, last_recorded_at = ? WHERE tenant_id = ?');
+  const insertLog = db.prepare('INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)');
   const setAnchored = db.prepare('UPDATE tenant_logs SET anchored_size = ? WHERE tenant_id = ? AND anchored_size < ?');
   const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number; last_recorded_at: string }>(
     'SELECT tenant_id, size, anchored_size, last_recorded_at FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
@@ -117,7 +119,7 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       return r && { tenantId, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at };
     },
     setTenantLogSize(tenantId, size, lastRecordedAt) {
-      setLogSize.run(tenantId, size, lastRecordedAt);
+      if (updateLogSize.run(size, lastRecordedAt, tenantId).changes === 0) insertLog.run(tenantId, size, lastRecordedAt);
     },
     unanchoredLogs: () =>
       unanchored.all().map((r) => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at })),
