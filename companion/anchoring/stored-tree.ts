@@ -39,7 +39,7 @@ export interface NodeStore {
 }
 
 const H = 32;
-/** Memory held by resident levels of all logs together: a 1,000,000-leaf log takes about 64 MB. */
+/** Memory held by resident levels of all logs together: a 1,000,000-leaf log takes about 72 MB. */
 export const RESIDENT_BYTES = 128 * 1024 * 1024;
 
 /** Every level of one log: level l holds floor(size / 2^l) nodes, packed in `levels[l]`. */

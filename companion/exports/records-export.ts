@@ -128,7 +128,10 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
   };
 }
 
-/** Keys recordBody writes itself; a details object naming one of them takes the general path. */
+/**
+ * Keys recordBody writes itself; a details object naming one of them, or an array-index key
+ * (which an object spread would move to the front), takes the general path.
+ */
 const BODY_KEYS = new Set([
   'action_key', 'vertical', 'pack', 'kind', 'decision', 'status', 'review_route', 'payload_hash',
   'recorded_at', 'tenant_seq', 'credits', 'evidence_packet', 'verify_request',
@@ -148,7 +151,7 @@ export function recordLine(row: ExportRecordRow): Buffer {
 /** recordLine in pieces, the attestation's bytes among them as read: a chunk copies them once. */
 function recordPieces(row: ExportRecordRow): Buffer[] {
   const details = row.details === '{}' ? undefined : (JSON.parse(row.details) as Record<string, unknown>);
-  if (details && Object.keys(details).some((k) => BODY_KEYS.has(k))) return [generalLine(row)];
+  if (details && Object.keys(details).some((k) => BODY_KEYS.has(k) || /^(?:0|[1-9]\d*)$/.test(k))) return [generalLine(row)];
   const extra = details ? json(details).slice(1, -1) : '';
   const href = evidenceHref(row.vertical, row.actionKey);
   const head =

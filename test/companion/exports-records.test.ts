@@ -160,9 +160,11 @@ describe('GET /tenant/exports/records', () => {
       expect(lines[i]!.split(r.attestation)).toHaveLength(3);
     }
     // Details naming a member of the body itself: the general path gives the same bytes.
-    const odd = { ...rows[0]!, details: '{"status":"from details","next_step":{"why":"é ✓"}}' };
-    const bytes = recordLine({ ...odd, devKey: odd.devKey ? 1 : 0, attestation: Buffer.from(odd.attestation) });
-    expect(bytes.toString('utf8')).toBe(JSON.stringify(storedRecordBody(odd)));
+    for (const details of ['{"status":"from details","next_step":{"why":"é ✓"}}', '{"next_step":"x","7":"an index key"}', '{"next_step":{"why":"é ✓"}}']) {
+      const odd = { ...rows[0]!, details };
+      const bytes = recordLine({ ...odd, devKey: odd.devKey ? 1 : 0, attestation: Buffer.from(odd.attestation) });
+      expect(bytes.toString('utf8')).toBe(JSON.stringify(storedRecordBody(odd)));
+    }
   });
 
   it('rejects unknown parameters, bad timestamps, an empty range and a forged cursor with 422 naming each field', async () => {
