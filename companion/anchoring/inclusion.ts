@@ -119,7 +119,9 @@ export class InclusionProver {
         },
         epoch_header: signedHeader(c.epoch),
       };
-      c.hops.set(anchoring.leafIndex, hop);
+      // Every proof through this epoch leaf shares these objects: frozen, so no caller can
+      // change what the next one returns.
+      c.hops.set(anchoring.leafIndex, deepFreeze(hop));
     }
     return hop;
   }
@@ -154,4 +156,12 @@ export class InclusionProver {
       proof: proofToHex(this.#trees.consistencyProof(logId, from.epochSeq + 1, to.epochSeq + 1)),
     };
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }
