@@ -56,10 +56,17 @@ async function main(): Promise<void> {
   const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { log: createMemoryLogger() });
   try {
     const rssBefore = process.memoryUsage().rss;
-    const raw = rawScan(deps, tenantId);
-    const exported = await exportAll(createApp(deps), apiKey);
-    if (exported.records !== raw.rows) throw new Error(`export returned ${exported.records} records, the table holds ${raw.rows}`);
-    const m: Measurement = { rssBefore, raw, exported };
+    // Export first, so its peak RSS is its own and not the raw scan's garbage; then the two
+    // alternate once more (the machine is shared and drifts) and each rate is the better run.
+    const app = createApp(deps);
+    const first = await exportAll(app, apiKey);
+    const raw = [rawScan(deps, tenantId)];
+    const second = await exportAll(app, apiKey);
+    raw.push(rawScan(deps, tenantId));
+    if (first.records !== raw[0]!.rows) throw new Error(`export returned ${first.records} records, the table holds ${raw[0]!.rows}`);
+    const best = <T extends { perSec: number }>(a: T, b: T) => (a.perSec >= b.perSec ? a : b);
+    const exported = { ...best(first, second), peakRss: first.peakRss };
+    const m: Measurement = { rssBefore, raw: best(raw[0]!, raw[1]!), exported };
     process.stdout.write(JSON.stringify(m));
   } finally {
     await closeDeps(deps);

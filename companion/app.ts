@@ -30,6 +30,7 @@ import { evidenceRoutes } from './evidence/routes.ts';
 import { requestTelemetry, routePattern } from './ops/access-log.ts';
 import { opsRoutes } from './ops/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
+import { policyPreviewRoutes } from './gate/policy-preview.ts';
 import { gateRoutes } from './gate/routes.ts';
 import { integrationRoutes } from './integrations/routes.ts';
 import { meteringRoutes } from './metering/routes.ts';
@@ -64,6 +65,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   evidencePacketRoutes,
   anchoringRoutes,
   policyRoutes,
+  policyPreviewRoutes,
   reviewRoutes,
   meteringRoutes,
   // Each channel of PUT /tenant/integrations/{channel}/{target} registers in INTEGRATION_CHANNELS.

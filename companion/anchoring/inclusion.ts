@@ -3,16 +3,43 @@
  * tenant_chain_root in the tenant log at the size the epoch anchored, then that tenant leaf →
  * canonical_root in the epoch's canonical tree, plus the epoch's signed header.
  */
-import { fromHex, toHex } from '../../shared/encoding.ts';
+import { toHex } from '../../shared/encoding.ts';
 import { epochLeafBytes } from '../../shared/epoch.ts';
 import type { EpochLeaf } from '../../shared/epoch.ts';
 import { MerkleTree, leafHash, proofToHex } from '../../shared/merkle.ts';
 import { signedHeader } from './epochs.ts';
-import type { AnchoringStore, EpochRow } from './store.ts';
+import { hex, leafHash as nativeLeafHash } from './hashes.ts';
+import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 
 /** Canonical trees kept built: the latest epochs are the ones asked about. */
 const CANONICAL_TREE_CACHE = 8;
+/** Tenants whose anchoring epochs are remembered (a few per tenant: each covers many records). */
+const ANCHORING_CACHE_TENANTS = 10_000;
+
+/** The epoch half of a proof: the same for every record one epoch leaf anchors. */
+interface EpochHop {
+  epoch: {
+    epoch_seq: number;
+    leaf_index: number;
+    tree_size: number;
+    leaf: EpochLeaf;
+    leaf_hash: string;
+    canonical_root: string;
+    proof: string[];
+  };
+  epoch_header: ReturnType<typeof signedHeader>;
+}
+
+/**
+ * An epoch leaf anchors the tenant's leaves from the previous epoch leaf's size (`from`) up to
+ * its own tenant_size. Closed epochs never change and a new one only anchors larger sizes, so
+ * a span once read stays true.
+ */
+interface AnchoredSpan {
+  from: number;
+  leaf: EpochLeafRow;
+}
 
 export interface RecordLeaf {
   tenantId: string;
@@ -26,7 +53,8 @@ export type InclusionProof = ReturnType<InclusionProver['prove']>;
 export class InclusionProver {
   readonly #store: AnchoringStore;
   readonly #trees: StoredTrees;
-  readonly #canonical = new Map<number, { leaves: EpochLeaf[]; tree: MerkleTree }>();
+  readonly #canonical = new Map<number, { epoch: EpochRow; leaves: EpochLeaf[]; tree: MerkleTree; hops: Map<number, EpochHop> }>();
+  readonly #spans = new Map<string, AnchoredSpan[]>();
 
   constructor(store: AnchoringStore) {
     this.#store = store;
@@ -35,12 +63,9 @@ export class InclusionProver {
 
   /** The proof, or undefined while no closed epoch anchors the record yet. */
   prove(record: RecordLeaf) {
-    const anchoring = this.#store.anchoringLeaf(record.tenantId, record.tenantSeq);
+    const anchoring = this.#anchoringLeaf(record.tenantId, record.tenantSeq);
     if (!anchoring) return undefined;
-    const epoch = this.#store.epoch(anchoring.epochSeq)!;
-    const { leaves, tree } = this.#canonicalTree(epoch);
-    const leaf = leaves[anchoring.leafIndex]!;
-    const recordLeafHash = leafHash(fromHex(record.attestationHash));
+    const { epoch, epoch_header } = this.#epochHop(anchoring);
     return {
       action_key: record.actionKey,
       tenant_id: record.tenantId,
@@ -48,30 +73,67 @@ export class InclusionProver {
       tenant_log: {
         leaf_index: record.tenantSeq,
         tree_size: anchoring.tenantSize,
-        leaf_hash: toHex(recordLeafHash),
+        leaf_hash: hex(nativeLeafHash(Buffer.from(record.attestationHash, 'hex'))),
         root: anchoring.tenantChainRoot,
-        proof: proofToHex(this.#trees.inclusionProof(record.tenantId, record.tenantSeq, anchoring.tenantSize)),
+        proof: this.#trees.inclusionProofHex(record.tenantId, record.tenantSeq, anchoring.tenantSize),
       },
-      epoch: {
-        epoch_seq: epoch.epochSeq,
-        leaf_index: anchoring.leafIndex,
-        tree_size: epoch.tenantCount,
-        leaf,
-        leaf_hash: toHex(leafHash(epochLeafBytes(leaf))),
-        canonical_root: epoch.canonicalRoot,
-        proof: proofToHex(tree.inclusionProof(anchoring.leafIndex)),
-      },
-      epoch_header: signedHeader(epoch),
+      epoch,
+      epoch_header,
     };
   }
 
-  #canonicalTree(epoch: EpochRow) {
-    let entry = this.#canonical.get(epoch.epochSeq);
+  /** The epoch leaf that first anchored the tenant's leaf `seq`, remembered by span. */
+  #anchoringLeaf(tenantId: string, seq: number): EpochLeafRow | undefined {
+    const spans = this.#spans.get(tenantId);
+    const known = spans?.find((s) => s.from <= seq && seq < s.leaf.tenantSize);
+    if (known) return known.leaf;
+    const leaf = this.#store.anchoringLeaf(tenantId, seq);
+    if (!leaf) return undefined;
+    const span = { from: this.#store.anchoredBefore(tenantId, leaf.tenantSize), leaf };
+    if (spans) {
+      // A handful per tenant suffice: proofs cluster on recent epochs.
+      if (spans.length >= 16) spans.shift();
+      spans.push(span);
+    } else {
+      if (this.#spans.size >= ANCHORING_CACHE_TENANTS) this.#spans.delete(this.#spans.keys().next().value!);
+      this.#spans.set(tenantId, [span]);
+    }
+    return leaf;
+  }
+
+  /** The epoch hop of every record the epoch leaf anchors, built once. */
+  #epochHop(anchoring: EpochLeafRow): EpochHop {
+    const c = this.#canonicalTree(anchoring.epochSeq);
+    let hop = c.hops.get(anchoring.leafIndex);
+    if (!hop) {
+      const leaf = c.leaves[anchoring.leafIndex]!;
+      hop = {
+        epoch: {
+          epoch_seq: c.epoch.epochSeq,
+          leaf_index: anchoring.leafIndex,
+          tree_size: c.epoch.tenantCount,
+          leaf,
+          leaf_hash: toHex(leafHash(epochLeafBytes(leaf))),
+          canonical_root: c.epoch.canonicalRoot,
+          proof: proofToHex(c.tree.inclusionProof(anchoring.leafIndex)),
+        },
+        epoch_header: signedHeader(c.epoch),
+      };
+      // Every proof through this epoch leaf shares these objects: frozen, so no caller can
+      // change what the next one returns.
+      c.hops.set(anchoring.leafIndex, deepFreeze(hop));
+    }
+    return hop;
+  }
+
+  #canonicalTree(epochSeq: number) {
+    let entry = this.#canonical.get(epochSeq);
     if (!entry) {
-      const leaves = this.#store.epochLeaves(epoch.epochSeq).map((l) => ({ tenant_id: l.tenantId, tenant_size: l.tenantSize, tenant_chain_root: l.tenantChainRoot }));
-      entry = { leaves, tree: MerkleTree.fromLeafHashes(leaves.map((l) => leafHash(epochLeafBytes(l)))) };
+      const epoch = this.#store.epoch(epochSeq)!;
+      const leaves = this.#store.epochLeaves(epochSeq).map((l) => ({ tenant_id: l.tenantId, tenant_size: l.tenantSize, tenant_chain_root: l.tenantChainRoot }));
+      entry = { epoch, leaves, tree: MerkleTree.fromLeafHashes(leaves.map((l) => leafHash(epochLeafBytes(l)))), hops: new Map() };
       if (this.#canonical.size >= CANONICAL_TREE_CACHE) this.#canonical.delete(this.#canonical.keys().next().value!);
-      this.#canonical.set(epoch.epochSeq, entry);
+      this.#canonical.set(epochSeq, entry);
     }
     return entry;
   }
@@ -94,4 +156,12 @@ export class InclusionProver {
       proof: proofToHex(this.#trees.consistencyProof(logId, from.epochSeq + 1, to.epochSeq + 1)),
     };
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

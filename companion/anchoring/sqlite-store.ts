@@ -53,10 +53,14 @@ const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
 export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
   const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');
+  const leafCount = db.prepare<[string], { n: number | null }>('SELECT max(idx) + 1 AS n FROM merkle_nodes WHERE log_id = ? AND level = 0');
+  const level = db.prepare<[string, number], [Buffer]>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? ORDER BY idx').raw();
   const logSize = db.prepare<[string], { size: number }>('SELECT size FROM tenant_logs WHERE tenant_id = ?');
   const logState = db.prepare<[string], { size: number; anchored_size: number; last_recorded_at: string }>('SELECT size, anchored_size, last_recorded_at FROM tenant_logs WHERE tenant_id = ?');
-  const setLogSize = db.prepare(`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)
-    ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size, last_recorded_at = excluded.last_recorded_at`);
+  // Every seal moves its log's size: after a log's first leaf that is an UPDATE of an existing
+  // row, one seek, where an upsert first tries (and fails) the insert.
+  const updateLogSize = db.prepare('UPDATE tenant_logs SET size = ?, last_recorded_at = ? WHERE tenant_id = ?');
+  const insertLog = db.prepare('INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)');
   const setAnchored = db.prepare('UPDATE tenant_logs SET anchored_size = ? WHERE tenant_id = ? AND anchored_size < ?');
   const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number; last_recorded_at: string }>(
     'SELECT tenant_id, size, anchored_size, last_recorded_at FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
@@ -87,6 +91,9 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const anchoring = db.prepare<[string, number], LeafDbRow>(
     'SELECT * FROM epoch_leaves WHERE tenant_id = ? AND tenant_size > ? ORDER BY tenant_size LIMIT 1',
   );
+  const anchoredBefore = db.prepare<[string, number], { size: number | null }>(
+    'SELECT max(tenant_size) AS size FROM epoch_leaves WHERE tenant_id = ? AND tenant_size < ?',
+  );
   const insertEpoch = db.prepare(`INSERT INTO epochs
     (epoch_seq, period_start, period_end, cadence_seconds, tenant_count, canonical_root, prev_epoch_digest, epoch_digest,
      anchored_at, header, signature, key_id, checkpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -101,6 +108,10 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       put(logId, level, idx, hash) {
         putNode.run(logId, level, idx, hash);
       },
+      leafCount: (logId) => leafCount.get(logId)?.n ?? 0,
+      *level(logId, l) {
+        for (const [hash] of level.iterate(logId, l)) yield hash;
+      },
     },
     tenantLogSize: (tenantId) => logSize.get(tenantId)?.size ?? 0,
     tenantLog(tenantId) {
@@ -108,7 +119,7 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       return r && { tenantId, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at };
     },
     setTenantLogSize(tenantId, size, lastRecordedAt) {
-      setLogSize.run(tenantId, size, lastRecordedAt);
+      if (updateLogSize.run(size, lastRecordedAt, tenantId).changes === 0) insertLog.run(tenantId, size, lastRecordedAt);
     },
     unanchoredLogs: () =>
       unanchored.all().map((r) => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at })),
@@ -133,6 +144,7 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       const r = anchoring.get(tenantId, tenantSeq);
       return r && toLeaf(r);
     },
+    anchoredBefore: (tenantId, size) => anchoredBefore.get(tenantId, size)?.size ?? 0,
     insertEpoch(e, rows) {
       insertEpoch.run(
         e.epochSeq, e.periodStart, e.periodEnd, e.cadenceSeconds, e.tenantCount, e.canonicalRoot, e.prevEpochDigest, e.epochDigest,

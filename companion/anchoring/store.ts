@@ -59,5 +59,7 @@ export interface AnchoringStore {
   epochLeaves(epochSeq: number): EpochLeafRow[];
   /** The epoch leaf that first anchored the tenant's leaf `tenantSeq`, or undefined. */
   anchoringLeaf(tenantId: string, tenantSeq: number): EpochLeafRow | undefined;
+  /** The tenant_size an epoch anchored for the tenant before reaching `size`, or 0. */
+  anchoredBefore(tenantId: string, size: number): number;
   insertEpoch(epoch: EpochRow, leaves: readonly EpochLeafRow[]): void;
 }

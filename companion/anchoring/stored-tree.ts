@@ -14,15 +14,58 @@
  * hashes, which is what an epoch close needs per tenant. A frontier is used only when its size
  * is exactly the size asked about; an append rolled back with its transaction leaves the
  * cached size ahead of the stored one, so the next append or head at the stored size reloads it.
+ *
+ * Proofs read a node per level (about 40 at 500,000 leaves). So that they read none from
+ * SQLite, the logs proofs are asked about keep every level in memory ("resident"): loaded
+ * from the stored levels on the first proof after startup, then extended by each append while
+ * resident, and evicted least recently proved first once all resident levels together would
+ * pass RESIDENT_BYTES. A log larger than that on its own is served from SQLite as before. Only
+ * nodes inside the size asked about are read, and every size a caller may ask about is
+ * committed, so a rolled-back append left in memory is never served; the next append at that
+ * size overwrites it.
  */
-import { consistencyProofRanges, inclusionProofRanges, leafHash, nodeHash } from '../../shared/merkle.ts';
+import { consistencyProofRanges, inclusionProofRanges } from '../../shared/merkle.ts';
 import type { LeafRange } from '../../shared/merkle.ts';
 import { sha256 } from '../../shared/hash.ts';
+import { hex, leafHash, nodeHash } from './hashes.ts';
 
 export interface NodeStore {
   get(logId: string, level: number, idx: number): Uint8Array | undefined;
   put(logId: string, level: number, idx: number, hash: Uint8Array): void;
+  /** The log's stored leaf count (level 0 nodes). */
+  leafCount(logId: string): number;
+  /** The stored nodes of one level, by idx. */
+  level(logId: string, level: number): Iterable<Uint8Array>;
 }
+
+const H = 32;
+/** Memory held by resident levels of all logs together: a 1,000,000-leaf log takes about 72 MB. */
+export const RESIDENT_BYTES = 128 * 1024 * 1024;
+
+/** Every level of one log: level l holds floor(size / 2^l) nodes, packed in `levels[l]`. */
+interface Resident {
+  size: number;
+  levels: Buffer[];
+  bytes: number;
+  /**
+   * Hex hashes of ranges that are not one complete subtree (the right edge of a proof's tree),
+   * keyed "start,end": every leaf's proof at one size shares them, and each costs a hash per
+   * complete subtree inside it.
+   */
+  edges: Map<string, string>;
+}
+
+/** Right-edge ranges remembered per resident log: a few sizes' worth. */
+const EDGE_CACHE = 256;
+
+interface Residents {
+  logs: Map<string, Resident>;
+  bytes: number;
+  /** The log proved last: already at the recent end of `logs`. */
+  last: string | undefined;
+}
+
+const residents = new WeakMap<NodeStore, Residents>();
 
 /** A log's right edge: the hashes of its complete subtrees, largest (leftmost) first. */
 interface Frontier {
@@ -37,34 +80,110 @@ const frontiers = new WeakMap<NodeStore, Map<string, Frontier>>();
 export class StoredTrees {
   readonly #nodes: NodeStore;
   readonly #frontiers: Map<string, Frontier>;
+  readonly #residents: Residents;
 
   constructor(nodes: NodeStore) {
     this.#nodes = nodes;
     let cache = frontiers.get(nodes);
     if (!cache) frontiers.set(nodes, (cache = new Map()));
     this.#frontiers = cache;
+    let r = residents.get(nodes);
+    if (!r) residents.set(nodes, (r = { logs: new Map(), bytes: 0, last: undefined }));
+    this.#residents = r;
   }
 
   /** Appends leaf data as leaf number `size` (the tree's size before) of log `logId`. */
   append(logId: string, size: number, leafData: Uint8Array): void {
     const frontier = this.#frontier(logId, size);
+    const resident = this.#residentForAppend(logId, size);
     let hash = leafHash(leafData);
     this.#nodes.put(logId, 0, size, hash);
+    if (resident) setNode(resident, 0, size, hash);
     // A node at an odd position is a right child: with its left sibling, the last subtree of
     // the frontier, it completes the parent (RFC 9162 §2.1.1: HASH(0x01 ‖ left ‖ right)).
     for (let level = 0, j = size; j % 2 === 1; level++, j = (j - 1) / 2) {
       hash = nodeHash(frontier.hashes.pop()!, hash);
       this.#nodes.put(logId, level + 1, (j - 1) / 2, hash);
+      if (resident) setNode(resident, level + 1, (j - 1) / 2, hash);
     }
     frontier.hashes.push(hash);
     frontier.size = size + 1;
+    if (resident) {
+      resident.size = size + 1;
+      this.#account(resident);
+    }
+  }
+
+  /** The resident levels to extend with leaf `size`, or undefined when the log is not resident. */
+  #residentForAppend(logId: string, size: number): Resident | undefined {
+    const r = this.#residents.logs.get(logId);
+    // Behind means appends happened while it was not extended (cannot happen in one process,
+    // but costs nothing to survive): drop it, the next proof reloads it.
+    if (r && r.size < size) this.#evict(logId);
+    else if (r && r.size > size) {
+      // Ahead: an append rolled back; this one takes its place, and ranges that ended in the
+      // rolled-back leaves are forgotten.
+      r.size = size;
+      r.edges.clear();
+    }
+    return r && r.size === size ? r : undefined;
+  }
+
+  /** Loads every level of the log on first use, when it fits the budget. */
+  #resident(logId: string): Resident | undefined {
+    const { logs } = this.#residents;
+    let r = logs.get(logId);
+    if (r) {
+      // Most recently used last: eviction takes from the front.
+      if (this.#residents.last !== logId) {
+        logs.delete(logId);
+        logs.set(logId, r);
+        this.#residents.last = logId;
+      }
+      return r;
+    }
+    const size = this.#nodes.leafCount(logId);
+    if (size === 0 || residentBytes(size) > RESIDENT_BYTES) return undefined;
+    r = { size, levels: [], bytes: 0, edges: new Map() };
+    for (let level = 0; size >> level > 0; level++) {
+      const count = Math.floor(size / 2 ** level);
+      const buf = Buffer.alloc(capacity(count) * H);
+      let i = 0;
+      for (const h of this.#nodes.level(logId, level)) {
+        if (i === count) break;
+        buf.set(h, i++ * H);
+      }
+      if (i !== count) return undefined; // a hole: leave it to the stored levels
+      r.levels.push(buf);
+    }
+    logs.set(logId, r);
+    this.#residents.last = logId;
+    this.#account(r);
+    return logs.get(logId);
+  }
+
+  /** Recounts a log's bytes, then evicts the least recently used logs over the budget. */
+  #account(r: Resident): void {
+    const bytes = r.levels.reduce((n, l) => n + l.byteLength, 0);
+    this.#residents.bytes += bytes - r.bytes;
+    r.bytes = bytes;
+    const { logs } = this.#residents;
+    while (this.#residents.bytes > RESIDENT_BYTES && logs.size > 0) this.#evict(logs.keys().next().value!);
+  }
+
+  #evict(logId: string): void {
+    const r = this.#residents.logs.get(logId);
+    if (!r) return;
+    this.#residents.logs.delete(logId);
+    this.#residents.bytes -= r.bytes;
+    if (this.#residents.last === logId) this.#residents.last = undefined;
   }
 
   /** MTH(D[0:size]) (RFC 9162 §2.1.1); SHA-256 of nothing for the empty tree. */
   rootAt(logId: string, size: number): Uint8Array {
     if (size === 0) return sha256(new Uint8Array(0));
     const cached = this.#frontiers.get(logId);
-    if (cached?.size !== size) return this.#subtree(logId, 0, size);
+    if (cached?.size !== size) return this.#subtree(logId, 0, size, this.#residents.logs.get(logId));
     // Folding the right edge from the right is the RFC recursion: MTH = HASH(A ‖ HASH(B ‖ C)).
     const { hashes } = cached;
     let root = hashes[hashes.length - 1]!;
@@ -101,16 +220,42 @@ export class StoredTrees {
     return this.#hashes(logId, consistencyProofRanges(oldSize, newSize));
   }
 
+  /** inclusionProof as lowercase hex: from resident levels, each node encoded in place. */
+  inclusionProofHex(logId: string, index: number, size: number): string[] {
+    const r = this.#resident(logId);
+    return inclusionProofRanges(index, size).map(([start, end]) => {
+      const n = end - start;
+      if (!r || end > r.size) return hex(this.#subtree(logId, start, end));
+      if ((n & (n - 1)) === 0) {
+        const at = (start / n) * H;
+        return r.levels[31 - Math.clz32(n)]!.toString('hex', at, at + H);
+      }
+      const key = `${start},${end}`;
+      let edge = r.edges.get(key);
+      if (edge === undefined) {
+        if (r.edges.size >= EDGE_CACHE) r.edges.clear();
+        r.edges.set(key, (edge = hex(this.#subtree(logId, start, end, r))));
+      }
+      return edge;
+    });
+  }
+
   #hashes(logId: string, ranges: readonly LeafRange[]): Uint8Array[] {
-    return ranges.map(([start, end]) => this.#subtree(logId, start, end));
+    const r = this.#resident(logId);
+    return ranges.map(([start, end]) => this.#subtree(logId, start, end, r));
   }
 
   /** MTH(D[start:end]) for a range the RFC 9162 recursion produces (start aligned to its split). */
-  #subtree(logId: string, start: number, end: number): Uint8Array {
+  #subtree(logId: string, start: number, end: number, r?: Resident): Uint8Array {
     const n = end - start;
-    if ((n & (n - 1)) === 0) return this.#node(logId, 31 - Math.clz32(n), start / n);
+    if ((n & (n - 1)) === 0) {
+      const level = 31 - Math.clz32(n);
+      // Resident nodes up to r.size only: [start, end) lies inside a committed size.
+      if (r && end <= r.size) return r.levels[level]!.subarray((start / n) * H, (start / n + 1) * H);
+      return this.#node(logId, level, start / n);
+    }
     const k = 1 << (31 - Math.clz32(n - 1));
-    return nodeHash(this.#subtree(logId, start, start + k), this.#subtree(logId, start + k, end));
+    return nodeHash(this.#subtree(logId, start, start + k, r), this.#subtree(logId, start + k, end, r));
   }
 
   #node(logId: string, level: number, idx: number): Uint8Array {
@@ -119,4 +264,26 @@ export class StoredTrees {
     if (!hash) throw new RangeError(`log ${logId} has no node at level ${level}, index ${idx}`);
     return hash;
   }
+}
+
+/** Node slots to allocate for `count` nodes: room to grow by an eighth before copying. */
+function capacity(count: number): number {
+  return count + Math.max(64, count >> 3);
+}
+
+/** Bytes every level of a log of `size` leaves takes when loaded. */
+function residentBytes(size: number): number {
+  let bytes = 0;
+  for (let level = 0; size >> level > 0; level++) bytes += capacity(Math.floor(size / 2 ** level)) * H;
+  return bytes;
+}
+
+function setNode(r: Resident, level: number, idx: number, hash: Uint8Array): void {
+  let buf = r.levels[level];
+  if (!buf || (idx + 1) * H > buf.byteLength) {
+    const grown = Buffer.alloc(capacity(idx + 1) * H);
+    if (buf) grown.set(buf);
+    r.levels[level] = buf = grown;
+  }
+  buf.set(hash, idx * H);
 }

@@ -45,7 +45,8 @@ export function tenantLogParticipant(store: AnchoringStore): SealParticipant {
       // tenant_seq is the leaf index (DESIGN.md §4). A log that were behind would lack the
       // left siblings this leaf completes, and append would throw: the seal is refused rather
       // than anchored wrongly.
-      trees.append(record.tenantId, record.tenantSeq, fromHex(record.attestationHash));
+      // The sealer computed this hex itself: Buffer's native decoder, no validating loop.
+      trees.append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
       store.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
     },
   };

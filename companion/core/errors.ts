@@ -49,6 +49,7 @@ export type ProblemCode =
   | 'batch_must_be_array'
   | 'policy_version_conflict'
   | 'review_not_pending'
+  | 'delivery_not_requeueable'
   // routing/: route dispatches and their signed callbacks
   | 'dispatch_not_requeueable'
   | 'callback_signature_invalid'

@@ -12,13 +12,17 @@
  * Memory stays constant: rows are read in small keyset chunks, each chunk serialised and handed
  * to a ReadableStream only when the client pulls (backpressure), and no statement stays open
  * between chunks, so seals on the same connection never wait for a slow reader.
+ *
+ * Each record is written as bytes once (recordLine): the signed attestation, most of a
+ * record and present twice (in evidence_packet and in verify_request), is read from SQLite as
+ * its UTF-8 bytes and copied in verbatim; only the short fields around it are serialised.
  */
 import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
 import { ProblemError } from '../core/errors.ts';
 import { recordBodyJson } from '../evidence/record-view.ts';
-import type { SealedRecordRow } from '../evidence/store.ts';
+import { evidenceHref } from '../evidence/sealer.ts';
 import { OWNER_REVIEW_NOTICE } from './notice.ts';
-import type { ExportStore, RecordPosition } from './store.ts';
+import type { ExportRecordRow, ExportStore, RecordPosition } from './store.ts';
 
 /** Records per page; a client pages with next_cursor until a page comes back empty. */
 export const EXPORT_PAGE_SIZE = 1000;
@@ -97,8 +101,8 @@ export function recordsQuery(q: { from?: string | undefined; to?: string | undef
 export interface RecordsPage {
   /** Position of the page's last record; undefined when the page is empty. */
   end: RecordPosition | undefined;
-  /** The page's records, serialised lazily chunk by chunk. */
-  chunks(): Iterable<string[]>;
+  /** The page's records, read lazily chunk by chunk: each record as the pieces of its JSON bytes. */
+  chunks(): Iterable<Buffer[][]>;
 }
 
 export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuery, pageSize = EXPORT_PAGE_SIZE): RecordsPage {
@@ -109,12 +113,11 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
       if (!end) return;
       let after = q.after;
       for (;;) {
-        const out: string[] = [];
-        let last: SealedRecordRow | undefined;
+        const out: Buffer[][] = [];
+        let last: ExportRecordRow | undefined;
         // Read the whole chunk before yielding: no statement stays open across a yield.
-        for (const row of [...store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)]) {
-          // The same self-contained body as GET /v1/records/{action_key}.
-          out.push(recordBodyJson(row));
+        for (const row of store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)) {
+          out.push(recordPieces(row));
           last = row;
         }
         if (out.length > 0) yield out;
@@ -125,9 +128,72 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
   };
 }
 
+/**
+ * Keys recordBody writes itself; a details object naming one of them, or an array-index key
+ * (which an object spread would move to the front), takes the general path.
+ */
+const BODY_KEYS = new Set([
+  'action_key', 'vertical', 'pack', 'kind', 'decision', 'status', 'review_route', 'payload_hash',
+  'recorded_at', 'tenant_seq', 'credits', 'evidence_packet', 'verify_request',
+]);
+
+const json = JSON.stringify;
+
+/**
+ * The record as GET /v1/records/{action_key} answers it (evidence/record-view.ts recordBody),
+ * as UTF-8 JSON, byte for byte what JSON.stringify(recordBody(row)) gives with the stored
+ * attestation text in place: the same members in the same order.
+ */
+export function recordLine(row: ExportRecordRow): Buffer {
+  return Buffer.concat(recordPieces(row));
+}
+
+/** recordLine in pieces, the attestation's bytes among them as read: a chunk copies them once. */
+function recordPieces(row: ExportRecordRow): Buffer[] {
+  const details = row.details === '{}' ? undefined : (JSON.parse(row.details) as Record<string, unknown>);
+  if (details && Object.keys(details).some((k) => BODY_KEYS.has(k) || /^(?:0|[1-9]\d*)$/.test(k))) return [generalLine(row)];
+  const extra = details ? json(details).slice(1, -1) : '';
+  const href = evidenceHref(row.vertical, row.actionKey);
+  const head =
+    `{"action_key":${json(row.actionKey)},"vertical":${json(row.vertical)},"pack":${json(row.pack)},"kind":${json(row.kind)},` +
+    `"decision":${json(row.decision)},"status":${json(row.status)},"review_route":${json(row.reviewRoute)},` +
+    `"payload_hash":${json(row.payloadHash)},"recorded_at":${json(row.recordedAt)},"tenant_seq":${row.tenantSeq},"credits":${row.credits}` +
+    (extra ? `,${extra}` : '');
+  const packet = `{"action_key":${json(row.actionKey)},"href":${json(href)},"status":${json(row.status)},"packet_hash":${json(row.packetHash)},` +
+    `"seal":{"alg":"Ed25519","key_id":${json(row.keyId)},"dev_key":${row.devKey === 1},"attestation":`;
+  const sealTail = `,"attestation_hash":${json(row.attestationHash)},"signature":${json(row.signature)}}`;
+  const attestation = row.attestation as Buffer;
+  return [
+    Buffer.from(`${head},"evidence_packet":${packet}`),
+    attestation,
+    Buffer.from(`${sealTail}},"verify_request":${packet}`),
+    attestation,
+    Buffer.from(`${sealTail},"decision":${json(row.decision)},"payload_hash":${json(row.payloadHash)},"review_route":${json(row.reviewRoute)}}}`),
+  ];
+}
+
+/** recordBody serialised in general (evidence/record-view.ts), the stored attestation spliced in. */
+function generalLine(row: ExportRecordRow): Buffer {
+  return Buffer.from(recordBodyJson({ ...row, devKey: row.devKey === 1, attestation: Buffer.from(row.attestation).toString('utf8') }));
+}
+
 /** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */
 export function ndjsonStream(page: RecordsPage): ReadableStream<Uint8Array> {
-  return pullStream(page.chunks(), (records) => `${records.join('\n')}\n`);
+  return pullStream(page.chunks(), (records) => joinLines(records, NEWLINE, { trailing: true }));
+}
+
+const NEWLINE = Buffer.from('\n');
+const COMMA = Buffer.from(',');
+
+/** The records with `sep` between them (and before the first, after the last when asked), in one buffer. */
+function joinLines(records: Buffer[][], sep: Buffer, { leading = false, trailing = false } = {}): Buffer {
+  const parts: Buffer[] = leading ? [sep] : [];
+  records.forEach((r, i) => {
+    if (i > 0) parts.push(sep);
+    parts.push(...r);
+  });
+  if (trailing) parts.push(sep);
+  return Buffer.concat(parts);
 }
 
 /** A JSON page object whose records array is streamed; count and next_cursor close it. */
@@ -140,32 +206,32 @@ export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<U
     page.chunks(),
     (records) => {
       count += records.length;
-      const text = (first ? '' : ',') + records.join(',');
+      const out = joinLines(records, COMMA, { leading: !first });
       first = false;
-      return text;
+      return out;
     },
     head,
     tail,
   );
 }
 
-function pullStream(chunks: Iterable<string[]>, render: (records: string[]) => string, head = '', tail: () => string = () => ''): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
+function pullStream(chunks: Iterable<Buffer[][]>, render: (records: Buffer[][]) => Buffer, head = '', tail: () => string = () => ''): ReadableStream<Uint8Array> {
   const it = chunks[Symbol.iterator]();
   let started = false;
   return new ReadableStream<Uint8Array>(
     {
       pull(controller) {
-        let text = started ? '' : head;
+        const text = started ? '' : head;
         started = true;
         const next = it.next();
         if (next.done) {
-          text += tail();
-          if (text) controller.enqueue(encoder.encode(text));
+          const end = text + tail();
+          if (end) controller.enqueue(Buffer.from(end));
           controller.close();
           return;
         }
-        controller.enqueue(encoder.encode(text + render(next.value)));
+        const body = render(next.value);
+        controller.enqueue(text ? Buffer.concat([Buffer.from(text), body]) : body);
       },
       cancel() {
         it.return?.();

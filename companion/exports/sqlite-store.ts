@@ -1,8 +1,6 @@
 /** SQLite implementation of ExportStore (migration 0008 and the evidence tables); statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import { toRecord } from '../evidence/sqlite-store.ts';
-import type { RecordDbRow } from '../evidence/sqlite-store.ts';
-import type { BindingRow, CoverageRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
+import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
 
 interface BindingDbRow {
   binding_key: string;
@@ -78,9 +76,15 @@ export function createSqliteExportStore(db: Db): ExportStore {
     );
   const pageEndFirst = pageEnd(false);
   const pageEndNext = pageEnd(true);
+  // Rows come out in the shape the export reads (one object each, no remapping), the
+  // attestation as a BLOB: its UTF-8 bytes go to the client as stored, never decoded.
   const records = (after: boolean) =>
-    db.prepare<Record<string, unknown>, RecordDbRow>(
-      `SELECT * FROM sealed_records
+    db.prepare<Record<string, unknown>, ExportRecordRow>(
+      `SELECT tenant_id AS tenantId, tenant_seq AS tenantSeq, action_key AS actionKey, vertical, pack, kind, decision, status,
+              review_route AS reviewRoute, payload_hash AS payloadHash, packet_hash AS packetHash,
+              CAST(attestation AS BLOB) AS attestation, attestation_hash AS attestationHash, signature, key_id AS keyId,
+              dev_key AS devKey, recorded_at AS recordedAt, credits, details
+         FROM sealed_records
         WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from
           AND (recorded_at, tenant_seq) <= (@endAt, @endSeq)
         ORDER BY recorded_at, tenant_seq LIMIT @limit`,
@@ -161,7 +165,7 @@ export function createSqliteExportStore(db: Db): ExportStore {
     },
     *records(tenantId, { from, after, end }, limit) {
       const stmt = after ? recordsNext : recordsFirst;
-      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) yield toRecord(r);
+      yield* stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) });
     },
     countRange(tenantId, from, to) {
       return countRange.get(tenantId, from, to)!.n;

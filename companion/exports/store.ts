@@ -6,6 +6,13 @@
  */
 import type { SealedRecordRow } from '../evidence/store.ts';
 
+/**
+ * A sealed record as the records export reads it, straight from the row: the signed
+ * attestation as its UTF-8 bytes, which the export writes out verbatim and never decodes, and
+ * dev_key as stored (0 or 1).
+ */
+export type ExportRecordRow = Omit<SealedRecordRow, 'attestation' | 'devKey'> & { attestation: Uint8Array; devKey: 0 | 1 };
+
 /** A position in a tenant's chronological order: (signed recorded_at, tenant_seq). */
 export interface RecordPosition {
   recordedAt: string;
@@ -82,7 +89,7 @@ export interface ExportStore {
    */
   pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined }, limit: number): RecordPosition | undefined;
   /** Records strictly after `after` (or from `from`) up to and including `end`, in order, at most `limit`. */
-  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition }, limit: number): Iterable<SealedRecordRow>;
+  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition }, limit: number): Iterable<ExportRecordRow>;
   /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
   countRange(tenantId: string, from: string, to: string): number;
   coverage(tenantId: string): CoverageRow[];

@@ -9,7 +9,7 @@ import { REVIEW_ROUTE_PATTERN } from '../packs/manifest.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { LIST_FIELDS, POLICY_LABEL_MAX, POLICY_LIST_MAX, POLICY_NOTE_MAX, policySchema } from './document.ts';
 import type { PolicyDocument } from './document.ts';
-import { PREVIEW_SAMPLES_MAX } from './preview.ts';
+import { PREVIEW_SAMPLES_MAX } from './schema.ts';
 import { RECEIPTS_LIMIT_MAX } from './schema.ts';
 import { POLICY_STRING_MAX, RAW_MATERIAL_RULES, rawMaterialCode, SECRET_FIELD_NAME_RULE } from './secrets.ts';
 import type { PolicyVersionView } from './versions.ts';

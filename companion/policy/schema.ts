@@ -8,7 +8,9 @@ import { z } from '../core/router.ts';
 import { EvidencePacket, Sha256Hex, VerifyRequest } from '../evidence/schemas.ts';
 import { DECISIONS, GATE_PACKS } from '../packs/manifest.ts';
 import { PolicyDocumentBody } from './document.ts';
-import { PREVIEW_SAMPLES_MAX } from './preview.ts';
+
+/** Samples one preview takes: enough to cover every action type of a pack several times over. */
+export const PREVIEW_SAMPLES_MAX = 50;
 
 export const RECEIPTS_LIMIT_MAX = 100;
 export const RECEIPTS_LIMIT_DEFAULT = 50;

@@ -2,7 +2,8 @@
  * A webhook target's deliveries (interface-spec "Webhook delivery item", Endpoints):
  * GET …/deliveries lists them newest first with status, attempt_count, last_error and the
  * payload; POST …/replay puts every delivery created in a time range back on the queue with
- * its original evt_ id (dead letters included: this is their requeue).
+ * its original evt_ id (dead letters included); POST …/deliveries/{delivery_id}/requeue does
+ * the same for one failed or dead-lettered delivery.
  */
 import { ProblemError } from '../core/errors.ts';
 import { retryPlan } from '../core/jobs/backoff.ts';
@@ -170,6 +171,45 @@ export function webhookRoutes(deps: RouteDeps) {
     });
     if (requeued > 0) deps.webhooks.worker.wake();
     return c.json({ target, requeued }, 200);
+  });
+
+  const requeue = defineRoute({
+    method: 'post',
+    path: '/tenant/integrations/webhook/{target}/deliveries/{delivery_id}/requeue',
+    operationId: 'submitWebhookDeliveryRequeue',
+    tags: ['webhooks'],
+    auth: deps.auth.apiKey,
+    summary: 'Send one failed or dead-lettered delivery again now, with its original id and a fresh retry plan',
+    request: {
+      params: Params.extend({
+        delivery_id: z.string().max(64).regex(/^evt_[0-9A-Za-z]{1,60}$/).openapi({ param: { name: 'delivery_id', in: 'path' }, example: 'evt_01JD3Z8Q4W6K2M9N7P5R3T1V0X' }),
+      }),
+    },
+    responses: {
+      200: jsonContent(Delivery, 'The delivery, pending again: it is sent on the worker’s next run'),
+      404: problemContent('Unknown webhook target or delivery'),
+      409: problemContent('The delivery is pending, being attempted right now, or delivered: nothing to requeue'),
+    },
+  });
+  router.openapi(requeue, (c) => {
+    const { target, delivery_id: id } = c.req.valid('param');
+    const tenantId = c.var.auth.tenantId;
+    requireTarget(tenantId, target);
+    const row = deps.store.transaction(() => {
+      const found = deps.store.webhooks.findDelivery(tenantId, target, id);
+      if (!found) throw ProblemError.notFound(`no delivery ${id} for webhook target ${target}`);
+      // Only a delivery that failed can be requeued: a pending one is already due, a delivered
+      // one reached its receiver (replay a time range to send it again), and a leased one is
+      // being attempted now (the queue leaves it alone).
+      const requeueable = (found.status === 'failed' || found.status === 'dead') && found.lease_owner === null;
+      if (!requeueable || deps.webhooks.queue.requeue([id], deps.clock.now()) === 0) {
+        const state = found.lease_owner !== null ? 'being attempted' : found.status;
+        throw ProblemError.conflict('delivery_not_requeueable', `delivery ${id} is ${state}; only a failed or dead-lettered delivery is requeued`, { delivery_status: found.status === 'dead' ? 'failed' : found.status });
+      }
+      return deps.store.webhooks.findDelivery(tenantId, target, id)!;
+    });
+    deps.webhooks.worker.wake();
+    return c.json(view(row), 200);
   });
 
   return router;

@@ -78,4 +78,35 @@ describe('stored RFC 9162 trees', () => {
     expect(toHex(trees.rootAt('b', 1))).toBe(toHex(leafHash(Uint8Array.of(2))));
     expect(() => trees.rootAt('a', 2)).toThrow(/no node/);
   });
+
+  it('keep a proved log in memory through later appends and a rolled-back one, and answer as the stored levels do', async () => {
+    const trees = await storedTrees();
+    const leaves = Array.from({ length: 40 }, (_, i) => Uint8Array.of(i, 3));
+    ctx.store.transaction(() => leaves.slice(0, 13).forEach((l, i) => trees.append('t', i, l)));
+    trees.inclusionProof('t', 0, 13); // loads the log's levels
+    ctx.store.transaction(() => leaves.slice(13, 29).forEach((l, i) => trees.append('t', 13 + i, l)));
+    expect(() =>
+      ctx.store.transaction(() => {
+        trees.append('t', 29, Uint8Array.of(99));
+        trees.append('t', 30, Uint8Array.of(98));
+        throw new Error('refused');
+      }),
+    ).toThrow('refused');
+    ctx.store.transaction(() => leaves.slice(29).forEach((l, i) => trees.append('t', 29 + i, l)));
+    const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
+    // A second node store over the same database starts with nothing resident.
+    const stored = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
+    for (let size = 1; size <= 40; size++) {
+      for (const index of [0, size >> 1, size - 1]) {
+        const proof = trees.inclusionProof('t', index, size).map(toHex);
+        expect(proof).toEqual(memory.inclusionProof(index, size).map(toHex));
+        expect(proof).toEqual(stored.inclusionProof('t', index, size).map(toHex));
+      }
+      expect(trees.consistencyProof('t', 1, size).map(toHex)).toEqual(stored.consistencyProof('t', 1, size).map(toHex));
+    }
+    // Resident proofs read no stored node: they survive the rows going away.
+    ctx.store.db.prepare("DELETE FROM merkle_nodes WHERE log_id = 't'").run();
+    expect(trees.inclusionProof('t', 17, 40).map(toHex)).toEqual(memory.inclusionProof(17, 40).map(toHex));
+    expect(() => new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).inclusionProof('t', 17, 40)).toThrow(/no node/);
+  });
 });

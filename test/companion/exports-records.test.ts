@@ -6,17 +6,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
-import { EXPORT_PAGE_SIZE, NDJSON } from '../../companion/exports/records-export.ts';
+import { EXPORT_PAGE_SIZE, NDJSON, recordLine } from '../../companion/exports/records-export.ts';
+import { recordBody as storedRecordBody } from '../../companion/evidence/record-view.ts';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { gateBody, recordBody } from './pack-fixtures.ts';
 
 let ctx: TestContext;
 let key: string;
+let tenantId: string;
 beforeEach(async () => {
   ctx = await createTestContext();
   // Production: no sandbox allowance, so a test can seal a few thousand records.
-  key = ctx.productionTenant().apiKey;
+  ({ apiKey: key, tenantId } = ctx.productionTenant());
 });
 afterEach(async () => {
   await ctx.close();
@@ -139,6 +141,30 @@ describe('GET /tenant/exports/records', () => {
     const last = await exportNdjson(`?from=2020-01-01T00:00:00Z&cursor=${cursor}`);
     expect(last.lines).toEqual([]);
     expect(last.headers.get('link')).toBeNull();
+  });
+
+  it('writes each record byte for byte as GET /v1/records serialises it, the signed attestation verbatim', async () => {
+    const sealed = await sealBatch(2);
+    for (const pack of ['law', 'defense'] as const) {
+      const gate = await ctx.request('/v1/gate', { json: gateBody(pack), key });
+      expect(gate.status).toBe(201);
+      sealed.push(gate.body.action_key);
+    }
+    const res = await ctx.app.request('/tenant/exports/records', { headers: { 'x-service-key': key, accept: NDJSON } });
+    const lines = (await res.text()).trimEnd().split('\n');
+    const rows = sealed.map((k) => ctx.store.evidence.findRecord(tenantId, k)!);
+    expect(rows.some((r) => r.details !== '{}')).toBe(true); // gate decisions carry details
+    expect(lines).toEqual(rows.map((r) => JSON.stringify(storedRecordBody(r))));
+    for (const [i, r] of rows.entries()) {
+      // The attestation text appears exactly as signed, in the packet and in the verify request.
+      expect(lines[i]!.split(r.attestation)).toHaveLength(3);
+    }
+    // Details naming a member of the body itself: the general path gives the same bytes.
+    for (const details of ['{"status":"from details","next_step":{"why":"é ✓"}}', '{"next_step":"x","7":"an index key"}', '{"next_step":{"why":"é ✓"}}']) {
+      const odd = { ...rows[0]!, details };
+      const bytes = recordLine({ ...odd, devKey: odd.devKey ? 1 : 0, attestation: Buffer.from(odd.attestation) });
+      expect(bytes.toString('utf8')).toBe(JSON.stringify(storedRecordBody(odd)));
+    }
   });
 
   it('rejects unknown parameters, bad timestamps, an empty range and a forged cursor with 422 naming each field', async () => {

@@ -222,6 +222,56 @@ describe('event delivery', () => {
     expect(ticks).toEqual({ claimed: 13, dead: 1, ok: 1 });
   });
 
+  it('requeues one failed or dead-lettered delivery by id, and refuses the others', async () => {
+    await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } });
+    rx.status = 500;
+    await record();
+    await record();
+    expect((await ctx.deps.webhooks.worker.tick()).claimed).toBe(2);
+    const [second, first] = (await deliveries('ops')).body.deliveries;
+    expect(first).toMatchObject({ status: 'failed', dead_lettered: false, attempt_count: 1 });
+    const requeue = (target: string, id: string) => ctx.request(`/tenant/integrations/webhook/${target}/deliveries/${id}/requeue`, { method: 'POST', key });
+
+    // A failed delivery waiting for its retry: due now, with a fresh plan.
+    const now = ctx.clock.now().toISOString();
+    const res = await requeue('ops', first.id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: first.id, status: 'pending', dead_lettered: false, attempt_count: 0, next_attempt_at: now });
+    // Pending now: nothing to requeue.
+    const again = await requeue('ops', first.id);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'delivery_not_requeueable', delivery_status: 'pending' });
+
+    // The requeued one is sent at once; the other runs out of attempts and is dead-lettered.
+    rx.status = 204;
+    expect((await ctx.deps.webhooks.worker.tick()).claimed).toBe(1);
+    rx.status = 500;
+    for (let i = 0; i < 11; i++) {
+      ctx.clock.advance(7 * 3600_000);
+      expect((await ctx.deps.webhooks.worker.tick()).claimed).toBe(1);
+    }
+    const dead = (await deliveries('ops')).body.deliveries.find((d: { id: string }) => d.id === second.id);
+    expect(dead).toMatchObject({ status: 'failed', dead_lettered: true, attempt_count: 12 });
+    rx.status = 204;
+    const revived = await requeue('ops', second.id);
+    expect(revived.status).toBe(200);
+    expect(revived.body).toMatchObject({ id: second.id, status: 'pending', dead_lettered: false, attempt_count: 0 });
+    await drain();
+    const sent = rx.received.filter((r) => r.headers['x-service-id'] === second.id);
+    expect(sent).toHaveLength(13);
+    expect((await deliveries('ops')).body.deliveries.map((d: { status: string }) => d.status)).toEqual(['delivered', 'delivered']);
+
+    // Delivered: replay a range to send it again instead.
+    const delivered = await requeue('ops', second.id);
+    expect(delivered.status).toBe(409);
+    expect(delivered.body.delivery_status).toBe('delivered');
+    expect((await requeue('ops', 'evt_01JD3Z8Q4W6K2M9N7P5R3T1V0X')).status).toBe(404);
+    expect((await requeue('nope', first.id)).status).toBe(404);
+    const bad = await requeue('ops', 'not-an-id');
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0]).toMatchObject({ in: 'path', path: '/delivery_id' });
+  });
+
   it('sends both signatures during a rotation overlap, then only the new one', async () => {
     const first = (await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } })).body.signing_secret;
     const rotated = await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] }, rotate_signing_secret: true });

@@ -2,22 +2,30 @@
  * POST /tenant/policy/preview: "evaluate a candidate policy against sample requests and show
  * the decisions that would change; nothing saved" (interface-spec "Tenant policy").
  *
- * Each sample is decided twice by the gate's own pure decision (gate/decide.ts `decide` over
+ * Each sample is decided twice by the gate's own pure decision (./decide.ts `decide` over
  * `gateInput`), once with the tenant's current overlay and once with the candidate's, so a
  * preview predicts exactly what POST /v1/gate will answer after the PUT. Nothing is stored,
  * sealed or metered, and no sample is echoed: a result names its index and action type only.
+ *
+ * The route is the policy API's, but it lives with the gate: it runs the gate's decision over
+ * policy documents, so the gate depends on policy here as it does for every gate request, and
+ * policy never depends on the gate (capability folders import each other in one direction).
  */
 import { fieldErrors, jsonPointer } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
-import { decide, gateInput } from '../gate/decide.ts';
-import type { PolicyOverlay } from './policy-overlay.ts';
-import { gateRequestSchema } from '../gate/schema.ts';
+import { createRouter, defineRoute, jsonBody, jsonContent } from '../core/router.ts';
+import type { RouteDeps } from '../deps.ts';
 import { DECISIONS } from '../packs/manifest.ts';
 import type { Decision } from '../packs/manifest.ts';
+import { getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';
-
-/** Samples one preview takes: enough to cover every action type of a pack several times over. */
-export const PREVIEW_SAMPLES_MAX = 50;
+import { policyBodyHook } from '../policy/body-hook.ts';
+import { checkPolicy, overlayOf, policyProblem } from '../policy/document.ts';
+import { overlayOfVersion } from '../policy/overlay.ts';
+import type { PolicyOverlay } from '../policy/policy-overlay.ts';
+import { PolicyQuery, PreviewRequest, PreviewResponse } from '../policy/schema.ts';
+import { decide, gateInput } from './decide.ts';
+import { gateRequestSchema } from './schema.ts';
 
 const SAMPLE_SCHEMAS = new Map<string, ReturnType<typeof gateRequestSchema>>();
 
@@ -105,4 +113,54 @@ export function previewPolicy(
       candidate_decisions: count('candidate'),
     },
   };
+}
+
+function previewErrors(pack: GatePack, input: unknown): FieldError[] {
+  const body = (typeof input === 'object' && input !== null ? input : {}) as { policy?: unknown; samples?: unknown };
+  const policy = checkPolicy(pack, body.policy, ['policy']);
+  const samples = Array.isArray(body.samples) ? checkSamples(pack, body.samples, ['samples']) : { ok: true as const };
+  return [...(policy.ok ? [] : policy.errors), ...(samples.ok ? [] : samples.errors)];
+}
+
+/** POST /tenant/policy/preview (tag policy), mounted beside the policy routes (app.ts). */
+export function policyPreviewRoutes(deps: RouteDeps) {
+  const router = createRouter();
+  const store = deps.store.policy;
+
+  const preview = defineRoute({
+    method: 'post',
+    path: '/tenant/policy/preview',
+    operationId: 'previewPolicy',
+    tags: ['policy'],
+    auth: deps.auth.apiKey,
+    summary: 'Decide sample gate requests under the current and a candidate policy; nothing is saved, sealed or metered',
+    request: { query: PolicyQuery, body: jsonBody(PreviewRequest) },
+    responses: { 200: jsonContent(PreviewResponse, 'Each sample’s current and candidate decision, by index and action type only') },
+  });
+  router.openapi(
+    preview,
+    (c) => {
+      const pack = getGatePack(c.req.valid('query').policy_pack);
+      const body = c.req.valid('json');
+      const candidate = checkPolicy(pack, body.policy, ['policy']);
+      const samples = checkSamples(pack, body.samples, ['samples']);
+      if (!candidate.ok || !samples.ok) throw policyProblem([...(candidate.ok ? [] : candidate.errors), ...(samples.ok ? [] : samples.errors)]);
+      const currentRow = store.current(c.var.auth.tenantId, pack.manifest.name);
+      const current = overlayOfVersion(currentRow);
+      const { results, summary } = previewPolicy(pack, current, overlayOf(candidate.document, candidate.digest), samples.samples);
+      return c.json(
+        {
+          policy_pack: pack.manifest.name,
+          current: { version: currentRow?.version ?? null, digest: current.digest },
+          candidate: { digest: candidate.digest, document: candidate.document },
+          results,
+          summary,
+          saved: false as const,
+        },
+        200,
+      );
+    },
+    policyBodyHook(previewErrors, (path) => path.startsWith('/policy') || /^\/samples\/\d+(\/|$)/.test(path)),
+  );
+  return router;
 }

@@ -1,0 +1,120 @@
+/**
+ * Capability folders of companion/ depend on each other in one direction: no folder imports,
+ * directly or through others, a folder that imports it back. Imports are read from the source
+ * text (static `import … from`, `export … from` and `import('…')`, type-only ones included:
+ * they are dependencies of the design even when erased at run time).
+ *
+ * KNOWN_CYCLES lists the cycles that predate this check, as strongly connected sets of
+ * folders, and KNOWN_MUTUAL the pairs among them that import each other directly; the test
+ * fails on any other cycle or pair, and on a known one that is gone (so the lists only shrink).
+ * Today's set is held together by evidence and the capabilities that join the seal
+ * (idempotency, metering, reviews, webhooks import the sealer's types, evidence routes import
+ * theirs), reviews/schema.ts reading gate/schema.ts, and packs reading the law engine's ruleset
+ * in gate/; policy is in it only through those, never by importing the gate.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../../companion');
+
+const KNOWN_CYCLES: readonly string[][] = [['evidence', 'gate', 'idempotency', 'metering', 'packs', 'policy', 'reviews', 'webhooks']];
+const KNOWN_MUTUAL: readonly string[][] = [
+  ['evidence', 'idempotency'],
+  ['evidence', 'metering'],
+  ['evidence', 'reviews'],
+  ['evidence', 'webhooks'],
+  ['gate', 'packs'],
+];
+
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** Folder → the other folders its files import. */
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  const folders = fs.readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  for (const folder of folders) {
+    const deps = new Set<string>();
+    graph.set(folder, deps);
+    for (const file of fs.readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })) {
+      if (!/\.(?:ts|mts|mjs|js)$/.test(file)) continue;
+      const full = path.join(ROOT, folder, file);
+      const text = stripComments(fs.readFileSync(full, 'utf8'));
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2]!;
+        if (!spec.startsWith('.')) continue;
+        const rel = path.relative(ROOT, path.resolve(path.dirname(full), spec)).split(path.sep);
+        if (rel[0] === '..' || rel.length < 2) continue; // outside companion/, or a top-level file
+        if (rel[0] !== folder) deps.add(rel[0]!);
+      }
+    }
+  }
+  return graph;
+}
+
+function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** Tarjan's strongly connected components with more than one folder: the cycles. */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) found.push(scc.sort());
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+describe('imports between capability folders of companion/', () => {
+  const graph = folderGraph();
+
+  it('form no cycle beyond the known ones', () => {
+    expect(cycles(graph)).toEqual(KNOWN_CYCLES);
+  });
+
+  it('have no two folders importing each other beyond the known pairs', () => {
+    const mutual = [...graph].flatMap(([a, deps]) => [...deps].filter((b) => a < b && graph.get(b)?.has(a)).map((b) => [a, b]));
+    expect(mutual.sort((x, y) => `${x}`.localeCompare(`${y}`))).toEqual(KNOWN_MUTUAL);
+  });
+
+  it('gate and policy: the gate reads policy, policy never imports the gate', () => {
+    expect(graph.get('gate')?.has('policy')).toBe(true);
+    expect(graph.get('policy')?.has('gate')).toBe(false);
+  });
+
+  it('the check sees a cycle when there is one', () => {
+    const graph = new Map([
+      ['a', new Set(['b'])],
+      ['b', new Set(['c'])],
+      ['c', new Set(['a', 'd'])],
+      ['d', new Set<string>()],
+    ]);
+    expect(cycles(graph)).toEqual([['a', 'b', 'c']]);
+  });
+});
