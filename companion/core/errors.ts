@@ -39,6 +39,8 @@ export type ProblemCode =
   | 'batch_must_be_array'
   | 'policy_version_conflict'
   | 'review_not_pending'
+  | 'review_duplicate_approver'
+  | 'review_approvals_changed'
   | 'not_yet_anchored'
   | 'seal_not_verified'
   | 'internal_error'
