@@ -63,6 +63,9 @@ describe('review_rules in the policy document', () => {
       'proposed-action': { approvals_required: 2, escalation: [] },
       'court-filing': { approvals_required: 1, remind_after_seconds: 600, escalation: [] },
     });
+    const options = await ctx.request('/tenant/policy/options?policy_pack=law', { key });
+    expect(options.body.current.document.review_rules['proposed-action']).toEqual({ approvals_required: 2, escalation: [] });
+    expect(options.body.limits).toMatchObject({ review_approvals_max: 5, review_escalation_steps_max: 5, review_rule_seconds_min: 60 });
   });
 
   it('answers 422 naming every failing field, and stores nothing', async () => {
@@ -192,8 +195,11 @@ describe('four-eyes: approvals from distinct reviewers', () => {
   });
 
   it('captures the rule in force when the action pauses: a later policy does not change an open item', async () => {
-    await withRules(FOUR_EYES);
+    const policy = await withRules(FOUR_EYES);
     const underRule = await pause();
+    // The gate seal commits the digest of the policy version holding the rule.
+    const gate = (await record(underRule)).body;
+    expect(JSON.stringify(gate)).toContain(policy.body.digest);
     expect((await putPolicy({})).status).toBe(201);
     const underDefault = await pause();
     expect((await approve(underDefault, 'attorney-17')).body.review_status).toBe('approved');
