@@ -9,6 +9,8 @@ ALTER TABLE review_items ADD COLUMN rule TEXT;
 ALTER TABLE review_items ADD COLUMN approvals_required INTEGER NOT NULL DEFAULT 1 CHECK (approvals_required BETWEEN 1 AND 5);
 -- Approvals sealed so far; the item stays open (pending or escalated) until the last one.
 ALTER TABLE review_items ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0 CHECK (approvals >= 0);
+-- Items approved before rules existed were approved by their one approval.
+UPDATE review_items SET approvals = 1 WHERE status = 'approved';
 -- When the one review.reminder event was enqueued (null: not yet, or the rule has none).
 ALTER TABLE review_items ADD COLUMN reminded_at TEXT;
 -- Escalation steps taken (0: none); review_route is the current step's route.
