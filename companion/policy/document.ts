@@ -131,7 +131,8 @@ export type PolicyCheck = { ok: true; document: PolicyDocument; digest: string }
 export function checkPolicy(pack: GatePack, input: unknown, at: readonly (string | number)[] = []): PolicyCheck {
   const m = pack.manifest;
   const ids = new Set(m.action_types.map((a) => a.id));
-  // Declared keys are the document's fields and, under review_routes, the pack's action types.
+  // Declared keys are the document's fields; under review_routes and review_rules, the pack's
+  // action types; under a rule, its fields and those of its escalation steps.
   const declared = (path: readonly (string | number)[], key: string) => {
     if (path.length === 0) return TOP_FIELDS.has(key);
     if (path[0] === 'review_routes') return path.length === 1 && ids.has(key);

@@ -1,8 +1,9 @@
 /**
  * POST /v1/reviews and GET /active-manifest (interface-spec Endpoints "Gate, record, review,
  * verify" and "Routing and integrations"; companion/REVIEW-CONTRACT.tmp.md), plus the law
- * grading mirror routes (./mirror-routes.ts). The expiry sweep is a background worker started
- * by companion/workers.ts.
+ * grading mirror routes (./mirror-routes.ts), and GET /reviews/insights (./insights.ts). The
+ * expiry sweep and the review rules' reminders and escalations (./schedule.ts) run in a
+ * background worker started by companion/workers.ts.
  *
  * Order of answers for a review: 422 (body) → 404 (no such record for this tenant, never 403:
  * interface-spec Authentication 6) → 409 review_not_pending (never paused) → 422 (pack) →
