@@ -19,6 +19,7 @@ import { PeriodicWorker } from './core/periodic-worker.ts';
 import type { WorkerStatus } from './core/worker-status.ts';
 import type { Sealer } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
+import { runReviewSchedule } from './reviews/schedule.ts';
 import type { SqliteStore } from './store.ts';
 import type { RoutingService } from './routing/service.ts';
 import type { WebhookService } from './webhooks/service.ts';
@@ -64,7 +65,8 @@ export function registerWorkers(deps: WorkerDeps): Workers {
     new PeriodicWorker({
       name: 'review-expiry',
       intervalMs: sweepIntervalMs(deps.config.reviewTimeoutSeconds),
-      round: () => sweepExpiredReviews(deps),
+      // Expiry first: an item whose window ended is expired, never reminded or escalated.
+      round: async () => (await sweepExpiredReviews(deps)) + (await runReviewSchedule(deps)),
       clock: deps.clock,
       log: deps.log,
     }),

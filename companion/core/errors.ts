@@ -49,6 +49,8 @@ export type ProblemCode =
   | 'batch_must_be_array'
   | 'policy_version_conflict'
   | 'review_not_pending'
+  | 'review_duplicate_approver'
+  | 'review_approvals_changed'
   | 'delivery_not_requeueable'
   // routing/: route dispatches and their signed callbacks
   | 'dispatch_not_requeueable'

@@ -26,6 +26,7 @@ import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from '..
 import type { IdempotencyClaim } from '../idempotency/replay.ts';
 import type { IdempotencyStore } from '../idempotency/store.ts';
 import { chargedCredits } from '../metering/credits.ts';
+import type { ReviewRule } from '../reviews/rules.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
 
@@ -54,7 +55,7 @@ export interface SealRequest {
    * interface-spec States and transitions: a needs_review action pauses. The reviews
    * participant opens its review item in the seal's transaction.
    */
-  pauseForReview?: { actionType: string; nextStep: string; windowSeconds: number };
+  pauseForReview?: { actionType: string; nextStep: string; windowSeconds: number; rule: ReviewRule | null };
   /**
    * Extra writes that must commit atomically with the seal (a pending review item, a policy
    * version). Runs inside the seal's transaction; throwing refuses this request alone.

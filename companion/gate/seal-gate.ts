@@ -54,7 +54,15 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
     // interface-spec States and transitions: a needs_review action pauses (its review item is
     // written by the reviews participant in the seal's transaction).
     ...(d.decision === 'needs_review'
-      ? { pauseForReview: { actionType: d.actionType, nextStep: d.nextStep, windowSeconds: deps.config.reviewTimeoutSeconds } }
+      ? {
+          pauseForReview: {
+            actionType: d.actionType,
+            nextStep: d.nextStep,
+            windowSeconds: deps.config.reviewTimeoutSeconds,
+            // The rule of the policy version this seal commits as policy_digest (reviews/rules.ts).
+            rule: overlay.review_rules[d.actionType] ?? null,
+          },
+        }
       : {}),
     // interface-spec "Gate response": these fields, and `reasons` (the deciding rule ids with
     // their employee-safe explanations).

@@ -4,7 +4,9 @@
  * digested, and the gate overlay it stands for (./policy-overlay.ts).
  *
  *   { policy_pack?, allow_action_types?, deny_action_types?, review_action_types?,
- *     review_routes?: { <action type>: "<channel>:<target>" }, label?, note? }
+ *     review_routes?: { <action type>: "<channel>:<target>" },
+ *     review_rules?: { <action type>: { approvals_required?, remind_after_seconds?, escalation? } },
+ *     label?, note? }
  *
  * Checked against the pack's manifest: every action type is one of the pack's, an action type
  * takes at most one of allow, deny and review (two would contradict each other, and the
@@ -14,7 +16,9 @@
  * (policy/secrets.ts). Every failing path is listed at once (STYLE.md).
  *
  * Normalised form (what is stored, digested and returned): all four policy fields present,
- * lists sorted, plus policy_pack. Lists are sets, so two documents that mean the same get the
+ * lists sorted, plus policy_pack; review_rules only when it has an entry (so the digest of a
+ * document without rules is what it was before rules existed), each rule with its defaults
+ * made explicit (reviews/rules.ts). Lists are sets, so two documents that mean the same get the
  * same digest. digest = SHA-256 hex of the normalised document's JCS bytes (RFC 8785;
  * DESIGN.md §3): the policy receipt's payload_hash and the policy_digest of every gate seal
  * made under this version, so anyone holding the document can recompute it.
@@ -29,6 +33,8 @@ import { GATE_PACKS, REVIEW_ROUTE_PATTERN } from '../packs/manifest.ts';
 import type { GateManifest, GatePackName } from '../packs/manifest.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { findRawMaterial, POLICY_STRING_MAX } from './secrets.ts';
+import { normaliseRule, ReviewRuleSchema, RULE_FIELDS, ruleConflicts, STEP_FIELDS } from '../reviews/rules.ts';
+import type { ReviewRule } from '../reviews/rules.ts';
 
 export const POLICY_LABEL_MAX = 64;
 export const POLICY_NOTE_MAX = POLICY_STRING_MAX;
@@ -39,7 +45,7 @@ const ACTION_TYPE_MAX = 64;
 
 export const LIST_FIELDS = ['allow_action_types', 'deny_action_types', 'review_action_types'] as const;
 export type ListField = (typeof LIST_FIELDS)[number];
-const TOP_FIELDS = new Set(['policy_pack', ...LIST_FIELDS, 'review_routes', 'label', 'note']);
+const TOP_FIELDS = new Set(['policy_pack', ...LIST_FIELDS, 'review_routes', 'review_rules', 'label', 'note']);
 
 export interface PolicyDocument {
   policy_pack: GatePackName;
@@ -47,6 +53,7 @@ export interface PolicyDocument {
   deny_action_types: string[];
   review_action_types: string[];
   review_routes: Record<string, string>;
+  review_rules?: Record<string, ReviewRule>;
   label?: string;
   note?: string;
 }
@@ -77,6 +84,16 @@ function policyShape(actionType: z.ZodType<string>, policyPack: z.ZodType<string
       .openapi(recordBounds(POLICY_LIST_MAX, ACTION_TYPE_MAX))
       .optional()
       .openapi({ description: "Review route per action type, overriding the pack's when the decision is needs_review" }),
+    review_rules: z
+      .partialRecord(actionType, ReviewRuleSchema)
+      .refine((o) => Object.keys(o).length <= POLICY_LIST_MAX, { error: `expected at most ${POLICY_LIST_MAX} rules` })
+      .openapi(recordBounds(POLICY_LIST_MAX, ACTION_TYPE_MAX))
+      .optional()
+      .openapi({
+        description:
+          'Review rule per action type: approvals from distinct reviewers before release (1 to 5), a reminder and an escalation chain of routes. ' +
+          'Captured on each review item when its action pauses.',
+      }),
     label: z.string().min(1).max(POLICY_LABEL_MAX).optional().openapi({ description: 'Short name of this version; no raw material' }),
     note: z.string().min(1).max(POLICY_NOTE_MAX).optional().openapi({ description: 'Why this version; no raw material' }),
   });
@@ -114,9 +131,16 @@ export type PolicyCheck = { ok: true; document: PolicyDocument; digest: string }
 export function checkPolicy(pack: GatePack, input: unknown, at: readonly (string | number)[] = []): PolicyCheck {
   const m = pack.manifest;
   const ids = new Set(m.action_types.map((a) => a.id));
-  // Declared keys are the document's fields and, under review_routes, the pack's action types.
-  const declared = (path: readonly (string | number)[], key: string) =>
-    path.length === 0 ? TOP_FIELDS.has(key) : path.length === 1 && path[0] === 'review_routes' && ids.has(key);
+  // Declared keys are the document's fields; under review_routes and review_rules, the pack's
+  // action types; under a rule, its fields and those of its escalation steps.
+  const declared = (path: readonly (string | number)[], key: string) => {
+    if (path.length === 0) return TOP_FIELDS.has(key);
+    if (path[0] === 'review_routes') return path.length === 1 && ids.has(key);
+    if (path[0] !== 'review_rules') return false;
+    if (path.length === 1) return ids.has(key);
+    if (path.length === 2) return RULE_FIELDS.has(key);
+    return path.length === 4 && path[2] === 'escalation' && STEP_FIELDS.has(key);
+  };
   const raw = findRawMaterial(input, declared, at);
   const base = jsonPointer(at);
   const parsed = policySchema(m).safeParse(input);
@@ -158,6 +182,12 @@ function conflicts(m: GateManifest, input: unknown, base: string): FieldError[] 
       err(`/allow_action_types/${i}`, `the ${m.name} pack blocks ${id} by default; an allow list waives only a needs_review default`, 'not_allowable');
     }
   }
+  const rules = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).review_rules : undefined;
+  if (typeof rules === 'object' && rules !== null) {
+    for (const [id, rule] of Object.entries(rules)) {
+      for (const [path, message, code] of ruleConflicts(rule)) err(`/review_rules/${jsonPointer([id]).slice(1)}${path}`, message, code);
+    }
+  }
   return out;
 }
 
@@ -169,6 +199,9 @@ function normalise(policyPack: GatePackName, p: ParsedPolicy): PolicyDocument {
     deny_action_types: sorted(p.deny_action_types),
     review_action_types: sorted(p.review_action_types),
     review_routes: { ...(p.review_routes as Record<string, string> | undefined) },
+    ...(p.review_rules && Object.keys(p.review_rules).length > 0
+      ? { review_rules: Object.fromEntries(Object.entries(p.review_rules).map(([id, r]) => [id, normaliseRule(r!)])) }
+      : {}),
     ...(p.label !== undefined ? { label: p.label } : {}),
     ...(p.note !== undefined ? { note: p.note } : {}),
   };
@@ -187,6 +220,7 @@ export function overlayOf(document: PolicyDocument, digest: string): PolicyOverl
     deny_action_types: Object.freeze([...document.deny_action_types]),
     review_action_types: Object.freeze([...document.review_action_types]),
     review_routes: Object.freeze({ ...document.review_routes }),
+    review_rules: Object.freeze({ ...document.review_rules }),
   });
 }
 

@@ -13,6 +13,7 @@ import { PREVIEW_SAMPLES_MAX } from './schema.ts';
 import { RECEIPTS_LIMIT_MAX } from './schema.ts';
 import { POLICY_STRING_MAX, RAW_MATERIAL_RULES, rawMaterialCode, SECRET_FIELD_NAME_RULE } from './secrets.ts';
 import type { PolicyVersionView } from './versions.ts';
+import { APPROVALS_MAX, ESCALATION_STEPS_MAX, RULE_SECONDS_MAX, RULE_SECONDS_MIN } from '../reviews/rules.ts';
 
 /** The channels of "What the service does" 4, read from the one route pattern so they cannot drift. */
 const CHANNELS = /^\^\(([^)]+)\)/.exec(REVIEW_ROUTE_PATTERN)![1]!.split('|');
@@ -22,6 +23,7 @@ const RULES = [
   'allow waives a pack default of needs_review only; pack rules still apply, and an action type the pack blocks by default cannot be allowed.',
   'deny blocks whatever the pack says; review requires review even where the pack or an allow entry would allow.',
   'review_routes sets the route used when the decision is needs_review, overriding the pack’s.',
+  'review_rules sets, per action type, the approvals from distinct reviewers needed before release, a reminder and an escalation chain of routes; the rule is captured on each review item when its action pauses.',
   'Lists are sets: the stored document has them sorted, and digest = SHA-256 of its JCS bytes (RFC 8785).',
   'PUT makes a new version with a sealed policy receipt; a PUT equal to the current version answers 200 with it, changed false, and seals nothing.',
   'POST /tenant/policy/preview decides sample gate requests with the current and the candidate policy; nothing is saved, sealed or metered.',
@@ -57,6 +59,10 @@ export function policyOptions(pack: GatePack, current: PolicyVersionView | null)
       note_max_length: POLICY_NOTE_MAX,
       preview_samples_max: PREVIEW_SAMPLES_MAX,
       receipts_limit_max: RECEIPTS_LIMIT_MAX,
+      review_approvals_max: APPROVALS_MAX,
+      review_escalation_steps_max: ESCALATION_STEPS_MAX,
+      review_rule_seconds_min: RULE_SECONDS_MIN,
+      review_rule_seconds_max: RULE_SECONDS_MAX,
     },
     raw_material: {
       problem_code: 'raw_content_rejected' as const,

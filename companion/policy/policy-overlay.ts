@@ -4,6 +4,8 @@
  * (./overlay.ts), and the gate's pure decision (gate/decide.ts) applies it. Only action type
  * ids and routes live here, never raw content.
  */
+import type { ReviewRule } from '../reviews/rules.ts';
+
 export interface PolicyOverlay {
   /** Digest of the policy receipt this overlay came from; null when the tenant has no policy. */
   readonly digest: string | null;
@@ -15,6 +17,8 @@ export interface PolicyOverlay {
   readonly review_action_types: readonly string[];
   /** Review route per action type, overriding the pack's. */
   readonly review_routes: Readonly<Record<string, string>>;
+  /** Review rule per action type (reviews/rules.ts), copied onto the item when an action pauses. */
+  readonly review_rules: Readonly<Record<string, ReviewRule>>;
 }
 
 export const EMPTY_OVERLAY: PolicyOverlay = Object.freeze({
@@ -23,4 +27,5 @@ export const EMPTY_OVERLAY: PolicyOverlay = Object.freeze({
   deny_action_types: Object.freeze([]),
   review_action_types: Object.freeze([]),
   review_routes: Object.freeze({}),
+  review_rules: Object.freeze({}),
 });

@@ -60,6 +60,17 @@ const StoredDocument = z
     deny_action_types: z.array(z.string()),
     review_action_types: z.array(z.string()),
     review_routes: z.record(z.string(), z.string()),
+    review_rules: z
+      .record(
+        z.string(),
+        z.object({
+          approvals_required: z.number().int(),
+          remind_after_seconds: z.number().int().optional(),
+          escalation: z.array(z.object({ after_seconds: z.number().int(), route: z.string() })),
+        }),
+      )
+      .optional()
+      .openapi({ description: 'Present only when the version has review rules; each with its defaults made explicit' }),
     label: z.string().optional(),
     note: z.string().optional(),
   })

@@ -13,7 +13,7 @@ export function reviewsParticipant(reviews: ReviewStore): SealParticipant {
     sealed({ request, record }) {
       const pause = request.pauseForReview;
       if (!pause) return;
-      openReviewItem(reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep }, pause.windowSeconds);
+      openReviewItem(reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep, rule: pause.rule }, pause.windowSeconds);
     },
   };
 }

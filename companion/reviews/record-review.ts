@@ -16,6 +16,11 @@ export interface RecordReviewView {
   expires_at: string | null;
   review_route: string | null;
   escalation_count: number;
+  approvals: number;
+  approvals_required: number;
+  escalation_level: number;
+  reminded_at: string | null;
+  escalations: { level: number; from_route: string | null; to_route: string; at: string }[];
   next_step: string;
   receipts: { action_key: string; decision: string; reviewer: string | null; recorded_at: string }[];
 }
@@ -34,6 +39,11 @@ export function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: st
     expires_at: item.expiresAt,
     review_route: item.reviewRoute,
     escalation_count: item.escalationCount,
+    approvals: item.approvals,
+    approvals_required: item.approvalsRequired,
+    escalation_level: item.escalationLevel,
+    reminded_at: item.remindedAt,
+    escalations: reviews.escalationsFor(row.tenantId, row.actionKey).map((e) => ({ level: e.level, from_route: e.fromRoute, to_route: e.toRoute, at: e.at })),
     next_step: nextStepFor(item, status),
     receipts: reviews.receiptsFor(row.tenantId, row.actionKey).map((r) => ({
       action_key: r.receiptActionKey,

@@ -1,8 +1,9 @@
 /**
  * POST /v1/reviews and GET /active-manifest (interface-spec Endpoints "Gate, record, review,
  * verify" and "Routing and integrations"; companion/REVIEW-CONTRACT.tmp.md), plus the law
- * grading mirror routes (./mirror-routes.ts). The expiry sweep is a background worker started
- * by companion/workers.ts.
+ * grading mirror routes (./mirror-routes.ts), and GET /reviews/insights (./insights.ts). The
+ * expiry sweep and the review rules' reminders and escalations (./schedule.ts) run in a
+ * background worker started by companion/workers.ts.
  *
  * Order of answers for a review: 422 (body) → 404 (no such record for this tenant, never 403:
  * interface-spec Authentication 6) → 409 review_not_pending (never paused) → 422 (pack) →
@@ -22,7 +23,8 @@ import type { ExpiryDeps } from './expiry.ts';
 import { mirrorRoutes } from './mirror-routes.ts';
 import { neverPaused, notOpen } from './refusals.ts';
 import { assertMirrorTuple, assertPackMatches } from './review-checks.ts';
-import { ActiveManifest, ActiveManifestQuery, ReviewRequest, ReviewResponse } from './schema.ts';
+import { reviewInsights } from './insights.ts';
+import { ActiveManifest, ActiveManifestQuery, ReviewInsights, ReviewInsightsQuery, ReviewRequest, ReviewResponse } from './schema.ts';
 import { sealReview } from './seal-review.ts';
 import type { ReviewBody } from './schema.ts';
 import type { ReviewItem } from './store.ts';
@@ -72,7 +74,8 @@ export function reviewRoutes(deps: RouteDeps) {
     summary: 'Record a reviewer’s decision on a paused (needs_review) action as a sealed review receipt',
     description:
       'Seals a review receipt (kind review) linked to the reviewed action: its attestation commits the reviewed action_key and attestation hash. ' +
-      'escalated keeps the action paused; approved and rejected are final. A law review may post the mirror tuple (GET /law/grading-mirror); ' +
+      'escalated keeps the action paused; rejected is final, and so is approved once the review rule\'s approvals_required distinct reviewers have approved ' +
+      '(each approval is its own receipt; until the last, the action stays paused). A law review may post the mirror tuple (GET /law/grading-mirror); ' +
       'the response then carries mirror_seal, verifiable at POST /law/grading-mirror/verify. The reason is never stored, only committed through payload_hash. ' +
       'A replay of an earlier idempotency_key answers with the original body and the header Idempotent-Replayed: true.',
     request: { body: jsonBody(ReviewRequest) },
@@ -81,7 +84,9 @@ export function reviewRoutes(deps: RouteDeps) {
       404: problem("No such action for this tenant (another tenant's action answers the same)"),
       409: problem(
         'review_not_pending: the action is not paused (an allow or blocked decision, not a gate action), was already approved or rejected, ' +
-          'or its review window ended (expired, fail closed); review_status says which',
+          'or its review window ended (expired, fail closed); review_status says which. review_duplicate_approver: this reviewer already approved ' +
+          'the action and the rule needs another reviewer (nothing sealed). review_approvals_changed: concurrent reviews kept moving the action ' +
+          'while this approval was sealed (nothing sealed; post it again)',
       ),
     },
   });
@@ -116,9 +121,30 @@ export function reviewRoutes(deps: RouteDeps) {
         truncated: rows.length > limit,
         raw_content_stored: false as const,
         items: rows.slice(0, limit).map((item) => boardItem(item, now)),
+        insights: reviewInsights(deps.store.reviews, c.var.auth.tenantId, now, null),
       },
       200,
     );
+  });
+
+  const insights = defineRoute({
+    method: 'get',
+    path: '/reviews/insights',
+    operationId: 'getReviewInsights',
+    tags: ['reviews'],
+    auth: deps.auth.apiKey,
+    summary: 'How the tenant’s reviews are going: pending, oldest pending age, time to decide, approval rate, rejected, escalated, expired',
+    description:
+      'Over the review items (paused actions) of the tenant, tenant-wide and per action type; since keeps items paused at or after it. ' +
+      'Times to decide run from the pause to the approving or rejecting receipt, as nearest-rank percentiles in whole seconds.',
+    request: { query: ReviewInsightsQuery },
+    responses: { 200: jsonContent(ReviewInsights, 'The summary, tenant-wide and per action type') },
+  });
+  router.openapi(insights, (c) => {
+    const { since } = c.req.valid('query');
+    c.header('cache-control', 'no-store');
+    const from = since === undefined ? null : new Date(since).toISOString();
+    return c.json(reviewInsights(deps.store.reviews, c.var.auth.tenantId, deps.clock.now(), from), 200);
   });
 
   router.route('/', mirrorRoutes(deps));
@@ -144,6 +170,10 @@ function boardItem(item: ReviewItem, now: Date) {
     expires_at: item.expiresAt,
     expires_in_seconds: Math.max(0, Math.floor((Date.parse(item.expiresAt) - now.getTime()) / 1000)),
     escalation_count: item.escalationCount,
+    approvals: item.approvals,
+    approvals_required: item.approvalsRequired,
+    escalation_level: item.escalationLevel,
+    reminded_at: item.remindedAt,
   };
 }
 

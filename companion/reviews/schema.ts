@@ -86,7 +86,11 @@ export const ReviewResponse = z
     action_key: z.string().openapi({ description: "The review receipt's own key", example: 'law:review:01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
     reviewed_action_key: z.string(),
     decision: z.enum(REVIEW_DECISIONS),
-    review_status: z.enum(['escalated', 'approved', 'rejected']).openapi({ description: 'The action\'s review status after this decision' }),
+    review_status: z.enum(['pending', 'escalated', 'approved', 'rejected']).openapi({
+      description: "The action's review status after this decision; an approval short of the rule's approvals_required leaves it pending (or escalated)",
+    }),
+    approvals: z.number().int().openapi({ description: 'Approvals sealed for the action, this one included' }),
+    approvals_required: z.number().int().openapi({ description: 'Distinct reviewers who must approve before release (the review rule captured when it paused)' }),
     reviewer: z.string(),
     evidence_packet: EvidencePacket,
     payload_hash: Sha256Hex,
@@ -105,6 +109,14 @@ const ReceiptSummary = z.strictObject({
   recorded_at: z.string(),
 });
 
+/** The review rule captured on an item when its action paused, and what it has done so far. */
+const RuleProgress = {
+  approvals: z.number().int().openapi({ description: 'Approvals sealed so far, from distinct reviewers' }),
+  approvals_required: z.number().int().openapi({ description: 'Approvals from distinct reviewers needed before release' }),
+  escalation_level: z.number().int().openapi({ description: "Escalation steps of the review rule taken so far; review_route is the last step's route" }),
+  reminded_at: z.string().nullable().openapi({ description: 'When the review.reminder event was raised; null if not (yet)' }),
+};
+
 const ReviewStatusEnum = z.enum([...OPEN_STATUSES, ...FINAL_STATUSES]);
 
 /** The `review` object GET /v1/records/{action_key} carries for a gate action that needed review. */
@@ -117,6 +129,10 @@ export const RecordReview = z
     expires_at: z.string().nullable(),
     review_route: z.string().nullable(),
     escalation_count: z.number().int(),
+    ...RuleProgress,
+    escalations: z
+      .array(z.strictObject({ level: z.number().int(), from_route: z.string().nullable(), to_route: z.string(), at: z.string() }))
+      .openapi({ description: "The review rule's escalation steps taken, in order" }),
     next_step: z.string().openapi({ description: 'Employee-safe instruction for the current status' }),
     receipts: z.array(ReceiptSummary).openapi({ description: 'Every review receipt of this action, oldest first' }),
   })
@@ -149,6 +165,40 @@ export const ActiveManifestItem = z.strictObject({
   expires_at: z.string(),
   expires_in_seconds: z.number().int(),
   escalation_count: z.number().int(),
+  ...RuleProgress,
+});
+
+const Seconds = z.number().int().nullable();
+const InsightCounts = {
+  total: z.number().int().openapi({ description: 'Review items (paused actions) in the period' }),
+  pending: z.number().int().openapi({ description: 'Open, window still running' }),
+  oldest_pending_age_seconds: Seconds.openapi({ description: 'Age of the oldest pending item; null when none' }),
+  approved: z.number().int(),
+  rejected: z.number().int(),
+  expired: z.number().int().openapi({ description: 'Ended without a decision, including open items past their window' }),
+  escalated: z.number().int().openapi({ description: 'Escalated by a reviewer or by the review rule at least once' }),
+  approval_rate: z.number().nullable().openapi({ description: 'approved / (approved + rejected), 4 decimals; null when nothing was decided' }),
+  median_seconds_to_decide: Seconds.openapi({ description: 'Nearest-rank median of pause → approval or rejection; null when nothing was decided' }),
+  p90_seconds_to_decide: Seconds.openapi({ description: 'Nearest-rank 90th percentile of pause → approval or rejection' }),
+};
+export const ReviewInsights = z
+  .strictObject({
+    tenant_id: z.string(),
+    generated_at: z.string(),
+    since: z.string().nullable().openapi({ description: 'Items paused at or after this instant; null: all' }),
+    ...InsightCounts,
+    action_types: z.array(z.strictObject({ action_type: z.string(), ...InsightCounts })).openapi({ description: 'The same, per action type' }),
+  })
+  .openapi('ReviewInsights');
+
+export const ReviewInsightsQuery = z.strictObject({
+  since: z
+    .string()
+    .max(40, { error: 'expected an RFC 3339 date-time', abort: true })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/, { error: 'expected an RFC 3339 date-time, e.g. 2025-01-01T00:00:00Z', abort: true })
+    .refine((v) => !Number.isNaN(Date.parse(v)), { error: 'expected a valid RFC 3339 date-time' })
+    .optional()
+    .openapi({ description: 'Only items paused at or after this instant (RFC 3339)' }),
 });
 
 export const ActiveManifest = z
@@ -160,6 +210,7 @@ export const ActiveManifest = z
     truncated: z.boolean().openapi({ description: 'More paused items exist than were returned' }),
     raw_content_stored: z.literal(false),
     items: z.array(ActiveManifestItem),
+    insights: ReviewInsights.openapi({ description: 'GET /reviews/insights for all time' }),
   })
   .openapi('ActiveManifest');
 

@@ -14,16 +14,29 @@
  * Raw-safe: the reason is never stored. It is committed only through payload_hash (the whole
  * body minus idempotency_key, DESIGN.md §3), which the reviewer's copy of the body re-proves;
  * the mirror tuple is a version, a digest and five enum values.
+ *
+ * Approvals under a review rule (./rules.ts) of more than one approval: each approval is its own
+ * receipt, and the item stays open until the approvals_required-th approval from as many
+ * distinct reviewers, which releases it in its own seal transaction. Such a receipt commits
+ * `approval` in its signed context: the rule's count, its own number, whether it releases, and
+ * the earlier approval receipts, so the releasing receipt alone evidences every approver. The
+ * item must still be as read when the receipt commits (status and count, checked in the UPDATE);
+ * when a concurrent review moved it, the approval is prepared again from the new state, a few
+ * times, nothing of the failed attempt having been sealed. The same reviewer approving twice is
+ * refused with 409 review_duplicate_approver and nothing sealed; reviewers are compared as the
+ * exact identifiers posted.
  */
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
+import { ProblemError } from '../core/errors.ts';
 import type { Sealer, SealOutcome, SealedRecord } from '../evidence/sealer.ts';
 import type { SealedRecordRow } from '../evidence/store.ts';
 import { MIRROR_VERIFY_PATH } from './mirror.ts';
 import type { MirrorTuple } from './mirror.ts';
 import { notOpen } from './refusals.ts';
 import type { ReviewBody } from './schema.ts';
-import type { ReviewDecision, ReviewItem, ReviewStore } from './store.ts';
+import { effectiveStatus, isOpen } from './state.ts';
+import type { OpenStatus, ReviewDecision, ReviewItem, ReviewReceiptRow, ReviewStore } from './store.ts';
 
 /** One scope for every review submission path (HTTP today; signed callbacks reuse it). */
 export const REVIEW_IDEMPOTENCY_SCOPE = 'POST /v1/reviews';
@@ -40,16 +53,68 @@ const NEXT_STEP: Record<ReviewDecision, (item: ReviewItem) => string> = {
     `Escalated and sealed. The action stays paused until a reviewer approves or rejects it; the review window still ends at ${item.expiresAt}.`,
 };
 
-export function sealReview(
+/** How often an approval is prepared again after a concurrent review moved the item. */
+const APPROVAL_ATTEMPTS = 3;
+
+/** The item moved between reading it and sealing the approval; prepare the approval again. */
+class ApprovalsMoved extends Error {
+  constructor() {
+    super('the review item changed while the approval was sealed');
+    this.name = 'ApprovalsMoved';
+  }
+}
+
+export async function sealReview(
   deps: ReviewSealDeps,
   auth: AuthContext,
   body: ReviewBody,
   item: ReviewItem,
   reviewed: SealedRecordRow,
 ): Promise<SealOutcome> {
+  let current = item;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sealOnce(deps, auth, body, current, reviewed);
+    } catch (err) {
+      if (!(err instanceof ApprovalsMoved)) throw err;
+      if (attempt >= APPROVAL_ATTEMPTS) {
+        throw ProblemError.conflict('review_approvals_changed', `${item.actionKey} kept changing while this approval was sealed; nothing was sealed, post it again`, {
+          reviewed_action_key: item.actionKey,
+        });
+      }
+      current = deps.reviews.findItem(item.tenantId, item.actionKey)!;
+    }
+  }
+}
+
+/** The status an item reads after this decision, and the approval count with it. */
+interface Outcome {
+  status: 'approved' | 'rejected' | 'escalated' | OpenStatus;
+  approvals: number;
+}
+
+function sealOnce(deps: ReviewSealDeps, auth: AuthContext, body: ReviewBody, item: ReviewItem, reviewed: SealedRecordRow): Promise<SealOutcome> {
   const { hash } = payloadCommitment(body);
   const mirror = mirrorTuple(body);
-  const nextStep = NEXT_STEP[body.decision](item);
+  const approving = body.decision === 'approved';
+  const prior = approving ? approvalsOf(deps.reviews, item) : [];
+  const approvals = item.approvals + (approving ? 1 : 0);
+  const releases = approving && approvals >= item.approvalsRequired;
+  const after: Outcome = {
+    status: approving && !releases && isOpen(item.status) ? item.status : body.decision,
+    approvals,
+  };
+  const nextStep = after.status === body.decision ? NEXT_STEP[body.decision](item) : partialStep(item, approvals);
+  // Single-approval receipts keep exactly the attestation they always had.
+  const approval =
+    approving && item.approvalsRequired > 1
+      ? {
+          approvals_required: item.approvalsRequired,
+          approval_number: approvals,
+          releases,
+          prior_approvals: prior.map((r) => ({ action_key: r.receiptActionKey, reviewer: r.reviewer })),
+        }
+      : undefined;
 
   return deps.sealer.seal({
     auth,
@@ -71,9 +136,17 @@ export function sealReview(
       reviewed_review_route: item.reviewRoute,
       review_expires_at: item.expiresAt,
       reviewer: body.reviewer,
+      ...(approval ? { approval } : {}),
       ...(mirror ? { mirror } : {}),
     },
-    details: { action_type: 'review', reviewed_action_key: item.actionKey, reviewer: body.reviewer, review_status: body.decision, next_step: nextStep },
+    details: {
+      action_type: 'review',
+      reviewed_action_key: item.actionKey,
+      reviewer: body.reviewer,
+      review_status: after.status,
+      next_step: nextStep,
+      ...(item.approvalsRequired > 1 ? { approvals: after.approvals, approvals_required: item.approvalsRequired } : {}),
+    },
     // A receipt about an action already sealed and metered, not a new sealed action.
     metering: { counted: false, credits: 0 },
     ...(body.idempotency_key !== undefined
@@ -84,7 +157,9 @@ export function sealReview(
       action_key: record.actionKey,
       reviewed_action_key: item.actionKey,
       decision: body.decision,
-      review_status: body.decision,
+      review_status: after.status,
+      approvals: after.approvals,
+      approvals_required: item.approvalsRequired,
       reviewer: body.reviewer,
       evidence_packet: record.packet,
       payload_hash: hash,
@@ -97,11 +172,31 @@ export function sealReview(
   });
 }
 
+function partialStep(item: ReviewItem, approvals: number): string {
+  return (
+    `Approval ${approvals} of ${item.approvalsRequired} sealed. The action stays paused until ${item.approvalsRequired} different reviewers ` +
+    `have approved it; the review window still ends at ${item.expiresAt}.`
+  );
+}
+
+function approvalsOf(reviews: ReviewStore, item: ReviewItem): ReviewReceiptRow[] {
+  return reviews.receiptsFor(item.tenantId, item.actionKey).filter((r) => r.decision === 'approved');
+}
+
 /** Inside the seal's transaction: the item moves, or the whole seal of this request rolls back. */
 function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody, record: SealedRecord): void {
   const at = record.recordedAt;
-  const moved = reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: body.reviewer, at, receiptActionKey: record.actionKey });
-  if (!moved) throw notOpen(reviews.findItem(item.tenantId, item.actionKey)!, at);
+  const fresh = reviews.findItem(item.tenantId, item.actionKey)!;
+  if (!isOpen(effectiveStatus(fresh, at))) throw notOpen(fresh, at);
+  if (body.decision === 'approved') {
+    const earlier = approvalsOf(reviews, fresh).find((r) => r.reviewer === body.reviewer);
+    if (earlier) throw duplicateApprover(fresh, body.reviewer, earlier);
+    const expected = { status: item.status as OpenStatus, approvals: item.approvals };
+    if (!reviews.approve(item.tenantId, item.actionKey, { reviewer: body.reviewer, at, receiptActionKey: record.actionKey, expected })) throw new ApprovalsMoved();
+  } else {
+    const moved = reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: body.reviewer, at, receiptActionKey: record.actionKey });
+    if (!moved) throw notOpen(reviews.findItem(item.tenantId, item.actionKey)!, at);
+  }
   reviews.addReceipt({
     receiptActionKey: record.actionKey,
     tenantId: item.tenantId,
@@ -110,6 +205,22 @@ function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody,
     reviewer: body.reviewer,
     recordedAt: at,
   });
+}
+
+/** 409: a reviewer's approval counts once; four-eyes needs another reviewer. */
+function duplicateApprover(item: ReviewItem, reviewer: string, earlier: ReviewReceiptRow): ProblemError {
+  return ProblemError.conflict(
+    'review_duplicate_approver',
+    `${reviewer} already approved ${item.actionKey} (receipt ${earlier.receiptActionKey}); ${item.approvalsRequired} different reviewers must approve it, ` +
+      `${item.approvals} have`,
+    {
+      reviewed_action_key: item.actionKey,
+      review_status: item.status,
+      approvals: item.approvals,
+      approvals_required: item.approvalsRequired,
+      receipt_action_key: earlier.receiptActionKey,
+    },
+  );
 }
 
 function mirrorTuple(body: ReviewBody): MirrorTuple | undefined {

@@ -1,6 +1,7 @@
-/** SQLite implementation of ReviewStore (migration 0004); statements are prepared once. */
+/** SQLite implementation of ReviewStore (migrations 0004, 0010); statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import type { NewReviewItem, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus, ReviewStore } from './store.ts';
+import type { ReviewRule } from './rules.ts';
+import type { InsightsRow, NewReviewItem, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus, ReviewStore } from './store.ts';
 
 interface ItemDbRow {
   tenant_id: string;
@@ -18,6 +19,12 @@ interface ItemDbRow {
   reviewer: string | null;
   decided_at: string | null;
   receipt_action_key: string | null;
+  rule: string | null;
+  approvals_required: number;
+  approvals: number;
+  reminded_at: string | null;
+  escalation_level: number;
+  schedule_due_at: string | null;
 }
 
 interface ReceiptDbRow {
@@ -45,6 +52,12 @@ const toItem = (r: ItemDbRow): ReviewItem => ({
   reviewer: r.reviewer,
   decidedAt: r.decided_at,
   receiptActionKey: r.receipt_action_key,
+  rule: r.rule === null ? null : (JSON.parse(r.rule) as ReviewRule),
+  approvalsRequired: r.approvals_required,
+  approvals: r.approvals,
+  remindedAt: r.reminded_at,
+  escalationLevel: r.escalation_level,
+  scheduleDueAt: r.schedule_due_at,
 });
 
 const toReceipt = (r: ReceiptDbRow): ReviewReceiptRow => ({
@@ -58,10 +71,57 @@ const toReceipt = (r: ReceiptDbRow): ReviewReceiptRow => ({
 
 const OPEN = "status IN ('pending', 'escalated')";
 
+interface InsightsDbRow {
+  action_type: string | null;
+  total: number;
+  pending: number;
+  oldest_pending_at: string | null;
+  approved: number;
+  rejected: number;
+  expired: number;
+  escalated: number;
+}
+
+/**
+ * Counts per action type and tenant-wide (GROUP BY with ROLLUP spelled as a UNION, which
+ * SQLite lacks). An open item past its window counts as expired, as every reader sees it.
+ */
+const INSIGHT_COUNTS = `
+  WITH items AS (SELECT * FROM review_items WHERE tenant_id = @tenantId AND created_at >= @since),
+  counted AS (
+    SELECT action_type,
+           count(*) AS total,
+           coalesce(sum(${OPEN} AND expires_at > @now), 0) AS pending,
+           min(CASE WHEN ${OPEN} AND expires_at > @now THEN created_at END) AS oldest_pending_at,
+           coalesce(sum(status = 'approved'), 0) AS approved,
+           coalesce(sum(status = 'rejected'), 0) AS rejected,
+           coalesce(sum(status = 'expired' OR (${OPEN} AND expires_at <= @now)), 0) AS expired,
+           coalesce(sum(escalation_count > 0 OR escalation_level > 0), 0) AS escalated
+      FROM items GROUP BY action_type)
+  SELECT * FROM counted
+  UNION ALL
+  SELECT NULL, coalesce(sum(total), 0), coalesce(sum(pending), 0), min(oldest_pending_at), coalesce(sum(approved), 0),
+         coalesce(sum(rejected), 0), coalesce(sum(expired), 0), coalesce(sum(escalated), 0) FROM counted`;
+
+/**
+ * Time to decide (approved or rejected, from the pause to the deciding receipt), nearest-rank
+ * percentiles: the value at rank ceil(p·n), in whole seconds; (n + 1) / 2 and (9n + 9) / 10
+ * are those ceilings in integer arithmetic.
+ */
+const INSIGHT_TIMES = (partition: string) => `
+  WITH d AS (
+    SELECT ${partition} AS action_type, CAST(round((julianday(decided_at) - julianday(created_at)) * 86400) AS INTEGER) AS s
+      FROM review_items WHERE tenant_id = @tenantId AND created_at >= @since AND status IN ('approved', 'rejected')),
+  r AS (SELECT action_type, s, row_number() OVER (PARTITION BY action_type ORDER BY s) AS rn, count(*) OVER (PARTITION BY action_type) AS n FROM d)
+  SELECT action_type, max(CASE WHEN rn = (n + 1) / 2 THEN s END) AS p50, max(CASE WHEN rn = (9 * n + 9) / 10 THEN s END) AS p90
+    FROM r GROUP BY action_type`;
+
 export function createSqliteReviewStore(db: Db): ReviewStore {
   const insertItem = db.prepare(`INSERT INTO review_items
-    (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at)
-    VALUES (@tenantId, @actionKey, @pack, @vertical, @actionType, @reviewRoute, @nextStep, 'pending', @createdAt, @expiresAt, @windowSeconds, @createdAt)`);
+    (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
+     rule, approvals_required, schedule_due_at)
+    VALUES (@tenantId, @actionKey, @pack, @vertical, @actionType, @reviewRoute, @nextStep, 'pending', @createdAt, @expiresAt, @windowSeconds, @createdAt,
+     @rule, @approvalsRequired, @scheduleDueAt)`);
   const findItem = db.prepare<[string, string], ItemDbRow>('SELECT * FROM review_items WHERE action_key = ? AND tenant_id = ?');
   // An escalation keeps the item open and counts; approve and reject close it. Either way the
   // window must still be running at the receipt's signed recorded_at (fail closed).
@@ -69,6 +129,16 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
     SET status = @decision, reviewer = @reviewer, decided_at = @at, receipt_action_key = @receiptActionKey, updated_at = @at,
         escalation_count = escalation_count + (@decision = 'escalated')
     WHERE tenant_id = @tenantId AND action_key = @actionKey AND ${OPEN} AND expires_at > @at`);
+  // One approval: the item must still be as the approver's receipt says (status and count), so
+  // the receipt's committed approval number is the true one; the last approval closes it.
+  const approve = db.prepare(`UPDATE review_items
+    SET approvals = approvals + 1, updated_at = @at,
+        status = CASE WHEN approvals + 1 >= approvals_required THEN 'approved' ELSE status END,
+        reviewer = CASE WHEN approvals + 1 >= approvals_required THEN @reviewer ELSE reviewer END,
+        decided_at = CASE WHEN approvals + 1 >= approvals_required THEN @at ELSE decided_at END,
+        receipt_action_key = CASE WHEN approvals + 1 >= approvals_required THEN @receiptActionKey ELSE receipt_action_key END
+    WHERE tenant_id = @tenantId AND action_key = @actionKey AND ${OPEN} AND expires_at > @at
+      AND status = @status AND approvals = @approvals`);
   const expire = db.prepare(`UPDATE review_items
     SET status = 'expired', reviewer = NULL, decided_at = expires_at, receipt_action_key = @receiptActionKey, updated_at = @at
     WHERE tenant_id = @tenantId AND action_key = @actionKey AND ${OPEN} AND expires_at <= @at`);
@@ -85,10 +155,27 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
     `SELECT * FROM review_items WHERE tenant_id = ? AND ${OPEN} AND expires_at > ? AND review_route = ? ORDER BY created_at, id LIMIT ?`,
   );
   const due = db.prepare<[string, number], ItemDbRow>(`SELECT * FROM review_items WHERE ${OPEN} AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`);
+  const scheduled = db.prepare<{ now: string; limit: number }, ItemDbRow>(`SELECT * FROM review_items
+    WHERE schedule_due_at IS NOT NULL AND ${OPEN} AND schedule_due_at <= @now AND expires_at > @now ORDER BY schedule_due_at, id LIMIT @limit`);
+  const remind = db.prepare(`UPDATE review_items SET reminded_at = @at, schedule_due_at = @scheduleDueAt, updated_at = @at
+    WHERE tenant_id = @tenantId AND action_key = @actionKey AND reminded_at IS NULL AND ${OPEN} AND expires_at > @at`);
+  const escalate = db.prepare(`UPDATE review_items
+    SET escalation_level = @level, review_route = @route, schedule_due_at = @scheduleDueAt, updated_at = @at
+    WHERE tenant_id = @tenantId AND action_key = @actionKey AND escalation_level = @level - 1 AND ${OPEN} AND expires_at > @at`);
+  const insertEscalation = db.prepare(`INSERT INTO review_escalations (action_key, level, tenant_id, from_route, to_route, at)
+    VALUES (@actionKey, @level, @tenantId, @fromRoute, @route, @at)`);
+  const escalations = db.prepare<[string, string], { level: number; from_route: string | null; to_route: string; at: string }>(
+    'SELECT level, from_route, to_route, at FROM review_escalations WHERE tenant_id = ? AND action_key = ? ORDER BY level',
+  );
+  const insightCounts = db.prepare<{ tenantId: string; since: string; now: string }, InsightsDbRow>(INSIGHT_COUNTS);
+  const timesByType = db.prepare<{ tenantId: string; since: string }, { action_type: string; p50: number | null; p90: number | null }>(
+    INSIGHT_TIMES('action_type'),
+  );
+  const timesOverall = db.prepare<{ tenantId: string; since: string }, { action_type: null; p50: number | null; p90: number | null }>(INSIGHT_TIMES('NULL'));
 
   return {
     openItem(item: NewReviewItem) {
-      insertItem.run(item);
+      insertItem.run({ ...item, rule: item.rule === null ? null : JSON.stringify(item.rule) });
     },
     findItem(tenantId, actionKey) {
       const r = findItem.get(actionKey, tenantId);
@@ -96,6 +183,9 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
     },
     decide(tenantId, actionKey, d) {
       return decide.run({ tenantId, actionKey, ...d }).changes === 1;
+    },
+    approve(tenantId, actionKey, { reviewer, at, receiptActionKey, expected }) {
+      return approve.run({ tenantId, actionKey, reviewer, at, receiptActionKey, ...expected }).changes === 1;
     },
     expire(tenantId, actionKey, at, receiptActionKey) {
       return expire.run({ tenantId, actionKey, at, receiptActionKey }).changes === 1;
@@ -112,6 +202,40 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
     },
     listDue(now, limit) {
       return due.all(now, limit).map(toItem);
+    },
+    listScheduled(now, limit) {
+      return scheduled.all({ now, limit }).map(toItem);
+    },
+    markReminded(tenantId, actionKey, at, scheduleDueAt) {
+      return remind.run({ tenantId, actionKey, at, scheduleDueAt }).changes === 1;
+    },
+    escalateRoute(tenantId, actionKey, { level, route, at, scheduleDueAt }) {
+      const before = findItem.get(actionKey, tenantId);
+      if (!before || escalate.run({ tenantId, actionKey, level, route, at, scheduleDueAt }).changes !== 1) return false;
+      insertEscalation.run({ actionKey, level, tenantId, fromRoute: before.review_route, route, at });
+      return true;
+    },
+    escalationsFor(tenantId, actionKey) {
+      return escalations.all(tenantId, actionKey).map((r) => ({ level: r.level, fromRoute: r.from_route, toRoute: r.to_route, at: r.at }));
+    },
+    insights(tenantId, now, since) {
+      const params = { tenantId, since: since ?? '' };
+      const times = new Map<string | null, { p50: number | null; p90: number | null }>();
+      for (const t of [...timesByType.all(params), ...timesOverall.all(params)]) times.set(t.action_type, t);
+      return insightCounts.all({ ...params, now }).map(
+        (r): InsightsRow => ({
+          actionType: r.action_type,
+          total: r.total,
+          pending: r.pending,
+          oldestPendingAt: r.oldest_pending_at,
+          approved: r.approved,
+          rejected: r.rejected,
+          expired: r.expired,
+          escalated: r.escalated,
+          medianSecondsToDecide: times.get(r.action_type)?.p50 ?? null,
+          p90SecondsToDecide: times.get(r.action_type)?.p90 ?? null,
+        }),
+      );
     },
   };
 }

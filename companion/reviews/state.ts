@@ -9,6 +9,8 @@
  * deadline condition inside the transaction.
  */
 import type { SealedRecord } from '../evidence/sealer.ts';
+import { scheduleDueAt } from './rules.ts';
+import type { ReviewRule } from './rules.ts';
 import type { ReviewItem, ReviewStatus, ReviewStore } from './store.ts';
 
 /** RFC 3339 UTC with milliseconds, like every timestamp of the evidence format (DESIGN.md §3). */
@@ -21,13 +23,16 @@ export interface PausedAction {
   actionType: string;
   reviewRoute: string | null;
   nextStep: string;
+  /** The policy's rule for this action type, or null for the default (one approval, no schedule). */
+  rule: ReviewRule | null;
 }
 
 /**
  * Opens the pending item of a needs_review gate action. Called from the gate seal's
  * `onSealed`, so the item commits atomically with the seal or not at all; its window
  * (SVC_REVIEW_TIMEOUT_SECONDS, default 72 h: core/config.ts) starts at the seal's signed
- * recorded_at and is fixed then: an escalation does not extend it.
+ * recorded_at and is fixed then: an escalation does not extend it. The review rule is copied
+ * onto the item here, so the rule in force stays the one of the pause (./rules.ts).
  */
 export function openReviewItem(store: ReviewStore, record: SealedRecord, paused: PausedAction, windowSeconds: number): void {
   store.openItem({
@@ -41,6 +46,9 @@ export function openReviewItem(store: ReviewStore, record: SealedRecord, paused:
     createdAt: record.recordedAt,
     expiresAt: addSeconds(record.recordedAt, windowSeconds),
     windowSeconds,
+    rule: paused.rule,
+    approvalsRequired: paused.rule?.approvals_required ?? 1,
+    scheduleDueAt: scheduleDueAt({ createdAt: record.recordedAt, rule: paused.rule, remindedAt: null, escalationLevel: 0 }),
   });
 }
 

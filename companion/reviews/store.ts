@@ -7,6 +7,7 @@
  * Raw-safe: an item holds keys, ids, the pack's fixed next-step text and timestamps; never the
  * proposed text and never a reviewer's reason.
  */
+import type { ReviewRule } from './rules.ts';
 
 export const OPEN_STATUSES = ['pending', 'escalated'] as const;
 export const FINAL_STATUSES = ['approved', 'rejected', 'expired'] as const;
@@ -38,9 +39,44 @@ export interface ReviewItem {
   reviewer: string | null;
   decidedAt: string | null;
   receiptActionKey: string | null;
+  /** The rule captured when the action paused (./rules.ts); null: one approval, no schedule. */
+  rule: ReviewRule | null;
+  approvalsRequired: number;
+  /** Approvals sealed so far. */
+  approvals: number;
+  remindedAt: string | null;
+  /** Escalation steps of the rule taken so far; reviewRoute is the last step's route. */
+  escalationLevel: number;
+  scheduleDueAt: string | null;
 }
 
-export type NewReviewItem = Omit<ReviewItem, 'status' | 'escalationCount' | 'reviewer' | 'decidedAt' | 'receiptActionKey'>;
+export type NewReviewItem = Omit<
+  ReviewItem,
+  'status' | 'escalationCount' | 'reviewer' | 'decidedAt' | 'receiptActionKey' | 'approvals' | 'remindedAt' | 'escalationLevel'
+>;
+
+/** One escalation step taken by the scheduler. */
+export interface EscalationRow {
+  level: number;
+  fromRoute: string | null;
+  toRoute: string;
+  at: string;
+}
+
+/** Review insights over one set of items (GET /reviews/insights). */
+export interface InsightsRow {
+  /** Null for the tenant-wide row. */
+  actionType: string | null;
+  total: number;
+  pending: number;
+  oldestPendingAt: string | null;
+  approved: number;
+  rejected: number;
+  expired: number;
+  escalated: number;
+  medianSecondsToDecide: number | null;
+  p90SecondsToDecide: number | null;
+}
 
 export interface ReviewReceiptRow {
   receiptActionKey: string;
@@ -61,7 +97,17 @@ export interface ReviewStore {
    * caller refuses the review. The condition is in the UPDATE itself, so it holds under any
    * interleaving.
    */
-  decide(tenantId: string, actionKey: string, d: { decision: ReviewDecision; reviewer: string; at: string; receiptActionKey: string }): boolean;
+  decide(tenantId: string, actionKey: string, d: { decision: Exclude<ReviewDecision, 'approved'>; reviewer: string; at: string; receiptActionKey: string }): boolean;
+  /**
+   * Records one approval on an open item still in `expected` (status and approvals so far),
+   * its window running at `at`; the approval that reaches approvals_required closes it
+   * approved. False (nothing changed) when the item moved meanwhile.
+   */
+  approve(
+    tenantId: string,
+    actionKey: string,
+    d: { reviewer: string; at: string; receiptActionKey: string; expected: { status: OpenStatus; approvals: number } },
+  ): boolean;
   /** Marks an open item whose window ended by `at` expired; false when it is not (any more). */
   expire(tenantId: string, actionKey: string, at: string, receiptActionKey: string): boolean;
   addReceipt(row: ReviewReceiptRow): void;
@@ -71,4 +117,16 @@ export interface ReviewStore {
   listOpen(tenantId: string, now: string, options: { route?: string | undefined; limit: number }): ReviewItem[];
   /** Open items whose window ended by `now`, across tenants, earliest deadline first. */
   listDue(now: string, limit: number): ReviewItem[];
+  /** Open items, window running at `now`, whose reminder or escalation step is due; across tenants. */
+  listScheduled(now: string, limit: number): ReviewItem[];
+  /** Marks the reminder sent, once: false when it already was or the item is not open. */
+  markReminded(tenantId: string, actionKey: string, at: string, scheduleDueAt: string | null): boolean;
+  /**
+   * Takes escalation step `level` (the item must be at level - 1 and open): moves the item to
+   * `route` and records the step. False (nothing changed) when the step was already taken.
+   */
+  escalateRoute(tenantId: string, actionKey: string, step: { level: number; route: string; at: string; scheduleDueAt: string | null }): boolean;
+  escalationsFor(tenantId: string, actionKey: string): EscalationRow[];
+  /** Per action type, then the tenant-wide row; items created at or after `since`; `now` decides lazy expiry. */
+  insights(tenantId: string, now: string, since: string | null): InsightsRow[];
 }

@@ -5,7 +5,7 @@
  * (Events rule 4: no re-serialisation).
  */
 
-export const EVENT_KINDS = ['record.sealed', 'receipt.anchored', 'verify.failed', 'meter.threshold'] as const;
+export const EVENT_KINDS = ['record.sealed', 'receipt.anchored', 'verify.failed', 'meter.threshold', 'review.reminder', 'review.escalated'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface EventFields {
@@ -20,6 +20,21 @@ export interface EventFields {
   };
   'verify.failed': { action_key: string; href: string; vertical: string; failed_checks: string[] };
   'meter.threshold': { threshold: number; meter_total: number; usage_unit: string };
+  /** A paused action has waited its review rule's remind_after_seconds (reviews/schedule.ts). */
+  'review.reminder': ReviewEventFields & { waiting_seconds: number };
+  /** The review rule's escalation step `escalation_level` moved the action to review_route. */
+  'review.escalated': ReviewEventFields & { escalation_level: number; from_route: string | null };
+}
+
+/** What both review events carry: keys, ids, routes and counts only, never content. */
+export interface ReviewEventFields {
+  action_key: string;
+  action_type: string;
+  review_route: string | null;
+  record_href: string;
+  approvals: number;
+  approvals_required: number;
+  expires_at: string;
 }
 
 export interface NewEvent<K extends EventKind = EventKind> {

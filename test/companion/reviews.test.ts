@@ -69,6 +69,11 @@ describe('an employee’s action pauses for review', () => {
         expires_at: new Date(Date.parse(createdAt) + WINDOW_MS).toISOString(),
         expires_in_seconds: 72 * 3600 - 90,
         escalation_count: 0,
+        // No review rule: one approval releases, nothing scheduled.
+        approvals: 0,
+        approvals_required: 1,
+        escalation_level: 0,
+        reminded_at: null,
       },
     ]);
     expect(res.text).not.toContain('matter 42'); // the proposed text

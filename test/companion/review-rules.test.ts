@@ -1,0 +1,365 @@
+/**
+ * Review rules (companion/reviews/rules.ts): N-of-M approvals from distinct reviewers (four
+ * eyes at 2), the rule captured when an action pauses, reminders and escalation chains run by
+ * the review worker's round, and review insights. In-process against a real temporary SQLite
+ * file, the real keys and the real sealer; time moves only by the test clock.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runReviewSchedule } from '../../companion/reviews/schedule.ts';
+import { createTestContext, freshTenantContext, makeTempDir } from './helpers.ts';
+import type { TestContext } from './helpers.ts';
+import { gateBody } from './pack-fixtures.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+let ctx: TestContext;
+let key: string;
+let tenantId: string;
+beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext({ env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' } })));
+afterEach(() => ctx.close());
+
+const FOUR_EYES = { 'proposed-action': { approvals_required: 2 } };
+const SCHEDULED = {
+  'proposed-action': {
+    approvals_required: 2,
+    remind_after_seconds: 3600,
+    escalation: [
+      { after_seconds: 7200, route: 'workflow:general-counsel' },
+      { after_seconds: 10800, route: 'chat:managing-partner' },
+    ],
+  },
+};
+
+const putPolicy = (doc: unknown) => ctx.request('/tenant/policy?policy_pack=law', { method: 'PUT', json: doc, key });
+const review = (json: unknown, k = key) => ctx.request('/v1/reviews', { json, key: k });
+const record = (actionKey: string) => ctx.request(`/v1/records/${actionKey}`, { key });
+const insights = (query = '') => ctx.request(`/reviews/insights${query}`, { key });
+const receiptCount = () => (ctx.store.db.prepare("SELECT count(*) AS n FROM sealed_records WHERE kind = 'review'").get() as { n: number }).n;
+
+async function withRules(rules: unknown) {
+  const res = await putPolicy({ review_rules: rules });
+  expect(res.status).toBe(201);
+  return res;
+}
+
+async function pause(k = key) {
+  const res = await ctx.request('/v1/gate', { json: gateBody('law'), key: k });
+  expect(res.status).toBe(201);
+  expect(res.body.decision).toBe('needs_review');
+  return res.body.action_key as string;
+}
+
+const approve = (actionKey: string, reviewer: string, extra: Record<string, unknown> = {}) =>
+  review({ pack: 'law', action_key: actionKey, reviewer, decision: 'approved', ...extra });
+
+describe('review_rules in the policy document', () => {
+  it('stores a rule with its defaults made explicit, and leaves documents without rules as they were', async () => {
+    const plain = await putPolicy({ review_routes: { 'proposed-action': 'browser:legal-review' } });
+    expect(plain.status).toBe(201);
+    expect(plain.body.document.review_rules).toBeUndefined();
+    const res = await withRules({ 'proposed-action': { approvals_required: 2 }, 'court-filing': { remind_after_seconds: 600 } });
+    expect(res.body.document.review_rules).toEqual({
+      'proposed-action': { approvals_required: 2, escalation: [] },
+      'court-filing': { approvals_required: 1, remind_after_seconds: 600, escalation: [] },
+    });
+    const options = await ctx.request('/tenant/policy/options?policy_pack=law', { key });
+    expect(options.body.current.document.review_rules['proposed-action']).toEqual({ approvals_required: 2, escalation: [] });
+    expect(options.body.limits).toMatchObject({ review_approvals_max: 5, review_escalation_steps_max: 5, review_rule_seconds_min: 60 });
+  });
+
+  it('answers 422 naming every failing field, and stores nothing', async () => {
+    const res = await putPolicy({
+      review_rules: {
+        'proposed-action': {
+          approvals_required: 6,
+          remind_after_seconds: 10,
+          escalation: [
+            { after_seconds: 7200, route: 'pager:nobody' },
+            { after_seconds: 3600, route: 'chat:managing-partner' },
+          ],
+          escalate_to: 'x',
+        },
+        'not-an-action-type': { approvals_required: 2 },
+      },
+    });
+    expect(res.status).toBe(422);
+    const paths = (res.body.errors as { path: string }[]).map((e) => e.path).sort();
+    expect(paths).toEqual(
+      [
+        '/review_rules/not-an-action-type',
+        '/review_rules/proposed-action/approvals_required',
+        '/review_rules/proposed-action/escalate_to',
+        '/review_rules/proposed-action/escalation/0/route',
+        '/review_rules/proposed-action/escalation/1/after_seconds',
+        '/review_rules/proposed-action/remind_after_seconds',
+      ].sort(),
+    );
+    expect(ctx.store.db.prepare('SELECT count(*) AS n FROM policy_versions').get()).toEqual({ n: 0 });
+  });
+});
+
+describe('four-eyes: approvals from distinct reviewers', () => {
+  it('one approval does not release; the same reviewer again is refused with nothing sealed; a second reviewer releases', async () => {
+    await withRules(FOUR_EYES);
+    const action = await pause();
+
+    const first = await approve(action, 'attorney-17');
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ decision: 'approved', review_status: 'pending', approvals: 1, approvals_required: 2 });
+    expect(first.body.evidence_packet.seal.attestation.context.approval).toEqual({
+      approvals_required: 2,
+      approval_number: 1,
+      releases: false,
+      prior_approvals: [],
+    });
+    expect((await record(action)).body.review).toMatchObject({ status: 'pending', approvals: 1, approvals_required: 2, receipt_action_key: null });
+    const board = await ctx.request('/active-manifest', { key });
+    expect(board.body.items).toEqual([expect.objectContaining({ action_key: action, status: 'pending', approvals: 1, approvals_required: 2 })]);
+
+    const sealed = receiptCount();
+    const again = await approve(action, 'attorney-17', { reason: 'still fine' });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'review_duplicate_approver', approvals: 1, approvals_required: 2, receipt_action_key: first.body.action_key });
+    expect(receiptCount()).toBe(sealed);
+
+    const second = await approve(action, 'partner-3');
+    expect(second.status).toBe(201);
+    expect(second.body).toMatchObject({ review_status: 'approved', approvals: 2, approvals_required: 2 });
+    expect(second.body.evidence_packet.seal.attestation.context.approval).toEqual({
+      approvals_required: 2,
+      approval_number: 2,
+      releases: true,
+      prior_approvals: [{ action_key: first.body.action_key, reviewer: 'attorney-17' }],
+    });
+    const after = (await record(action)).body.review;
+    expect(after).toMatchObject({ status: 'approved', reviewer: 'partner-3', receipt_action_key: second.body.action_key, approvals: 2 });
+    expect(after.receipts.map((r: { reviewer: string }) => r.reviewer)).toEqual(['attorney-17', 'partner-3']);
+    expect((await ctx.request('/active-manifest', { key })).body.items).toEqual([]);
+  });
+
+  it('replays an approval by its idempotency key as the original answer, not as a duplicate', async () => {
+    await withRules(FOUR_EYES);
+    const action = await pause();
+    const first = await approve(action, 'attorney-17', { idempotency_key: 'approve-once-1' });
+    const replay = await approve(action, 'attorney-17', { idempotency_key: 'approve-once-1' });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect(receiptCount()).toBe(1);
+  });
+
+  it('one rejection closes the action rejected, even after an approval', async () => {
+    await withRules(FOUR_EYES);
+    const action = await pause();
+    expect((await approve(action, 'attorney-17')).status).toBe(201);
+    const rejected = await review({ pack: 'law', action_key: action, reviewer: 'partner-3', decision: 'rejected' });
+    expect(rejected.status).toBe(201);
+    expect(rejected.body.review_status).toBe('rejected');
+    expect((await approve(action, 'associate-9')).body).toMatchObject({ code: 'review_not_pending', review_status: 'rejected' });
+  });
+
+  it('an escalation by a reviewer keeps the approvals; the second approver still releases', async () => {
+    await withRules(FOUR_EYES);
+    const action = await pause();
+    await approve(action, 'attorney-17');
+    expect((await review({ pack: 'law', action_key: action, reviewer: 'attorney-17', decision: 'escalated' })).status).toBe(201);
+    const partial = await approve(action, 'attorney-17');
+    expect(partial.body.code).toBe('review_duplicate_approver');
+    const final = await approve(action, 'partner-3');
+    expect(final.body).toMatchObject({ review_status: 'approved', approvals: 2 });
+  });
+
+  it('two concurrent final approvals: exactly one releases', async () => {
+    await withRules(FOUR_EYES);
+    const action = await pause();
+    await approve(action, 'attorney-17');
+    const answers = await Promise.all([approve(action, 'partner-3'), approve(action, 'partner-4')]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: 'review_not_pending', review_status: 'approved' });
+    const approvedReceipts = ctx.store.db
+      .prepare("SELECT count(*) AS n FROM review_receipts WHERE reviewed_action_key = ? AND decision = 'approved'")
+      .get(action) as { n: number };
+    expect(approvedReceipts.n).toBe(2);
+    expect((await record(action)).body.review).toMatchObject({ status: 'approved', approvals: 2 });
+  });
+
+  it('two concurrent first approvals by distinct reviewers both count: the later one is prepared again and releases', async () => {
+    await withRules(FOUR_EYES);
+    const action = await pause();
+    const answers = await Promise.all([approve(action, 'attorney-17'), approve(action, 'partner-3')]);
+    expect(answers.map((a) => a.status)).toEqual([201, 201]);
+    expect(answers.map((a) => a.body.review_status).sort()).toEqual(['approved', 'pending']);
+    const release = answers.find((a) => a.body.review_status === 'approved')!;
+    expect(release.body.evidence_packet.seal.attestation.context.approval.prior_approvals).toHaveLength(1);
+  });
+
+  it('captures the rule in force when the action pauses: a later policy does not change an open item', async () => {
+    const policy = await withRules(FOUR_EYES);
+    const underRule = await pause();
+    // The gate seal commits the digest of the policy version holding the rule.
+    const gate = (await record(underRule)).body;
+    expect(JSON.stringify(gate)).toContain(policy.body.digest);
+    expect((await putPolicy({})).status).toBe(201);
+    const underDefault = await pause();
+    expect((await approve(underDefault, 'attorney-17')).body.review_status).toBe('approved');
+    expect((await approve(underRule, 'attorney-17')).body).toMatchObject({ review_status: 'pending', approvals_required: 2 });
+    expect((await approve(underRule, 'partner-3')).body.review_status).toBe('approved');
+  });
+});
+
+describe('reminders and escalation chains', () => {
+  const deliveries = () =>
+    ctx.store.db.prepare('SELECT event, event_key, body FROM webhook_deliveries WHERE tenant_id = ? ORDER BY event_key').all(tenantId) as {
+      event: string;
+      event_key: string;
+      body: string;
+    }[];
+
+  it('reminds once and takes each step once, across rounds and across reopening the database; events land in the outbox', async () => {
+    const dataDir = makeTempDir();
+    await ctx.close();
+    ctx = await createTestContext({ dataDir, env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' } });
+    ({ apiKey: key, tenantId } = await ctx.signup());
+    const hook = await ctx.request('/tenant/integrations/webhook/review-desk', {
+      method: 'PUT',
+      key,
+      json: { enabled: true, config: { url: 'http://127.0.0.1:9/hook', events: ['review.reminder', 'review.escalated'] } },
+    });
+    expect(hook.status).toBe(201);
+    await withRules(SCHEDULED);
+    const action = await pause();
+
+    ctx.clock.advance(HOUR - MINUTE);
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+    ctx.clock.advance(MINUTE);
+    expect(await runReviewSchedule(ctx.deps)).toBe(1);
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+    expect(deliveries().map((d) => d.event_key)).toEqual([`review.reminder:${action}`]);
+    expect(JSON.parse(deliveries()[0]!.body)).toMatchObject({
+      event: 'review.reminder',
+      tenant: tenantId,
+      action_key: action,
+      action_type: 'proposed-action',
+      review_route: 'browser:legal-review',
+      waiting_seconds: 3600,
+      approvals: 0,
+      approvals_required: 2,
+    });
+
+    ctx.clock.advance(HOUR);
+    expect(await runReviewSchedule(ctx.deps)).toBe(1);
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+    const onCounsel = await ctx.request('/active-manifest?route=workflow:general-counsel', { key });
+    expect(onCounsel.body.items).toEqual([expect.objectContaining({ action_key: action, review_route: 'workflow:general-counsel', escalation_level: 1 })]);
+
+    // Reopen the same database: the stored step, not memory, decides what is still due.
+    await ctx.close();
+    ctx = await createTestContext({ dataDir, env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' } });
+    ctx.clock.set('2025-01-01T02:01:00.000Z');
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+    ctx.clock.advance(HOUR);
+    expect(await runReviewSchedule(ctx.deps)).toBe(1);
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+
+    expect(deliveries().map((d) => [d.event, d.event_key])).toEqual([
+      ['review.escalated', `review.escalated:${action}:1`],
+      ['review.escalated', `review.escalated:${action}:2`],
+      ['review.reminder', `review.reminder:${action}`],
+    ]);
+    const steps = deliveries()
+      .filter((d) => d.event === 'review.escalated')
+      .map((d) => JSON.parse(d.body));
+    expect(steps.map((s) => [s.escalation_level, s.from_route, s.review_route])).toEqual([
+      [1, 'browser:legal-review', 'workflow:general-counsel'],
+      [2, 'workflow:general-counsel', 'chat:managing-partner'],
+    ]);
+    const view = (await record(action)).body.review;
+    expect(view).toMatchObject({ status: 'pending', review_route: 'chat:managing-partner', escalation_level: 2, reminded_at: '2025-01-01T01:00:00.000Z' });
+    expect(view.escalations.map((e: { level: number; to_route: string }) => [e.level, e.to_route])).toEqual([
+      [1, 'workflow:general-counsel'],
+      [2, 'chat:managing-partner'],
+    ]);
+    await ctx.close();
+    ctx = await createTestContext();
+  });
+
+  it('takes every overdue step in order after downtime, and nothing for a decided or expired item', async () => {
+    await withRules(SCHEDULED);
+    const waiting = await pause();
+    const decided = await pause();
+    await review({ pack: 'law', action_key: decided, reviewer: 'partner-3', decision: 'rejected' });
+    ctx.clock.advance(5 * HOUR);
+    expect(await runReviewSchedule(ctx.deps)).toBe(3);
+    expect((await record(waiting)).body.review).toMatchObject({ escalation_level: 2, review_route: 'chat:managing-partner' });
+    expect((await record(decided)).body.review).toMatchObject({ escalation_level: 0, reminded_at: null });
+    // No webhook is subscribed: the steps are still taken, with no delivery rows.
+    expect(deliveries()).toEqual([]);
+
+    const late = await pause();
+    ctx.clock.advance(72 * HOUR);
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+    expect((await record(late)).body.review).toMatchObject({ status: 'expired', escalation_level: 0, reminded_at: null });
+  });
+
+  it('runs in the review worker round started with the service', async () => {
+    await withRules({ 'proposed-action': { remind_after_seconds: 60 } });
+    const action = await pause();
+    ctx.clock.advance(MINUTE);
+    await ctx.deps.lifecycle.start(); // the first round runs before start resolves
+    expect((await record(action)).body.review.reminded_at).toBe('2025-01-01T00:01:00.000Z');
+    expect(await runReviewSchedule(ctx.deps)).toBe(0);
+  });
+});
+
+describe('review insights', () => {
+  it('summarises a known set of decisions, tenant-wide and per action type, on /reviews/insights and /active-manifest', async () => {
+    const keys = [await pause(), await pause(), await pause(), await pause(), await pause()];
+    const [a, b, c, d] = keys as [string, string, string, string, string];
+    ctx.clock.advance(MINUTE);
+    await approve(a, 'attorney-17');
+    ctx.clock.advance(MINUTE);
+    await approve(b, 'attorney-17');
+    ctx.clock.advance(3 * MINUTE);
+    await review({ pack: 'law', action_key: c, reviewer: 'partner-3', decision: 'rejected' });
+    await review({ pack: 'law', action_key: d, reviewer: 'partner-3', decision: 'escalated' });
+
+    const res = await insights();
+    expect(res.status).toBe(200);
+    const expected = {
+      total: 5,
+      pending: 2,
+      oldest_pending_age_seconds: 300,
+      approved: 2,
+      rejected: 1,
+      expired: 0,
+      escalated: 1,
+      approval_rate: 0.6667,
+      median_seconds_to_decide: 120,
+      p90_seconds_to_decide: 300,
+    };
+    expect(res.body).toEqual({
+      tenant_id: tenantId,
+      generated_at: '2025-01-01T00:05:00.000Z',
+      since: null,
+      ...expected,
+      action_types: [{ action_type: 'proposed-action', ...expected }],
+    });
+    expect((await ctx.request('/active-manifest', { key })).body.insights).toEqual(res.body);
+
+    ctx.clock.advance(72 * HOUR);
+    expect((await insights()).body).toMatchObject({ pending: 0, expired: 2, oldest_pending_age_seconds: null, approved: 2 });
+    expect((await insights('?since=2025-01-01T00:00:01Z')).body).toMatchObject({ since: '2025-01-01T00:00:01.000Z', total: 0, approval_rate: null, action_types: [] });
+  });
+
+  it('reads only the caller’s tenant, needs a key, and answers 422 for a bad since', async () => {
+    await pause();
+    const other = await ctx.signup();
+    expect((await ctx.request('/reviews/insights', { key: other.apiKey })).body).toMatchObject({ tenant_id: other.tenantId, total: 0 });
+    expect((await ctx.request('/reviews/insights')).status).toBe(401);
+    const bad = await insights('?since=yesterday');
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].path).toBe('/since');
+    expect((await insights('?until=x')).status).toBe(422);
+  });
+});
