@@ -25,7 +25,7 @@ import { Sealer } from './evidence/sealer.ts';
 import { meteringParticipant } from './metering/participant.ts';
 import { Metrics } from './ops/metrics.ts';
 import { Readiness, databaseWritable, migrationsCurrent, signersUsable, workersAlive } from './ops/readiness.ts';
-import { SecretResolver } from './integrations/secret-refs.ts';
+import { SecretResolver } from './core/secret-refs.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
 import { createRoutingService } from './routing/service.ts';
 import type { RoutingService } from './routing/service.ts';
@@ -54,7 +54,7 @@ export interface AppDeps {
   metrics: Metrics;
   /** Named checks behind GET /readyz; background workers register theirs here. */
   readiness: Readiness;
-  /** Resolves granted secret references at send time (integrations/secret-refs.ts). */
+  /** Resolves granted secret references at send time (core/secret-refs.ts). */
   secrets: SecretResolver;
   /** The event outbox, the guarded client and the delivery worker (webhooks/service.ts). */
   webhooks: WebhookService;

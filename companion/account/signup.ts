@@ -9,22 +9,12 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
+import { UPGRADE_POINTERS } from '../metering/upgrade-pointers.ts';
 import { CAPABILITIES } from './people.ts';
 import type { NewApiKeyRow, PersonRecord, TenantRecord, TenantStore } from './store.ts';
 
 /** interface-spec "Tenant": sandbox tenants include 100 sealed actions. */
 export const SANDBOX_ALLOWANCE = 100;
-
-export const UPGRADE_HREF = '/account/billing/upgrade-checkout';
-
-/**
- * Where a refusal that ends in "upgrade" points (problem+json extension members, RFC 9457 §3.2):
- * the upgrade needs an account session, which an API key opens.
- */
-export const UPGRADE_POINTERS = {
-  upgrade: { href: UPGRADE_HREF, method: 'POST' },
-  sign_in: { href: '/account/session', method: 'POST' },
-} as const;
 
 export const DEFAULT_DISPLAY_NAME = 'Sandbox tenant';
 

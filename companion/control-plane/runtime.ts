@@ -6,7 +6,7 @@
  *                  size, WAL size, the applied migrations against those this build ships
  *                  (core/migrations.ts)
  *   secret-plan    the secret reference schemes, each probed through a real SecretResolver
- *                  (integrations/secret-refs.ts) to say whether this build resolves it; the
+ *                  (core/secret-refs.ts) to say whether this build resolves it; the
  *                  operator grants as counts; whether the reference map file and the metrics
  *                  token are set; where the signing keys live (signer custody itself is
  *                  /deployment/signer-plan)
@@ -26,7 +26,7 @@ import { readMigrations } from '../core/migrations.ts';
 import type { OpenApiDocument } from '../core/openapi.ts';
 import { z } from '../core/router.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
-import { SECRET_REF_SCHEMES, SecretResolver, parseSecretRef } from '../integrations/secret-refs.ts';
+import { SECRET_REF_SCHEMES, SecretResolver, parseSecretRef } from '../core/secret-refs.ts';
 import type { SqliteStore, Store } from '../store.ts';
 import { displayPath, serves } from './sources.ts';
 

@@ -5,7 +5,7 @@
  *                        PUT /tenant/integrations/{channel}/{target} (app.ts
  *                        INTEGRATION_CHANNELS): its config as JSON Schema (from the channel's
  *                        own zod schema, the one that validates the PUT), the secret reference
- *                        schemes (integrations/secret-refs.ts), the event kinds
+ *                        schemes (core/secret-refs.ts), the event kinds
  *                        (webhooks/events.ts) and the integration endpoints of this build (OpenAPI
  *                        tags integrations and webhooks)
  *   /workflow-map        decisions (packs/manifest.ts), review statuses and decisions
@@ -18,7 +18,7 @@ import type { Config } from '../core/config.ts';
 import type { OpenApiDocument } from '../core/openapi.ts';
 import { z } from '../core/router.ts';
 import type { IntegrationChannel, ReadinessState } from '../integrations/channel.ts';
-import { SECRET_REF_SCHEMES } from '../integrations/secret-refs.ts';
+import { SECRET_REF_SCHEMES } from '../core/secret-refs.ts';
 import { DECISIONS } from '../packs/manifest.ts';
 import { gatePacks } from '../packs/registry.ts';
 import { FINAL_STATUSES, OPEN_STATUSES, REVIEW_DECISIONS } from '../reviews/store.ts';

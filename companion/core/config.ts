@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseSecretRef } from '../integrations/secret-refs.ts';
+import { parseSecretRef } from './secret-refs.ts';
 import { LOG_LEVELS } from './log.ts';
 import type { LogLevel } from './log.ts';
 import { SIGNER_KINDS } from './signer.ts';
@@ -40,7 +40,7 @@ export interface Config {
    * platforms (routing/); never taken from a request's Host header, which a caller chooses.
    */
   publicBaseUrl: string;
-  /** Operator grants: tenant id → the exact secret references it may use (integrations/secret-refs.ts). */
+  /** Operator grants: tenant id → the exact secret references it may use (core/secret-refs.ts). */
   secretGrants: Record<string, string[]>;
   /** JSON file mapping secret://… references to values, read when a reference is resolved. */
   secretRefMapFile: string | undefined;
@@ -131,7 +131,7 @@ export interface Setting<K extends keyof Config = keyof Config> {
 
 const setting = <K extends keyof Config>(s: Setting<K>): Setting<K> => s;
 
-/** integrations/secret-refs.ts references: env://NAME, secret://path, or a cloud manager's. */
+/** core/secret-refs.ts references: env://NAME, secret://path, or a cloud manager's. */
 const SECRET_REF_PATTERN = /^(env|secret|aws-sm|gcp-sm|azure-kv):\/\/[A-Za-z0-9][A-Za-z0-9._\/:@+-]{0,255}$/;
 
 /** Every setting the companion knows, in --help order. */

@@ -9,11 +9,9 @@ import { fromBase64Url } from '../../shared/encoding.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { VerifyRequest as SealedPacket, VerifyResult } from '../../shared/types.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
-import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
-import { enqueueVerifyFailed } from '../webhooks/verify-failed.ts';
 import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package.ts';
 import type { PackageRecord } from './bundle-package.ts';
 import { proofKit } from './proof-kit.ts';
@@ -66,7 +64,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const publicKeyOf = (keyId: string) => deps.keyring.find(keyId)!.publicKey;
   // interface-spec Events: an authenticated verify call that does not pass.
   const verifyFailed = (tenantId: string, packet: { action_key: string; href: string }, result: VerifyResult) => {
-    if (!result.verified) deps.store.transaction(() => enqueueVerifyFailed(deps.webhooks.outbox, deps.ids, tenantId, packet, failedChecks(result), rfc3339(deps.clock.now())));
+    if (!result.verified) deps.webhooks.verifyFailed(tenantId, packet, failedChecks(result));
   };
 
   const kit = defineRoute({

@@ -9,7 +9,6 @@ import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
-import { enqueueVerifyFailed } from '../webhooks/verify-failed.ts';
 import { recordReview } from '../reviews/record-review.ts';
 import { RecordReview } from '../reviews/schema.ts';
 import { recordBody, viewRecord } from './record-view.ts';
@@ -89,7 +88,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     const result = await verifyEvidence(body, trusted);
     const failed = failedChecks(result);
     const auth = c.var.auth;
-    if (auth && !result.verified) deps.store.transaction(() => enqueueVerifyFailed(deps.webhooks.outbox, deps.ids, auth.tenantId, body, failed, rfc3339(deps.clock.now())));
+    if (auth && !result.verified) deps.webhooks.verifyFailed(auth.tenantId, body, failed);
     return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
   });
 

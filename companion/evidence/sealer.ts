@@ -25,7 +25,6 @@ import type { Keyring } from '../core/keyring.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from '../idempotency/replay.ts';
 import type { IdempotencyClaim } from '../idempotency/replay.ts';
 import type { IdempotencyStore } from '../idempotency/store.ts';
-import { chargedCredits } from '../metering/credits.ts';
 import type { ReviewRule } from '../reviews/rules.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
@@ -47,7 +46,10 @@ export interface SealRequest {
   context?: Record<string, unknown>;
   /** Raw-safe extras stored and returned with the record (next_step, catalog_refs, …). */
   details: Record<string, unknown>;
-  /** Whether this seal counts as a sealed action against the sandbox allowance, and its credits. */
+  /**
+   * Whether this seal counts as a sealed action against the sandbox allowance, and the credits
+   * it is charged (metering/credits.ts chargedCredits: none for a sandbox tenant).
+   */
   metering: { counted: boolean; credits: number };
   /** interface-spec Gate request: same key → the original response, metered once. */
   idempotency?: IdempotencyClaim;
@@ -218,7 +220,7 @@ export class Sealer {
     }
     for (const p of participants) p.admit?.(req);
 
-    const credits = chargedCredits(req.auth.tenantKind, req.metering);
+    const credits = req.metering.credits;
     const signer = keyring.signerFor(req.auth.tenantKind);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {

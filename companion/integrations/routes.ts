@@ -13,7 +13,7 @@ import type { FieldError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { IntegrationChannel, IntegrationInput } from './channel.ts';
-import { SECRET_REF_SCHEMES, parseSecretRef } from './secret-refs.ts';
+import { SECRET_REF_SCHEMES, parseSecretRef } from '../core/secret-refs.ts';
 import type { IntegrationRow } from './store.ts';
 
 export const TARGET_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;

@@ -37,6 +37,6 @@ export function estimateCredits(payloadBytes: number, rate: number): CreditEstim
  * Credits charged for one seal. interface-spec "What the service does" 9: credits are for
  * sealed production actions; a sandbox action counts against its allowance only.
  */
-export function chargedCredits(tenantKind: 'sandbox' | 'production', metering: { counted: boolean; credits: number }): number {
-  return tenantKind === 'production' ? metering.credits : 0;
+export function chargedCredits(tenantKind: 'sandbox' | 'production', estimated: number): number {
+  return tenantKind === 'production' ? estimated : 0;
 }

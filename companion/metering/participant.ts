@@ -3,7 +3,7 @@
  * allowance is checked before anything is sealed (402), and the counters move in the seal's
  * own transaction, so a seal is metered exactly when it commits.
  */
-import { UPGRADE_POINTERS } from '../account/signup.ts';
+import { UPGRADE_POINTERS } from './upgrade-pointers.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from './credits.ts';

@@ -7,7 +7,7 @@
 import type { FieldError } from '../core/errors.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { Readiness } from '../integrations/channel.ts';
-import { SECRET_REF_SCHEMES, parseSecretRef } from '../integrations/secret-refs.ts';
+import { SECRET_REF_SCHEMES, parseSecretRef } from '../core/secret-refs.ts';
 import type { IntegrationRow } from '../integrations/store.ts';
 import { checkTargetUrl } from '../net/address-policy.ts';
 

@@ -4,7 +4,7 @@
  * channel's `check` says what an enabled one must have.
  */
 import { z } from '../core/router.ts';
-import { parseSecretRef } from '../integrations/secret-refs.ts';
+import { parseSecretRef } from '../core/secret-refs.ts';
 
 /** interface-spec Events rule 9: the route-dispatch-ready kind, named neutrally. */
 export const DISPATCH_EVENT = 'route.dispatch_ready';

@@ -15,7 +15,7 @@ import { createHmac } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
 import type { ClaimedJob } from '../core/jobs/queue.ts';
 import type { JobOutcome } from '../core/jobs/worker.ts';
-import type { SecretResolver } from '../integrations/secret-refs.ts';
+import type { SecretResolver } from '../core/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { OutboundError } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';

@@ -15,7 +15,7 @@ import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
-import type { SecretResolver } from '../integrations/secret-refs.ts';
+import type { SecretResolver } from '../core/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';

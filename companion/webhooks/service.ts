@@ -7,6 +7,7 @@
  * without a break for AUTO_DISABLE_AFTER_SECONDS (and at least AUTO_DISABLE_MIN_FAILURES
  * times) is disabled and says so in readiness and in its deliveries list.
  */
+import { rfc3339 } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Db } from '../core/db.ts';
@@ -16,7 +17,7 @@ import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
 import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
-import type { SecretResolver } from '../integrations/secret-refs.ts';
+import type { SecretResolver } from '../core/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
@@ -24,6 +25,7 @@ import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.
 import { attemptDelivery } from './delivery.ts';
 import { WebhookOutbox } from './outbox.ts';
 import type { DeliveryRow, WebhookStore } from './store.ts';
+import { enqueueVerifyFailed } from './verify-failed.ts';
 
 export const DELIVERY_QUEUE = 'webhook_deliveries';
 
@@ -43,6 +45,11 @@ export interface WebhookService {
   worker: JobWorker<DeliveryRow>;
   receipts: TickReceipts;
   outbound: OutboundHttp;
+  /**
+   * A verification authenticated with this tenant's key did not pass (interface-spec Events,
+   * verify.failed): one delivery per subscribed target, committed together.
+   */
+  verifyFailed(tenantId: string, packet: { action_key: string; href: string }, failedChecks: readonly string[]): void;
   start(): void;
   stop(): Promise<void>;
   status(): WorkerStatus;
@@ -92,6 +99,8 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     worker,
     receipts,
     outbound,
+    verifyFailed: (tenantId, packet, failedChecks) =>
+      db.transaction(() => enqueueVerifyFailed(outbox, deps.ids, tenantId, packet, failedChecks, rfc3339(clock.now())))(),
     start: () => worker.start(),
     status: () => worker.status(),
     async stop() {

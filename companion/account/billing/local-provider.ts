@@ -12,7 +12,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../../core/config.ts';
-import type { SecretResolver } from '../../integrations/secret-refs.ts';
+import type { SecretResolver } from '../../core/secret-refs.ts';
 import { operatorSecret } from './provider.ts';
 import type { PaymentProvider } from './provider.ts';
 

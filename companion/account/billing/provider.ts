@@ -2,10 +2,10 @@
  * The payment-provider interface behind the upgrade to production (interface-spec Account
  * table, States "Sandbox tenant → production"). SVC_BILLING_PROVIDER picks one:
  * local-provider.ts (self-hosting and tests) or stripe-provider.ts (Stripe's official SDK).
- * Secrets come only from secret references resolved at use time (integrations/secret-refs.ts).
+ * Secrets come only from secret references resolved at use time (core/secret-refs.ts).
  */
 import type { Config } from '../../core/config.ts';
-import type { SecretResolver } from '../../integrations/secret-refs.ts';
+import type { SecretResolver } from '../../core/secret-refs.ts';
 import type { BillingProviderName, CheckoutRecord } from '../store.ts';
 import { createLocalProvider } from './local-provider.ts';
 import { createStripeProvider } from './stripe-provider.ts';

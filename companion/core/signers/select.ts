@@ -5,7 +5,7 @@
 import type { Config } from '../config.ts';
 import { SignerSetupError, assertSignerUsable, loadOrCreateProductionSigner } from '../signer.ts';
 import type { Signer } from '../signer.ts';
-import type { SecretResolver } from '../../integrations/secret-refs.ts';
+import type { SecretResolver } from '../secret-refs.ts';
 import { openAwsKmsSigner } from './aws-kms.ts';
 import { openPkcs11Signer } from './pkcs11.ts';
 
