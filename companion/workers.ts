@@ -66,7 +66,8 @@ export function registerWorkers(deps: WorkerDeps): Workers {
       name: 'review-expiry',
       intervalMs: sweepIntervalMs(deps.config.reviewTimeoutSeconds),
       // Expiry first: an item whose window ended is expired, never reminded or escalated.
-      round: async () => (await sweepExpiredReviews(deps)) + (await runReviewSchedule(deps)),
+      // An escalation step also moves the paused action's dispatch to the step's route.
+      round: async () => (await sweepExpiredReviews(deps)) + (await runReviewSchedule({ ...deps, onEscalated: deps.routing.onEscalated })),
       clock: deps.clock,
       log: deps.log,
     }),

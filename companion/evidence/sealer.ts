@@ -46,10 +46,7 @@ export interface SealRequest {
   context?: Record<string, unknown>;
   /** Raw-safe extras stored and returned with the record (next_step, catalog_refs, …). */
   details: Record<string, unknown>;
-  /**
-   * Whether this seal counts as a sealed action against the sandbox allowance, and the credits
-   * it is charged (metering/credits.ts chargedCredits: none for a sandbox tenant).
-   */
+  /** Whether this seal counts as a sealed action against the sandbox allowance, and its credits. */
   metering: { counted: boolean; credits: number };
   /** interface-spec Gate request: same key → the original response, metered once. */
   idempotency?: IdempotencyClaim;
@@ -220,7 +217,9 @@ export class Sealer {
     }
     for (const p of participants) p.admit?.(req);
 
-    const credits = req.metering.credits;
+    // interface-spec "What the service does" 9: credits are for sealed production actions; a
+    // sandbox action counts against its allowance only.
+    const credits = req.auth.tenantKind === 'production' ? req.metering.credits : 0;
     const signer = keyring.signerFor(req.auth.tenantKind);
     const actionKey = `${req.vertical}:${req.actionType}:${ids.ulid()}`;
     const fields: PacketFields = {

@@ -9,7 +9,7 @@
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
 import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
-import { chargedCredits, estimateCredits } from '../metering/credits.ts';
+import { estimateCredits } from '../metering/credits.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { decide, gateInput } from './decide.ts';
 import type { PolicyOverlay } from '../policy/policy-overlay.ts';
@@ -32,7 +32,7 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
   const idempotencyKey = body.idempotency_key;
   // interface-spec Limits "Credit basis": tokens estimated from the size of the payload, the
   // same JCS bytes payload_hash commits to (metering/credits.ts states the rule).
-  const credits = chargedCredits(auth.tenantKind, estimateCredits(bytes.length, m.rate).credits);
+  const credits = estimateCredits(bytes.length, m.rate).credits;
   const d = decide(pack, gateInput(pack, body), overlay);
 
   return deps.sealer.seal({

@@ -32,11 +32,3 @@ export function estimateCredits(payloadBytes: number, rate: number): CreditEstim
   const blocks = Math.max(1, Math.ceil(estimatedTokens / TOKENS_PER_BLOCK));
   return { estimated_tokens: estimatedTokens, blocks, rate, credits: Math.min(MAX_CREDITS_PER_ACTION, rate * blocks) };
 }
-
-/**
- * Credits charged for one seal. interface-spec "What the service does" 9: credits are for
- * sealed production actions; a sandbox action counts against its allowance only.
- */
-export function chargedCredits(tenantKind: 'sandbox' | 'production', estimated: number): number {
-  return tenantKind === 'production' ? estimated : 0;
-}

@@ -15,7 +15,7 @@ import type { AuthContext } from '../core/auth.ts';
 import type { Clock } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
-import { chargedCredits, estimateCredits } from '../metering/credits.ts';
+import { estimateCredits } from '../metering/credits.ts';
 import { getRecordPack } from '../packs/registry.ts';
 import type { RecordBody } from './schema.ts';
 
@@ -56,7 +56,7 @@ export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: Record
   // One canonicalization gives both payload_hash and the byte count metering estimates from.
   const { hash, bytes } = payloadCommitment(body);
   const idempotencyKey = body.idempotency_key;
-  const credits = chargedCredits(auth.tenantKind, estimateCredits(bytes.length, m.rate).credits);
+  const credits = estimateCredits(bytes.length, m.rate).credits;
   const metadataSha256 = body.metadata !== undefined ? sha256Hex(canonicalBytes(body.metadata)) : undefined;
   const retained = body.metadata !== undefined && (deps.tenants.getTenant(auth.tenantId)?.retainStatutoryMetadata ?? false);
   const retention = payloadRetention(retained);

@@ -26,6 +26,8 @@ import type { ReviewItem, ReviewStore } from './store.ts';
 export interface ScheduleDeps {
   store: { reviews: ReviewStore; transaction<T>(fn: () => T): T };
   webhooks: { outbox: WebhookOutbox };
+  /** Told of each escalation step inside its transaction, so the new route is reached (routing/). */
+  onEscalated?: (item: ReviewItem, at: string) => void;
   clock: Clock;
   log: Logger;
 }
@@ -82,6 +84,7 @@ function takeDue(deps: ScheduleDeps, tenantId: string, actionKey: string, now: s
     if (!reviews.escalateRoute(tenantId, actionKey, { level: step.level, route: step.step.route, at: now, scheduleDueAt: next })) break;
     const from = item.reviewRoute;
     item = reviews.findItem(tenantId, actionKey)!;
+    deps.onEscalated?.(item, now);
     deps.webhooks.outbox.enqueue({
       tenantId,
       event: 'review.escalated',

@@ -16,7 +16,7 @@ import type { SealParticipant } from '../evidence/participants.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { dispatchPayload } from './dispatch-payload.ts';
 import { DISPATCH_CHANNELS } from './store.ts';
-import type { DispatchChannel, Resolution, RoutingStore } from './store.ts';
+import type { DispatchChannel, NewDispatch, Resolution, RoutingStore } from './store.ts';
 
 /**
  * What a signed callback adds to the resolution of the review it is about to seal, keyed by
@@ -76,39 +76,54 @@ export function routingParticipant(deps: RoutingParticipantDeps): SealParticipan
         return;
       }
       const pause = request.pauseForReview;
-      const route = request.reviewRoute === null ? undefined : parseReviewRoute(request.reviewRoute);
-      if (!pause || !route) return;
-      const integration = deps.integrations.find(record.tenantId, route.channel, route.target);
-      if (!integration || !integration.enabled || integration.disabledAt !== null) return;
-      const dispatchKey = deps.ids.next('dsp');
-      const body = dispatchPayload(
-        {
-          tenantId: record.tenantId,
-          dispatchKey,
-          actionKey: record.actionKey,
-          pack: record.pack,
-          actionType: pause.actionType,
-          reviewRoute: request.reviewRoute!,
-          channel: route.channel,
-          target: route.target,
-          evidencePacketHref: record.packet.href,
-          nextStep: pause.nextStep,
-          createdAt: record.recordedAt,
-          baseUrl: deps.baseUrl,
-        },
-        JSON.parse(integration.config) as Record<string, unknown>,
-      );
-      const added = deps.routing.insert({
-        id: dispatchKey,
+      if (!pause || request.reviewRoute === null) return;
+      const dispatch = routeDispatch(deps, {
         tenantId: record.tenantId,
         actionKey: record.actionKey,
-        channel: route.channel,
-        target: route.target,
-        body: JSON.stringify(body),
-        runAt: deps.clock.now().getTime(),
+        pack: record.pack,
+        actionType: pause.actionType,
+        reviewRoute: request.reviewRoute,
+        evidencePacketHref: record.packet.href,
+        nextStep: pause.nextStep,
         createdAt: record.recordedAt,
       });
-      if (added) deps.onEnqueued?.();
+      if (dispatch && deps.routing.insert(dispatch)) deps.onEnqueued?.();
     },
+  };
+}
+
+export interface PausedAction {
+  tenantId: string;
+  actionKey: string;
+  pack: string;
+  actionType: string;
+  reviewRoute: string;
+  evidencePacketHref: string;
+  nextStep: string;
+  createdAt: string;
+}
+
+/**
+ * The dispatch of a paused action to its review route, or undefined when the route is not an
+ * enabled chat, workflow or webhook target of the tenant (a browser route has none).
+ */
+export function routeDispatch(deps: RoutingParticipantDeps, action: PausedAction, dispatchKey = deps.ids.next('dsp')): NewDispatch | undefined {
+  const route = parseReviewRoute(action.reviewRoute);
+  if (!route) return undefined;
+  const integration = deps.integrations.find(action.tenantId, route.channel, route.target);
+  if (!integration || !integration.enabled || integration.disabledAt !== null) return undefined;
+  const body = dispatchPayload(
+    { ...action, dispatchKey, channel: route.channel, target: route.target, baseUrl: deps.baseUrl },
+    JSON.parse(integration.config) as Record<string, unknown>,
+  );
+  return {
+    id: dispatchKey,
+    tenantId: action.tenantId,
+    actionKey: action.actionKey,
+    channel: route.channel,
+    target: route.target,
+    body: JSON.stringify(body),
+    runAt: deps.clock.now().getTime(),
+    createdAt: action.createdAt,
   };
 }

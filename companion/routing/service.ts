@@ -15,12 +15,17 @@ import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
+import { evidenceHref } from '../evidence/sealer.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { WebhookStore } from '../webhooks/store.ts';
-import { CallbackNotes, routingParticipant } from './participant.ts';
+import { CallbackNotes, routeDispatch, routingParticipant } from './participant.ts';
+import type { PausedAction } from './participant.ts';
+
+/** What an escalated review item tells routing (the fields of reviews' ReviewItem it reads). */
+export type EscalatedItem = Omit<PausedAction, 'reviewRoute' | 'evidencePacketHref' | 'createdAt'> & { vertical: string; reviewRoute: string | null };
 import { attemptDispatch } from './send.ts';
 import type { DispatchRow, RoutingStore } from './store.ts';
 
@@ -38,6 +43,11 @@ export interface RoutingServiceDeps {
 
 export interface RoutingService {
   participant: SealParticipant;
+  /**
+   * An escalation step (reviews/schedule.ts) moved a paused action to the item's new review
+   * route: its dispatch goes there, under the same dispatch_key. Runs in the caller's transaction.
+   */
+  onEscalated(item: EscalatedItem, at: string): void;
   notes: CallbackNotes;
   queue: JobQueue<DispatchRow>;
   worker: JobWorker<DispatchRow>;
@@ -79,7 +89,7 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     },
   });
   const notes = new CallbackNotes();
-  const participant = routingParticipant({
+  const participantDeps = {
     routing: store.routing,
     integrations: store.integrations,
     ids: deps.ids,
@@ -87,9 +97,26 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     baseUrl: deps.config.publicBaseUrl,
     notes,
     onEnqueued: () => worker.wake(),
-  });
+  };
+  const participant = routingParticipant(participantDeps);
   return {
     participant,
+    onEscalated(item, at) {
+      if (item.reviewRoute === null) return;
+      const action: PausedAction = {
+        tenantId: item.tenantId,
+        actionKey: item.actionKey,
+        pack: item.pack,
+        actionType: item.actionType,
+        reviewRoute: item.reviewRoute,
+        evidencePacketHref: evidenceHref(item.vertical, item.actionKey),
+        nextStep: item.nextStep,
+        createdAt: at,
+      };
+      const existing = store.routing.findByAction(item.tenantId, item.actionKey);
+      const dispatch = routeDispatch(participantDeps, action, existing?.id);
+      if (dispatch && store.routing.retarget(dispatch)) worker.wake();
+    },
     notes,
     queue,
     worker,

@@ -6,6 +6,12 @@ export function createSqliteRoutingStore(db: Db): RoutingStore {
   const insert = db.prepare(`INSERT INTO route_dispatches (id, tenant_id, action_key, channel, target, body, status, run_at, created_at)
     VALUES (@id, @tenantId, @actionKey, @channel, @target, @body, 'pending', @runAt, @createdAt)
     ON CONFLICT (tenant_id, action_key) DO NOTHING`);
+  const retarget = db.prepare(`INSERT INTO route_dispatches (id, tenant_id, action_key, channel, target, body, status, run_at, created_at)
+    VALUES (@id, @tenantId, @actionKey, @channel, @target, @body, 'pending', @runAt, @createdAt)
+    ON CONFLICT (tenant_id, action_key) DO UPDATE SET channel = excluded.channel, target = excluded.target, body = excluded.body,
+      status = 'pending', prepared_at = NULL, attempt_count = 0, run_at = excluded.run_at, lease_owner = NULL,
+      lease_expires_at = NULL, last_error = NULL, last_attempt_at = NULL, completed_at = NULL
+    WHERE route_dispatches.resolved_at IS NULL`);
   const find = db.prepare<[string, string], DispatchRow>('SELECT * FROM route_dispatches WHERE tenant_id = ? AND id = ?');
   const byAction = db.prepare<[string, string], DispatchRow>('SELECT * FROM route_dispatches WHERE tenant_id = ? AND action_key = ?');
   const list = db.prepare<{ tenantId: string; dead: number; limit: number; offset: number }, DispatchRow>(
@@ -33,6 +39,7 @@ export function createSqliteRoutingStore(db: Db): RoutingStore {
 
   return {
     insert: (row) => insert.run(row).changes === 1,
+    retarget: (row) => retarget.run(row).changes === 1,
     find: (tenantId, key) => find.get(tenantId, key),
     findByAction: (tenantId, actionKey) => byAction.get(tenantId, actionKey),
     // Newest first: ids are dsp_<ULID>, so id order is creation order.

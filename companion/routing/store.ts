@@ -84,6 +84,12 @@ export interface DispatchQuery {
 export interface RoutingStore {
   /** False when the action already has a dispatch. */
   insert(row: NewDispatch): boolean;
+  /**
+   * An escalation step moved the action to another route: its dispatch (same dispatch_key, or
+   * `row.id` when it had none) now goes there, pending again with a fresh attempt count. False
+   * when a review has already resolved it.
+   */
+  retarget(row: NewDispatch): boolean;
   find(tenantId: string, dispatchKey: string): DispatchRow | undefined;
   findByAction(tenantId: string, actionKey: string): DispatchRow | undefined;
   list(q: DispatchQuery): DispatchRow[];

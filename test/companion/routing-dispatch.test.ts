@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModalView } from '@slack/types';
 import { MIRROR_DIGEST, MIRROR_VERSION } from '../../companion/reviews/mirror.ts';
+import { runReviewSchedule } from '../../companion/reviews/schedule.ts';
 import { SECRETS, VALUES, lawRoutesPolicy, pauseLaw, pauseMedicineExport, putRoute, routedTenant, sha256Sig, startStandIn } from './routing-fixtures.ts';
 import type { RoutedTenant, StandIn } from './routing-fixtures.ts';
 
@@ -263,5 +264,45 @@ describe('route dispatch on needs_review', () => {
     for (const v of Object.values(VALUES)) expect(pkg.text).not.toContain(v);
     const walk = await t.ctx.request('/tenant/integrations/provider-walkthrough', { key: t.key });
     expect(walk.body.routes.find((r: any) => r.channel === 'workflow').steps.join('\n')).toContain(wf.callbacks.review_decision.url);
+  });
+});
+
+describe('escalation chains reach the next route', () => {
+  it('an escalation step moves the dispatch, under the same dispatch_key, to the step’s route, pending again', async () => {
+    t = await routedTenant();
+    const flow = { enabled: true, config: { url: 'https://flow.example.com/api' }, secret_ref: SECRETS.token };
+    await putRoute(t, 'workflow', 'legal-desk', flow);
+    await putRoute(t, 'workflow', 'general-counsel', flow);
+    const policy = await t.ctx.request('/tenant/policy?policy_pack=law', {
+      method: 'PUT',
+      key: t.key,
+      json: {
+        review_action_types: ['proposed-action'],
+        review_routes: { 'proposed-action': 'workflow:legal-desk' },
+        review_rules: { 'proposed-action': { approvals_required: 1, escalation: [{ after_seconds: 3600, route: 'workflow:general-counsel' }] } },
+      },
+    });
+    expect(policy.status, policy.text).toBe(201);
+    const paused = await pauseLaw(t);
+    const [before] = dispatchRows() as unknown as { id: string; target: string; body: string }[];
+    expect(before).toMatchObject({ target: 'legal-desk', status: 'pending' });
+    expect(await t.ctx.request(`/routing/outbox/${before!.id}/deliver`, { method: 'POST', key: t.key })).toMatchObject({ status: 200 });
+
+    const round = () => runReviewSchedule({ ...t.ctx.deps, onEscalated: t.ctx.deps.routing.onEscalated });
+    t.ctx.clock.advance(3600 * 1000 - 1);
+    expect(await round()).toBe(0);
+    expect(dispatchRows()).toEqual([expect.objectContaining({ id: before!.id, target: 'legal-desk' })]);
+    t.ctx.clock.advance(1);
+    expect(await round()).toBe(1);
+
+    const after = dispatchRows() as unknown as { id: string; target: string; status: string; prepared_at: string | null; attempt_count: number; body: string }[];
+    expect(after).toEqual([expect.objectContaining({ id: before!.id, target: 'general-counsel', status: 'pending', prepared_at: null, attempt_count: 0 })]);
+    const body = JSON.parse(after[0]!.body);
+    expect(body).toMatchObject({ dispatch_key: before!.id, action_key: paused.action_key, review_route: 'workflow:general-counsel', raw_content_stored: false });
+
+    // Once a reviewer decides, a later step changes nothing.
+    const decided = await t.ctx.request('/v1/reviews', { json: { action_key: paused.action_key, pack: 'law', decision: 'approved', reviewer: 'gc@example.com' }, key: t.key });
+    expect(decided.status, decided.text).toBe(201);
+    expect(t.ctx.deps.store.routing.retarget({ id: before!.id, tenantId: t.tenantId, actionKey: paused.action_key, channel: 'workflow', target: 'legal-desk', body: '{}', runAt: 0, createdAt: 'x' })).toBe(false);
   });
 });
