@@ -46,6 +46,11 @@ export interface SealRequest {
   context?: Record<string, unknown>;
   /** Raw-safe extras stored and returned with the record (next_step, catalog_refs, …). */
   details: Record<string, unknown>;
+  /**
+   * Facts for the participants only (how a review arrived, an external system's reference):
+   * neither signed nor stored by the sealer; a participant that keeps one stores it itself.
+   */
+  annotations?: Readonly<Record<string, unknown>>;
   /** Whether this seal counts as a sealed action against the sandbox allowance, and its credits. */
   metering: { counted: boolean; credits: number };
   /** interface-spec Gate request: same key → the original response, metered once. */

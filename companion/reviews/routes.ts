@@ -17,7 +17,7 @@ import { PROBLEM_CONTENT_TYPE, ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
-import type { SealOutcome } from '../evidence/sealer.ts';
+import type { SealOutcome, SealRequest } from '../evidence/sealer.ts';
 import { expireReview } from './expiry.ts';
 import type { ExpiryDeps } from './expiry.ts';
 import { mirrorRoutes } from './mirror-routes.ts';
@@ -40,6 +40,8 @@ export async function submitReviewDecision(
   deps: Pick<RouteDeps, 'sealer' | 'store' | 'clock' | 'log'>,
   auth: AuthContext,
   body: ReviewBody,
+  /** For the seal's participants only (evidence/sealer.ts SealRequest.annotations). */
+  annotations?: SealRequest['annotations'],
 ): Promise<SealOutcome> {
   const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
   assertMirrorTuple(body);
@@ -52,7 +54,7 @@ export async function submitReviewDecision(
   assertPackMatches(body, item);
   const reviewed = deps.store.evidence.findRecord(auth.tenantId, item.actionKey)!;
   try {
-    return await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed);
+    return await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed, annotations);
   } catch (err) {
     if (!isExpiredRefusal(err)) throw err;
     // First touch after the deadline commits the expiry as evidence, then refuses.

@@ -29,7 +29,7 @@
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
-import type { Sealer, SealOutcome, SealedRecord } from '../evidence/sealer.ts';
+import type { Sealer, SealOutcome, SealRequest, SealedRecord } from '../evidence/sealer.ts';
 import type { SealedRecordRow } from '../evidence/store.ts';
 import { MIRROR_VERIFY_PATH } from './mirror.ts';
 import type { MirrorTuple } from './mirror.ts';
@@ -70,11 +70,12 @@ export async function sealReview(
   body: ReviewBody,
   item: ReviewItem,
   reviewed: SealedRecordRow,
+  annotations?: SealRequest['annotations'],
 ): Promise<SealOutcome> {
   let current = item;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await sealOnce(deps, auth, body, current, reviewed);
+      return await sealOnce(deps, auth, body, current, reviewed, annotations);
     } catch (err) {
       if (!(err instanceof ApprovalsMoved)) throw err;
       if (attempt >= APPROVAL_ATTEMPTS) {
@@ -93,7 +94,14 @@ interface Outcome {
   approvals: number;
 }
 
-function sealOnce(deps: ReviewSealDeps, auth: AuthContext, body: ReviewBody, item: ReviewItem, reviewed: SealedRecordRow): Promise<SealOutcome> {
+function sealOnce(
+  deps: ReviewSealDeps,
+  auth: AuthContext,
+  body: ReviewBody,
+  item: ReviewItem,
+  reviewed: SealedRecordRow,
+  annotations: SealRequest['annotations'],
+): Promise<SealOutcome> {
   const { hash } = payloadCommitment(body);
   const mirror = mirrorTuple(body);
   const approving = body.decision === 'approved';
@@ -118,6 +126,7 @@ function sealOnce(deps: ReviewSealDeps, auth: AuthContext, body: ReviewBody, ite
 
   return deps.sealer.seal({
     auth,
+    ...(annotations ? { annotations } : {}),
     vertical: item.vertical,
     actionType: 'review',
     pack: item.pack,

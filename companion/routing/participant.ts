@@ -18,26 +18,14 @@ import { dispatchPayload } from './dispatch-payload.ts';
 import { DISPATCH_CHANNELS } from './store.ts';
 import type { DispatchChannel, NewDispatch, Resolution, RoutingStore } from './store.ts';
 
-/**
- * What a signed callback adds to the resolution of the review it is about to seal, keyed by
- * tenant, reviewed action and reviewer; set just before the seal and taken inside it.
- */
-export class CallbackNotes {
-  readonly #notes = new Map<string, Pick<Resolution, 'via' | 'external_reference'>>();
-  static key(tenantId: string, actionKey: string, reviewer: string): string {
-    return JSON.stringify([tenantId, actionKey, reviewer]);
-  }
-  set(key: string, note: Pick<Resolution, 'via' | 'external_reference'>): void {
-    this.#notes.set(key, note);
-  }
-  take(key: string): Pick<Resolution, 'via' | 'external_reference'> | undefined {
-    const note = this.#notes.get(key);
-    this.#notes.delete(key);
-    return note;
-  }
-  delete(key: string): void {
-    this.#notes.delete(key);
-  }
+/** How a signed callback marks the review it seals (evidence/sealer.ts SealRequest.annotations). */
+export function callbackAnnotations(externalReference: Resolution['external_reference']): Record<string, unknown> {
+  return { review_via: 'callback', external_reference: externalReference };
+}
+
+function resolutionSource(annotations: Readonly<Record<string, unknown>> | undefined): Pick<Resolution, 'via' | 'external_reference'> {
+  if (annotations?.review_via !== 'callback') return { via: 'review_api', external_reference: null };
+  return { via: 'callback', external_reference: (annotations.external_reference as Resolution['external_reference']) ?? null };
 }
 
 export interface RoutingParticipantDeps {
@@ -46,7 +34,6 @@ export interface RoutingParticipantDeps {
   ids: IdFactory;
   clock: Clock;
   baseUrl: string;
-  notes: CallbackNotes;
   /** Called after a dispatch is enqueued (the send worker's wake-up); must only schedule. */
   onEnqueued?: () => void;
 }
@@ -65,13 +52,11 @@ export function routingParticipant(deps: RoutingParticipantDeps): SealParticipan
         const reviewed = request.context?.reviewed_action_key;
         const reviewer = request.context?.reviewer;
         if (typeof reviewed !== 'string' || typeof reviewer !== 'string' || request.decision === null) return;
-        const note = deps.notes.take(CallbackNotes.key(record.tenantId, reviewed, reviewer));
         deps.routing.resolve(record.tenantId, reviewed, record.recordedAt, {
           decision: request.decision,
           reviewer,
           receipt_action_key: record.actionKey,
-          via: note?.via ?? 'review_api',
-          external_reference: note?.external_reference ?? null,
+          ...resolutionSource(request.annotations),
         });
         return;
       }

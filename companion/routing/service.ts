@@ -21,7 +21,7 @@ import type { IntegrationStore } from '../integrations/store.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { WebhookStore } from '../webhooks/store.ts';
-import { CallbackNotes, routeDispatch, routingParticipant } from './participant.ts';
+import { routeDispatch, routingParticipant } from './participant.ts';
 import type { PausedAction } from './participant.ts';
 
 /** What an escalated review item tells routing (the fields of reviews' ReviewItem it reads). */
@@ -48,7 +48,6 @@ export interface RoutingService {
    * route: its dispatch goes there, under the same dispatch_key. Runs in the caller's transaction.
    */
   onEscalated(item: EscalatedItem, at: string): void;
-  notes: CallbackNotes;
   queue: JobQueue<DispatchRow>;
   worker: JobWorker<DispatchRow>;
   receipts: TickReceipts;
@@ -88,14 +87,12 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
       else if (stored !== 'lease_lost') store.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
     },
   });
-  const notes = new CallbackNotes();
   const participantDeps = {
     routing: store.routing,
     integrations: store.integrations,
     ids: deps.ids,
     clock,
     baseUrl: deps.config.publicBaseUrl,
-    notes,
     onEnqueued: () => worker.wake(),
   };
   const participant = routingParticipant(participantDeps);
@@ -117,7 +114,6 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
       const dispatch = routeDispatch(participantDeps, action, existing?.id);
       if (dispatch && store.routing.retarget(dispatch)) worker.wake();
     },
-    notes,
     queue,
     worker,
     receipts,

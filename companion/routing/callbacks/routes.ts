@@ -27,7 +27,7 @@ import { REVIEW_DECISIONS } from '../../reviews/store.ts';
 import { TARGET_PATTERN } from '../../integrations/routes.ts';
 import { IdempotencyKey } from '../../gate/schema.ts';
 import { OPEN_REVIEW_ACTION_ID } from '../config.ts';
-import { CallbackNotes } from '../participant.ts';
+import { callbackAnnotations } from '../participant.ts';
 import type { DispatchRow } from '../store.ts';
 import { signedCallback } from './signed-request.ts';
 import type { CallbackRoute } from './signed-request.ts';
@@ -148,15 +148,10 @@ export function callbackRoutes(deps: RouteDeps) {
     });
     if (!checked.success) throw ProblemError.fromZod(checked.error, 'body');
     const review: ReviewBody = Object.fromEntries(Object.entries(checked.data).filter(([, v]) => v !== undefined)) as ReviewBody;
-    const note = CallbackNotes.key(route.tenantId, actionKey, body.reviewer);
-    deps.routing.notes.set(note, { via: 'callback', external_reference: body.external_reference ?? null });
-    try {
-      const outcome = await submitReviewDecision(deps, { tenantId: route.tenantId, tenantKind: tenant.kind, keyId: `callback:${route.channel}:${route.target}` }, review);
-      if (outcome.replayed) c.header('idempotent-replayed', 'true');
-      return c.json({ dispatch_key: dispatch?.id ?? null, external_reference: body.external_reference ?? null, review: outcome.body as z.infer<typeof ReviewResponse> }, 201);
-    } finally {
-      deps.routing.notes.delete(note);
-    }
+    const auth = { tenantId: route.tenantId, tenantKind: tenant.kind, keyId: `callback:${route.channel}:${route.target}` };
+    const outcome = await submitReviewDecision(deps, auth, review, callbackAnnotations(body.external_reference ?? null));
+    if (outcome.replayed) c.header('idempotent-replayed', 'true');
+    return c.json({ dispatch_key: dispatch?.id ?? null, external_reference: body.external_reference ?? null, review: outcome.body as z.infer<typeof ReviewResponse> }, 201);
   });
 
   const modal = defineRoute({
