@@ -2,9 +2,9 @@
  * One record request, from validated body to sealed record (interface-spec "Record request",
  * States and transitions: "valid body → status recorded (terminal); sealed; no review routing").
  *
- * What is kept: payload_hash, the source_payload digests, a digest of the metadata, and the
- * metadata values only when the tenant's setting retains declared statutory metadata
- * (interface-spec "Tenant"). The caller keeps the payload to re-prove payload_hash; every
+ * What is kept: payload_hash, the source_payload digests, a digest of the metadata and one of
+ * each of its values, and the metadata values themselves only while the tenant's setting
+ * retains declared statutory metadata (interface-spec "Tenant"; PATCH /account/me). The caller keeps the payload to re-prove payload_hash; every
  * response says so in payload_retention (interface-spec "What the service does" 7).
  */
 import { payloadCommitment } from '../../shared/attestation.ts';
@@ -58,6 +58,9 @@ export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: Record
   const idempotencyKey = body.idempotency_key;
   const credits = estimateCredits(bytes.length, m.rate).credits;
   const metadataSha256 = body.metadata !== undefined ? sha256Hex(canonicalBytes(body.metadata)) : undefined;
+  // One digest per value (SHA-256 of its JCS bytes), so a single value (a model name, a marking
+  // id) can be shown to match the seal without the others.
+  const valueDigests = body.metadata !== undefined ? Object.fromEntries(Object.entries(body.metadata).map(([k, v]) => [k, sha256Hex(canonicalBytes(v))])) : undefined;
   const retained = body.metadata !== undefined && (deps.tenants.getTenant(auth.tenantId)?.retainStatutoryMetadata ?? false);
   const retention = payloadRetention(retained);
   // Committed in the attestation: the digests themselves let a verifier match content to a seal
@@ -67,7 +70,7 @@ export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: Record
     event_type: body.event_type,
     occurred_at: body.occurred_at,
     source_payload: body.source_payload,
-    ...(metadataSha256 !== undefined ? { metadata_sha256: metadataSha256 } : {}),
+    ...(metadataSha256 !== undefined ? { metadata_sha256: metadataSha256, metadata_value_sha256: valueDigests } : {}),
   };
 
   return deps.sealer.seal({

@@ -3,6 +3,7 @@
  * DESIGN.md §6): the svc_session cookie, expiry, logout, CSRF, each capability's 403, PATCH
  * /account/me and the statutory-metadata retention setting taking effect in what is stored.
  */
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
@@ -220,6 +221,9 @@ describe('statutory metadata retention takes effect in what is stored', () => {
     const off = await ctx.request('/v1/record', { json: recordBody({ metadata: VALUES }), key });
     expect(off.body.payload_retention.metadata_values_retained).toBe(false);
     expect(off.body.evidence_packet.seal.attestation.context.metadata_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // Each value's own digest is sealed, so one value can be shown to match without the others.
+    const jcsDigest = (v: string) => createHash('sha256').update(JSON.stringify(v)).digest('hex');
+    expect(off.body.evidence_packet.seal.attestation.context.metadata_value_sha256).toEqual({ model: jcsDigest(VALUES.model), model_version: jcsDigest(VALUES.model_version) });
     ctx.store.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(stored(VALUES.model) || stored(VALUES.model_version)).toBe(false);
 
