@@ -27,6 +27,7 @@ import { validationHook } from './core/router.ts';
 import type { AppDeps, RouteDeps } from './deps.ts';
 import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
+import { reviewRecordPart } from './reviews/record-review.ts';
 import { requestTelemetry, routePattern } from './ops/access-log.ts';
 import { opsRoutes } from './ops/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
@@ -61,7 +62,8 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   packRoutes,
   gateRoutes,
   recordRoutes,
-  evidenceRoutes,
+  // Each capability's live part of GET /v1/records/{action_key} registers here.
+  evidenceRoutes([reviewRecordPart]),
   evidencePacketRoutes,
   anchoringRoutes,
   policyRoutes,

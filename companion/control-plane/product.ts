@@ -22,8 +22,8 @@ import type { OpenApiDocument } from '../core/openapi.ts';
 import { z } from '../core/router.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
 import { SCHEMA_PROFILES, profileDigest } from '../exports/schema-profiles.ts';
-import { LAW_RULES } from '../gate/law-engine/rules.ts';
-import { LAW_RULES_DIGEST, LAW_RULESET } from '../gate/law-engine/ruleset.ts';
+import { LAW_RULES } from '../packs/law-ruleset/rules.ts';
+import { LAW_RULES_DIGEST, LAW_RULESET } from '../packs/law-ruleset/ruleset.ts';
 import { CENTS_PER_CREDIT, MAX_CREDITS_PER_ACTION, TOKENS_PER_BLOCK } from '../metering/credits.ts';
 import { CLAIM_BOUNDARY } from '../packs/manifest.ts';
 import type { GateManifest, PackManifest, RecordManifest } from '../packs/manifest.ts';
@@ -187,7 +187,7 @@ function decisionAtoms(m: GateManifest): string[] {
     ...m.action_types.map((a) => `action-type:${m.name}:${a.id}`),
     ...m.action_types.map((a) => `rule:${m.name}.default.${a.id}`),
     ...m.rules.map((r) => `rule:${r.id}`),
-    // The law pack's rules live in its engine's ruleset (gate/law-engine/rules.ts).
+    // The law pack's rules live in its engine's ruleset (packs/law-ruleset/rules.ts).
     ...(m.engine.id === LAW_RULESET.engine.id ? LAW_RULES.map((r) => `rule:${r.id}`) : []),
     ...[m.review_route, ...m.action_types.map((a) => a.review_route), ...m.rules.map((r) => r.review_route)]
       .filter((r): r is string => typeof r === 'string')

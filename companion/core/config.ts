@@ -51,7 +51,7 @@ export interface Config {
   catalogProgramCode: string | null;
   catalogContactName: string | null;
   catalogContactEmail: string | null;
-  /** How long an idempotency key replays its first answer; after it the key is forgotten (idempotency/). */
+  /** How long an idempotency key replays its first answer; after it the key is forgotten (evidence/idempotency/). */
   idempotencyTtlSeconds: number;
   /** Account session lifetime (account/people.ts). */
   sessionTtlSeconds: number;

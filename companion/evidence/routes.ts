@@ -9,10 +9,9 @@ import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
-import { recordReview } from '../reviews/record-review.ts';
-import { RecordReview } from '../reviews/schema.ts';
 import { recordBody, viewRecord } from './record-view.ts';
 import { EvidencePacket, SealedRecord, VerifyRequest, VerifyResponse } from './schemas.ts';
+import type { SealedRecordRow } from './store.ts';
 import { verifyKit } from './verify-kit.ts';
 
 const ActionKeyParam = z.object({
@@ -26,7 +25,19 @@ function notFound(actionKey: string): ProblemError {
   return new ProblemError({ status: 404, code: 'not_found', detail: `no sealed record ${actionKey} for this tenant` });
 }
 
-export function evidenceRoutes(deps: RouteDeps) {
+/**
+ * A capability's live part of GET /v1/records/{action_key}, under its own member: the reviews
+ * capability adds a paused action's review state. Handed in by app.ts, so evidence imports
+ * none of the capabilities that join its reads.
+ */
+export interface RecordPart {
+  name: string;
+  schema: z.ZodType;
+  /** The part for this record now, or undefined when it has none. */
+  view(deps: RouteDeps, row: SealedRecordRow, now: string): unknown;
+}
+
+export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps) => {
   const router = createRouter();
   const trusted = trustedKeySet(deps.keyring.jwks());
 
@@ -39,8 +50,7 @@ export function evidenceRoutes(deps: RouteDeps) {
     summary: 'Fetch a sealed record with its evidence packet and a ready verify request',
     request: { params: ActionKeyParam },
     responses: {
-      // A gate action that needed review also carries its live review state (reviews capability).
-      200: jsonContent(SealedRecord.extend({ review: RecordReview.optional() }), 'The sealed record'),
+      200: jsonContent(SealedRecord.extend(Object.fromEntries(parts.map((p) => [p.name, p.schema.optional()]))), 'The sealed record'),
       404: problemContent("Unknown record (another tenant's record answers the same)"),
     },
   });
@@ -48,8 +58,9 @@ export function evidenceRoutes(deps: RouteDeps) {
     const { action_key } = c.req.valid('param');
     const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
     if (!row) throw notFound(action_key);
-    const review = recordReview(deps.store.reviews, row, rfc3339(deps.clock.now()));
-    return c.json({ ...recordBody(row), ...(review ? { review } : {}) } as z.infer<typeof SealedRecord>, 200);
+    const now = rfc3339(deps.clock.now());
+    const extra = Object.fromEntries(parts.map((p) => [p.name, p.view(deps, row, now)]).filter(([, v]) => v !== undefined));
+    return c.json({ ...recordBody(row), ...extra } as z.infer<typeof SealedRecord>, 200);
   });
 
   const getPacket = defineRoute({
@@ -104,4 +115,4 @@ export function evidenceRoutes(deps: RouteDeps) {
   router.openapi(kit, (c) => c.json(verifyKit(), 200));
 
   return router;
-}
+};

@@ -22,10 +22,9 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
-import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from '../idempotency/replay.ts';
-import type { IdempotencyClaim } from '../idempotency/replay.ts';
-import type { IdempotencyStore } from '../idempotency/store.ts';
-import type { ReviewRule } from '../reviews/rules.ts';
+import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
+import type { IdempotencyClaim } from './idempotency/replay.ts';
+import type { IdempotencyStore } from './idempotency/store.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
 
@@ -59,7 +58,13 @@ export interface SealRequest {
    * interface-spec States and transitions: a needs_review action pauses. The reviews
    * participant opens its review item in the seal's transaction.
    */
-  pauseForReview?: { actionType: string; nextStep: string; windowSeconds: number; rule: ReviewRule | null };
+  pauseForReview?: {
+    actionType: string;
+    nextStep: string;
+    windowSeconds: number;
+    /** The reviews capability's rule in force (reviews/rules.ts ReviewRule); the sealer only carries it. */
+    rule: object | null;
+  };
   /**
    * Extra writes that must commit atomically with the seal (a pending review item, a policy
    * version). Runs inside the seal's transaction; throwing refuses this request alone.

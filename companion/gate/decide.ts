@@ -56,7 +56,7 @@ export interface Finding {
   rule: string;
   source: 'pack' | 'policy';
   effect: Decision;
-  /** The law engine's grading-mirror dimension of the rule (law-engine/rules.ts). */
+  /** The law engine's grading-mirror dimension of the rule (packs/law-ruleset/rules.ts). */
   dimension?: string;
   /** Set on a pack default the tenant's allow list waived; it no longer counts. */
   waived?: true;

@@ -12,19 +12,13 @@ import { z } from '../core/router.ts';
 import { EvidencePacket, Sha256Hex, VerifyRequest } from '../evidence/schemas.ts';
 import { DECISIONS, GATE_PACKS } from '../packs/manifest.ts';
 import type { GateManifest } from '../packs/manifest.ts';
+import { IdempotencyKey } from '../evidence/idempotency/schema.ts';
 import { gatePacks } from '../packs/registry.ts';
 import { ID_PATTERN, keysSchema, missingMessage } from '../packs/values.ts';
 
 /** About 8,000 tokens at the 4-bytes-per-token estimate: a proposed next action, not a document. */
 export const PROPOSED_ACTION_MAX_CHARS = 32_000;
 export const REDACTED_TEXT_MAX_CHARS = 32_000;
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-
-export const IdempotencyKey = z
-  .string()
-  .max(255, { error: 'expected 1 to 255 visible ASCII characters', abort: true })
-  .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'expected 1 to 255 visible ASCII characters' })
-  .openapi({ description: 'A retry with the same key returns the original result and is metered once' });
 
 /** How the body names its pack: required on /v1/gate, optional (but must agree) on /{vertical}/proposed-action. */
 export type PackField = 'required' | 'matches-path';

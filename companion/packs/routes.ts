@@ -6,7 +6,7 @@
  * law engine's ruleset under engines, beside the rules_digest its seals commit.
  */
 import { etag } from 'hono/etag';
-import { LAW_RULES_DIGEST, LAW_RULESET } from '../gate/law-engine/ruleset.ts';
+import { LAW_RULES_DIGEST, LAW_RULESET } from './law-ruleset/ruleset.ts';
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { BYTES_PER_TOKEN, CENTS_PER_CREDIT, MAX_CREDITS_PER_ACTION, TOKENS_PER_BLOCK } from '../metering/credits.ts';

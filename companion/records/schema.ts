@@ -16,10 +16,10 @@ import { EvidencePacket, Sha256Hex, VerifyRequest } from '../evidence/schemas.ts
 import type { EventTypeSpec, RecordManifest } from '../packs/manifest.ts';
 import { recordPacks } from '../packs/registry.ts';
 import { keysSchema, missingMessage, TIMESTAMP_MAX_LENGTH } from '../packs/values.ts';
+import { IdempotencyKey } from '../evidence/idempotency/schema.ts';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const NOT_A_DIGEST = 'expected a SHA-256 digest (64 lowercase hex characters); raw content is rejected';
-const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * Messages this module gives a missing key or object. An absent digest is an incomplete
@@ -65,12 +65,7 @@ function eventSchema(m: RecordManifest, e: EventTypeSpec) {
     metadata: keysSchema(e.metadata, (k) => missing(`metadata.${k} is required for ${e.id}`))
       .optional()
       .openapi({ description: `Declared short values only: ${Object.keys(e.metadata).join(', ')}` }),
-    idempotency_key: z
-      .string()
-      .max(255, { error: 'expected 1 to 255 visible ASCII characters', abort: true })
-      .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'expected 1 to 255 visible ASCII characters' })
-      .optional()
-      .openapi({ description: 'A retry with the same key returns the original result and is metered once' }),
+    idempotency_key: IdempotencyKey.optional(),
   });
 }
 

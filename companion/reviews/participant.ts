@@ -5,6 +5,7 @@
  */
 import type { SealParticipant } from '../evidence/participants.ts';
 import { openReviewItem } from './state.ts';
+import type { ReviewRule } from './rules.ts';
 import type { ReviewStore } from './store.ts';
 
 export function reviewsParticipant(reviews: ReviewStore): SealParticipant {
@@ -13,7 +14,7 @@ export function reviewsParticipant(reviews: ReviewStore): SealParticipant {
     sealed({ request, record }) {
       const pause = request.pauseForReview;
       if (!pause) return;
-      openReviewItem(reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep, rule: pause.rule }, pause.windowSeconds);
+      openReviewItem(reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep, rule: pause.rule as ReviewRule | null }, pause.windowSeconds);
     },
   };
 }

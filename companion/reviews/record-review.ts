@@ -4,7 +4,9 @@
  * Read-only: the status shown is the lazy one (./state.ts), so an action past its window
  * reads expired before any expiry receipt exists.
  */
+import type { RecordPart } from '../evidence/routes.ts';
 import type { SealedRecordRow } from '../evidence/store.ts';
+import { RecordReview } from './schema.ts';
 import { effectiveStatus, nextStepFor } from './state.ts';
 import type { ReviewStore } from './store.ts';
 
@@ -53,3 +55,10 @@ export function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: st
     })),
   };
 }
+
+/** The review part of GET /v1/records/{action_key} (evidence/routes.ts RecordPart). */
+export const reviewRecordPart: RecordPart = {
+  name: 'review',
+  schema: RecordReview,
+  view: (deps, row, now) => recordReview(deps.store.reviews, row, now),
+};

@@ -10,7 +10,7 @@
 import { boundedRecord } from '../core/bounds.ts';
 import { z } from '../core/router.ts';
 import { EvidencePacket, Sha256Hex, VerifyRequest, VerifyResponse } from '../evidence/schemas.ts';
-import { IdempotencyKey } from '../gate/schema.ts';
+import { IdempotencyKey } from '../evidence/idempotency/schema.ts';
 import { GATE_PACKS } from '../packs/manifest.ts';
 import { MIRROR_DIGEST, MIRROR_GRADES, MIRROR_KEYS, MIRROR_VERSION } from './mirror.ts';
 import { FINAL_STATUSES, OPEN_STATUSES, REVIEW_DECISIONS } from './store.ts';

@@ -1,5 +1,5 @@
 /**
- * Idempotency retention (companion/idempotency/): a replay is the first answer, byte for byte,
+ * Idempotency retention (companion/evidence/idempotency/): a replay is the first answer, byte for byte,
  * though only its compact form is kept (the evidence is rebuilt from the sealed record); keys
  * expire after the window (SVC_IDEMPOTENCY_TTL_SECONDS) and are then forgotten and purged.
  */

@@ -4,9 +4,9 @@
  * ACTION_CLASS_IDS, so nothing of the text (not even which words matched) leaves this module.
  * The claim boundary of what this can do is ruleset.ts CLASSIFICATION_BOUNDARY.
  */
-import { ACTION_CLASS_IDS } from './classes.ts';
-import type { ActionClassId, TextField } from './classes.ts';
-import { LAW_RULESET } from './ruleset.ts';
+import { ACTION_CLASS_IDS } from '../../packs/law-ruleset/classes.ts';
+import type { ActionClassId, TextField } from '../../packs/law-ruleset/classes.ts';
+import { LAW_RULESET } from '../../packs/law-ruleset/ruleset.ts';
 
 export type ClassifierText = Partial<Record<TextField, string | undefined>>;
 

@@ -10,10 +10,10 @@
 import type { Decision } from '../../packs/manifest.ts';
 import { actionClasses } from './classify.ts';
 import type { ClassifierText } from './classify.ts';
-import type { ActionClassId } from './classes.ts';
-import { LAW_DIMENSIONS } from './rules.ts';
-import type { LawConditionKey, LawDimension, LawRule } from './rules.ts';
-import { LAW_RULESET } from './ruleset.ts';
+import type { ActionClassId } from '../../packs/law-ruleset/classes.ts';
+import { LAW_DIMENSIONS } from '../../packs/law-ruleset/rules.ts';
+import type { LawConditionKey, LawDimension, LawRule } from '../../packs/law-ruleset/rules.ts';
+import { LAW_RULESET } from '../../packs/law-ruleset/ruleset.ts';
 
 export interface LawRuleHit {
   rule: string;

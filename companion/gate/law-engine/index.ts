@@ -10,16 +10,16 @@
  */
 import type { PackEngine } from '../decide.ts';
 import { evaluateLaw } from './engine.ts';
-import { LAW_ENGINE_VERSION, LAW_RULES_DIGEST } from './ruleset.ts';
+import { LAW_ENGINE_VERSION, LAW_RULES_DIGEST } from '../../packs/law-ruleset/ruleset.ts';
 
-export { ACTION_CLASS_IDS } from './classes.ts';
-export type { ActionClassId } from './classes.ts';
+export { ACTION_CLASS_IDS } from '../../packs/law-ruleset/classes.ts';
+export type { ActionClassId } from '../../packs/law-ruleset/classes.ts';
 export { actionClasses, classifyText } from './classify.ts';
 export { evaluateLaw, jurisdictionGroup } from './engine.ts';
 export type { LawEvaluation, LawRuleHit } from './engine.ts';
-export { LAW_DIMENSIONS } from './rules.ts';
-export type { LawDimension, LawRule } from './rules.ts';
-export { CLASSIFICATION_BOUNDARY, LAW_ENGINE_ID, LAW_ENGINE_VERSION, LAW_RULES_DIGEST, LAW_RULESET, rulesetDigest } from './ruleset.ts';
+export { LAW_DIMENSIONS } from '../../packs/law-ruleset/rules.ts';
+export type { LawDimension, LawRule } from '../../packs/law-ruleset/rules.ts';
+export { CLASSIFICATION_BOUNDARY, LAW_ENGINE_ID, LAW_ENGINE_VERSION, LAW_RULES_DIGEST, LAW_RULESET, rulesetDigest } from '../../packs/law-ruleset/ruleset.ts';
 
 /**
  * The law engine as a pack engine: its hits become the decision's findings, and the facts a

@@ -8,7 +8,7 @@
  * engine's version and rules digest, so its own digest, committed in every law seal, pins the
  * rules as well; GET /v1/packs publishes the ruleset itself.
  */
-import { CLASSIFICATION_BOUNDARY, LAW_ENGINE_ID, LAW_ENGINE_VERSION, LAW_RULES_DIGEST } from '../../gate/law-engine/ruleset.ts';
+import { CLASSIFICATION_BOUNDARY, LAW_ENGINE_ID, LAW_ENGINE_VERSION, LAW_RULES_DIGEST } from '../law-ruleset/ruleset.ts';
 import { defineGatePack } from '../manifest.ts';
 import { enumValue, idValue, key, regionValue } from '../values.ts';
 
@@ -111,7 +111,7 @@ export const LAW_PACK = defineGatePack({
       citations: ['ABA Model Rule 1.6(c)', 'ABA Formal Op. 512 (2024)'],
     },
   ],
-  // The law rules are the engine's (law-engine/rules.ts), committed through engine.rules_digest.
+  // The law rules are the engine's ruleset (../law-ruleset/rules.ts), committed through engine.rules_digest.
   rules: [],
   review_route: 'browser:legal-review',
   next_step: {

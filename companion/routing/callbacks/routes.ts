@@ -25,7 +25,7 @@ import { MirrorGradesSchema, ReviewRequest, ReviewResponse } from '../../reviews
 import type { ReviewBody } from '../../reviews/schema.ts';
 import { REVIEW_DECISIONS } from '../../reviews/store.ts';
 import { TARGET_PATTERN } from '../../integrations/routes.ts';
-import { IdempotencyKey } from '../../gate/schema.ts';
+import { IdempotencyKey } from '../../evidence/idempotency/schema.ts';
 import { OPEN_REVIEW_ACTION_ID } from '../config.ts';
 import { callbackAnnotations } from '../participant.ts';
 import type { DispatchRow } from '../store.ts';

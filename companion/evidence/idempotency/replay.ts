@@ -8,10 +8,13 @@
  * and verify request (the seal, most of its size) replaced by markers, since the sealed record
  * row already holds them byte for byte (evidence/record-view.ts rebuilds them). A replay is
  * therefore the same JSON as the first answer without a second copy of the evidence.
+ *
+ * Part of the seal pipeline (the sealer asks it before sealing and stores the answer in the
+ * seal's transaction), so it lives inside evidence/.
  */
-import { ProblemError } from '../core/errors.ts';
-import { viewRecord } from '../evidence/record-view.ts';
-import type { EvidenceStore } from '../evidence/store.ts';
+import { ProblemError } from '../../core/errors.ts';
+import { viewRecord } from '../record-view.ts';
+import type { EvidenceStore } from '../store.ts';
 import type { IdempotencyStore, IdempotencyWindow } from './store.ts';
 
 export const IDEMPOTENCY_TTL_DEFAULT_SECONDS = 24 * 3600;

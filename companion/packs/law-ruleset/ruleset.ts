@@ -7,6 +7,9 @@
  * jurisdiction groups and the rules, so a seal that commits engine_version and rules_digest
  * pins every input to its decision except the request itself, which payload_hash commits and
  * the caller keeps. GET /v1/packs publishes the ruleset verbatim beside its digest.
+ *
+ * It is data of the law pack, so it lives with the packs; the engine that applies it
+ * (gate/law-engine/) reads it from here, and the pack manifest commits its digest.
  */
 import { canonicalBytes } from '../../../shared/canonical-json.ts';
 import { sha256Hex } from '../../../shared/hash.ts';

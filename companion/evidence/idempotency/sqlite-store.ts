@@ -1,6 +1,6 @@
 /** SQLite implementation of IdempotencyStore (table idempotency_keys, migrations 0002 and 0011). */
-import { sha256Hex } from '../../shared/hash.ts';
-import type { Db } from '../core/db.ts';
+import { sha256Hex } from '../../../shared/hash.ts';
+import type { Db } from '../../core/db.ts';
 import type { IdempotencyStore } from './store.ts';
 
 /**
