@@ -202,7 +202,7 @@ describe('route dispatch on needs_review', () => {
     const max = t.ctx.deps.routing.queue.schedule.maxAttempts;
     for (let i = 0; i < max; i++) {
       expect(await drain()).toBe(1);
-      t.ctx.clock.advance(7 * 3600_000);
+      t.ctx.clock.advance(8 * 3600_000); // past the longest retry wait: the 6 h cap plus 20% jitter
     }
     expect(platform.requests).toHaveLength(max);
     const dead = await t.ctx.request('/routing/outbox/dead-letters', { key: t.key });

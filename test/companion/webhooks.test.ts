@@ -247,7 +247,7 @@ describe('event delivery', () => {
     expect((await ctx.deps.webhooks.worker.tick()).claimed).toBe(1);
     rx.status = 500;
     for (let i = 0; i < 11; i++) {
-      ctx.clock.advance(7 * 3600_000);
+      ctx.clock.advance(8 * 3600_000); // past the longest retry wait: the 6 h cap plus 20% jitter
       expect((await ctx.deps.webhooks.worker.tick()).claimed).toBe(1);
     }
     const dead = (await deliveries('ops')).body.deliveries.find((d: { id: string }) => d.id === second.id);
@@ -355,7 +355,7 @@ describe('event delivery', () => {
 
     rx.status = 200;
     await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } });
-    ctx.clock.advance(7 * 3600_000);
+    ctx.clock.advance(8 * 3600_000); // past the longest retry wait: the 6 h cap plus 20% jitter
     await drain();
     expect((await deliveries('ops')).body.endpoint.state).toBe('enabled');
     expect((await deliveries('ops', '?status=pending')).body.deliveries).toHaveLength(0);
