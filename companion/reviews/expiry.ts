@@ -1,5 +1,5 @@
 /**
- * Unanswered reviews end as expired and fail closed (issue 4). Two layers:
+ * Unanswered reviews end as expired and fail closed. Two layers:
  *
  * 1. Correctness, with no timer: ./state.ts `effectiveStatus` treats an open item past its
  *    deadline as expired for every reader and writer, and the store's UPDATEs repeat the

@@ -1,6 +1,6 @@
 /**
- * The 409 `review_not_pending` answers of POST /v1/reviews (issue 4: "reviewing an action that
- * is not paused, twice, … is refused clearly"). Each says which case it is in `detail` and in
+ * The 409 `review_not_pending` answers of POST /v1/reviews: reviewing an action that is not
+ * paused, or twice, is refused clearly. Each says which case it is in `detail` and in
  * the extension members `review_status` and `receipt_action_key` (RFC 9457 §3.2), so a client
  * can act without parsing prose.
  */

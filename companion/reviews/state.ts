@@ -1,7 +1,7 @@
 /**
  * The review window and the status a reader must act on.
  *
- * Fail closed (issue 4: "unanswered reviews end as expired"): an item whose window has ended
+ * Fail closed (unanswered reviews end as expired): an item whose window has ended
  * is expired from that instant for every reader and writer, whether or not the expiry
  * receipt has been sealed yet (./expiry.ts seals it at first touch or from the sweep). So
  * correctness never depends on a timer having run: `effectiveStatus` is what the board, the

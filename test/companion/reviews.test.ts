@@ -1,5 +1,5 @@
 /**
- * Reviews (issue 4) and the pending board (issue 6): an employee's action pauses for review,
+ * Reviews and the pending board: an employee's action pauses for review,
  * shows on GET /active-manifest, and a reviewer's decision is sealed as a review receipt that
  * verifies online, offline and as a seal bundle; refusals (409, 404, 422); fail-closed expiry.
  * In-process against a real temporary SQLite file, the real keys and the real sealer.
