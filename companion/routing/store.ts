@@ -4,30 +4,22 @@
  * accepted callbacks. Reads take the tenant id from the credential, or for signed callbacks
  * from the path, checked against the row (interface-spec Authentication 3 and 6).
  */
+import type { JobRow } from '../core/jobs/queue.ts';
 
 export const DISPATCH_CHANNELS = ['chat', 'workflow', 'webhook'] as const;
 export type DispatchChannel = (typeof DISPATCH_CHANNELS)[number];
 
 /** Job states of the queue; "prepared" is pending with prepared_at set. */
-export type DispatchJobStatus = 'pending' | 'sent' | 'failed' | 'dead';
+export type DispatchJobStatus = DispatchRow['status'];
 
-export interface DispatchRow {
-  id: string;
+export interface DispatchRow extends JobRow<'sent'> {
   tenant_id: string;
   action_key: string;
   channel: DispatchChannel;
   target: string;
   body: string;
-  status: DispatchJobStatus;
   prepared_at: string | null;
-  attempt_count: number;
-  run_at: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  last_error: string | null;
-  last_attempt_at: string | null;
   created_at: string;
-  completed_at: string | null;
   resolved_at: string | null;
   /** JSON of Resolution. */
   resolution: string | null;

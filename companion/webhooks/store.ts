@@ -3,25 +3,17 @@
  * outbox, the signing keys of each target, and the subscription lookups the enqueue path runs
  * inside the seal transaction. Reads take the tenant id from the credential.
  */
+import type { JobRow } from '../core/jobs/queue.ts';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead';
+export type DeliveryStatus = DeliveryRow['status'];
 
-export interface DeliveryRow {
-  id: string;
+export interface DeliveryRow extends JobRow<'delivered'> {
   tenant_id: string;
   target: string;
   event: string;
   event_key: string;
   body: string;
-  status: DeliveryStatus;
-  attempt_count: number;
-  run_at: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  last_error: string | null;
-  last_attempt_at: string | null;
   created_at: string;
-  completed_at: string | null;
 }
 
 export interface NewDelivery {

@@ -16,6 +16,19 @@ import type { Db } from '../db.ts';
 import type { RetrySchedule } from './backoff.ts';
 import { retryDelayMs } from './backoff.ts';
 
+/** The columns a job table must have (above), as a row type the capability's row extends. */
+export interface JobRow<Done extends string = string> {
+  id: string;
+  status: 'pending' | Done | 'failed' | 'dead';
+  attempt_count: number;
+  run_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  completed_at: string | null;
+}
+
 export interface JobQueueOptions {
   db: Db;
   /** The job table; must have the columns listed above. */
