@@ -5,8 +5,8 @@
  * independent signer for callbacks written here with node:crypto.
  */
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { listenLoopback } from '../helpers/loopback-server.ts';
 import { expect } from 'vitest';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
@@ -77,28 +77,14 @@ export interface StandIn {
 
 /** A loopback stand-in for a workflow or chat platform: records every connection and request. */
 export async function startStandIn(answer: (raw: Buffer) => { status: number; body?: string } = () => ({ status: 201 })): Promise<StandIn> {
-  const standIn: StandIn = {
-    url: '',
-    connections: 0,
-    requests: [],
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      standIn.requests.push({ headers: req.headers, raw, url: req.url ?? '' });
-      const a = answer(raw);
-      res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body ?? '{}');
-    });
+  const requests: StandIn['requests'] = [];
+  const loopback = await listenLoopback((req, raw, res) => {
+    requests.push({ headers: req.headers, raw, url: req.url ?? '' });
+    const a = answer(raw);
+    res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body ?? '{}');
   });
-  server.on('connection', () => standIn.connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  standIn.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/now/flow`;
+  const standIn: StandIn = { url: `${loopback.origin}/api/now/flow`, connections: 0, requests, close: loopback.close };
+  loopback.server.on('connection', () => standIn.connections++);
   return standIn;
 }
 

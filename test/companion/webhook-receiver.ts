@@ -3,7 +3,7 @@
  * every request's headers and exact raw body bytes, and answers with a status the test sets.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from '../helpers/loopback-server.ts';
 
 export interface ReceivedRequest {
   headers: http.IncomingHttpHeaders;
@@ -24,32 +24,24 @@ export interface Receiver {
 
 export async function startReceiver(): Promise<Receiver> {
   const held: http.ServerResponse[] = [];
+  const received: ReceivedRequest[] = [];
+  const loopback = await listenLoopback((req, raw, res) => {
+    received.push({ headers: req.headers, raw, json: JSON.parse(raw.toString('utf8')) });
+    if (receiver.hold) held.push(res);
+    else res.writeHead(receiver.status).end();
+  });
   const receiver: Receiver = {
-    url: '',
-    received: [],
+    url: `${loopback.origin}/hook`,
+    received,
     status: 200,
     hold: false,
     release() {
       for (const res of held.splice(0)) res.writeHead(receiver.status).end();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of held.splice(0)) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close() {
+      for (const res of held.splice(0)) res.destroy();
+      return loopback.close();
+    },
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      receiver.received.push({ headers: req.headers, raw, json: JSON.parse(raw.toString('utf8')) });
-      if (receiver.hold) held.push(res);
-      else res.writeHead(receiver.status).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return receiver;
 }
