@@ -101,7 +101,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const lifecycle = new Lifecycle();
     catchUpTenantLogs(store.anchoring, store.transaction);
     const webhooks = createWebhookService({ db: store.db, store, secrets, clock, ids, log, config });
-    const routing = createRoutingService({ db: store.db, store, secrets, clock, ids, log, config });
+    const routing = createRoutingService({ db: store.db, store, secrets, clock, ids, log, config, outbound: webhooks.outbound });
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,

@@ -102,6 +102,8 @@ export function registerWorkers(deps: WorkerDeps): Workers {
 
   // interface-spec States and transitions: only "an outbox worker run with the explicit
   // external-send flag" posts route dispatches, so without the flag the worker never starts.
+  // Registered after the webhook service, so it stops before that service closes the guarded
+  // client both share.
   if (deps.config.outboxExternalSend) add(deps.routing);
   else lifecycle.onStop(() => deps.routing.stop());
 

@@ -18,7 +18,6 @@ import type { SealParticipant } from '../evidence/participants.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
-import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { WebhookStore } from '../webhooks/store.ts';
 import { routeDispatch, routingParticipant } from './participant.ts';
@@ -38,7 +37,9 @@ export interface RoutingServiceDeps {
   clock: Clock;
   ids: IdFactory;
   log: Logger;
-  config: Pick<Config, 'webhookAllowLoopback' | 'webhookLeaseSeconds' | 'outboxExternalSend' | 'publicBaseUrl'>;
+  /** The one guarded client for tenant URLs (net/outbound-http.ts), owned and closed by the webhook service. */
+  outbound: OutboundHttp;
+  config: Pick<Config, 'webhookLeaseSeconds' | 'outboxExternalSend' | 'publicBaseUrl'>;
 }
 
 export interface RoutingService {
@@ -59,8 +60,7 @@ export interface RoutingService {
 }
 
 export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
-  const { db, store, clock } = deps;
-  const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
+  const { db, store, clock, outbound } = deps;
   const queue = new JobQueue<DispatchRow>({
     db,
     table: DISPATCH_QUEUE,
@@ -121,9 +121,6 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     externalSend,
     start: () => worker.start(),
     status: () => worker.status(),
-    async stop() {
-      await worker.stop();
-      await outbound.close();
-    },
+    stop: () => worker.stop(),
   };
 }
