@@ -11,11 +11,22 @@
  * These calls go to the operator-configured payment provider, not to a tenant-supplied URL, so
  * they use the SDK's own HTTP client rather than net/outbound-http.ts (which guards tenant URLs).
  */
-import Stripe from 'stripe';
+import { createRequire } from 'node:module';
+import type Stripe from 'stripe';
 import type { Config } from '../../core/config.ts';
 import type { SecretResolver } from '../../core/secret-refs.ts';
 import { operatorSecret } from './provider.ts';
 import type { PaymentProvider } from './provider.ts';
+
+/**
+ * The SDK is loaded on first use: it adds about 20 MB to the resident size of every process,
+ * and only a companion billing through Stripe ever calls it.
+ */
+let sdk: typeof Stripe | undefined;
+function stripeSdk(): typeof Stripe {
+  sdk ??= createRequire(import.meta.url)('stripe') as typeof Stripe;
+  return sdk;
+}
 
 /** Stripe's documented default tolerance for a webhook's signed timestamp (5 minutes). */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -29,7 +40,8 @@ export interface StripeCheckoutEvent {
 
 export function stripeClient(config: Config, secretKey: string): Stripe {
   const base = config.stripeApiBase === null ? undefined : new URL(config.stripeApiBase);
-  return new Stripe(secretKey, {
+  const Sdk = stripeSdk();
+  return new Sdk(secretKey, {
     maxNetworkRetries: 1,
     telemetry: false,
     timeout: 20_000,
@@ -93,7 +105,7 @@ export function createStripeProvider(config: Config, secrets: SecretResolver): P
     parseWebhook(payload, signature, receivedAtMs) {
       const secret = webhookSecret();
       if (secret === undefined) throw new Error('Stripe webhook secret is not configured');
-      const event = Stripe.webhooks.constructEvent(payload, signature, secret, WEBHOOK_TOLERANCE_SECONDS, undefined, receivedAtMs);
+      const event = stripeSdk().webhooks.constructEvent(payload, signature, secret, WEBHOOK_TOLERANCE_SECONDS, undefined, receivedAtMs);
       if (event.type !== 'checkout.session.completed' && event.type !== 'checkout.session.async_payment_succeeded') {
         return { type: event.type, checkoutRef: null, customerRef: null, paid: false };
       }
