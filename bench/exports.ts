@@ -8,7 +8,8 @@
  *             every column read, nothing built): the floor any export pays;
  *   export    GET /tenant/exports/records as NDJSON through the real app, page by page until a
  *             page comes back empty, every byte of every body read.
- * Both run in a fresh process (bench/exports-measure.ts) that opens the prepared database, so
+ * Both run in a fresh process (bench/exports-measure.mjs, over the compiled service in dist/)
+ * that opens the prepared database, so
  * its peak RSS is the export's own, not the setup's garbage: the export runs first, then the
  * scan, then each once more, and each rate is the better of its two runs. Printed: records/s of each, their
  * ratio, and the measuring process's peak RSS. Targets (issue): >= 0.5x the raw scan,
@@ -27,8 +28,14 @@ import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
 import type { SealedRecordRow } from '../companion/evidence/store.ts';
-import type { Measurement } from './exports-measure.ts';
 import { compare, line, section } from './harness.ts';
+
+/** What bench/exports-measure.mjs prints. */
+interface Measurement {
+  rssBefore: number;
+  raw: { rows: number; perSec: number };
+  exported: { records: number; pages: number; bytes: number; peakRss: number; perSec: number };
+}
 
 const RECORDS = Number(process.env.SVC_BENCH_EXPORT_RECORDS ?? 1_000_000);
 const INSERT_BATCH = 50_000;
@@ -106,7 +113,11 @@ function insertCopies(deps: Deps, t: SealedRecordRow, n: number): void {
 }
 
 function measureInChild(dataDir: string, tenantId: string, apiKey: string): Measurement {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./exports-measure.ts', import.meta.url)), dataDir, tenantId], {
+  // The measuring process runs the compiled service, as `npm start` does: build it first.
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`build failed (${build.status}): ${build.stderr}`);
+  const child = spawnSync(process.execPath, [fileURLToPath(new URL('./exports-measure.mjs', import.meta.url)), dataDir, tenantId], {
     env: { ...process.env, SVC_API_KEY: apiKey },
     encoding: 'utf8',
     maxBuffer: 1 << 20,

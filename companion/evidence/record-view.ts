@@ -17,7 +17,7 @@ export interface RecordView {
   details: Record<string, unknown>;
 }
 
-export function viewRecord(row: SealedRecordRow): RecordView {
+export function viewRecord(row: Omit<SealedRecordRow, 'tenantId'>): RecordView {
   const attestation = JSON.parse(row.attestation) as AttestationV2;
   const fields: PacketFields = {
     action_key: row.actionKey,
@@ -40,7 +40,7 @@ export function viewRecord(row: SealedRecordRow): RecordView {
 }
 
 /** GET /v1/records/{action_key}: the sealed record, self-contained with its seal and verify request. */
-export function recordBody(row: SealedRecordRow): Record<string, unknown> {
+export function recordBody(row: Omit<SealedRecordRow, 'tenantId'>): Record<string, unknown> {
   const v = viewRecord(row);
   return {
     action_key: row.actionKey,
@@ -70,7 +70,7 @@ const ATTESTATION_SLOT_JSON = JSON.stringify(ATTESTATION_SLOT);
  * serialised again for the packet and the verify request: the exported seal carries the signed
  * bytes exactly, and the export costs a fraction of the work.
  */
-export function recordBodyJson(row: SealedRecordRow): string {
+export function recordBodyJson(row: Omit<SealedRecordRow, 'tenantId'>): string {
   const text = JSON.stringify(recordBody({ ...row, attestation: ATTESTATION_SLOT_JSON }));
   return text.replaceAll(ATTESTATION_SLOT_JSON, () => row.attestation);
 }

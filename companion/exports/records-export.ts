@@ -13,9 +13,9 @@
  * to a ReadableStream only when the client pulls (backpressure), and no statement stays open
  * between chunks, so seals on the same connection never wait for a slow reader.
  *
- * Each record is written as bytes once (recordLine): the signed attestation, most of a
- * record and present twice (in evidence_packet and in verify_request), is read from SQLite as
- * its UTF-8 bytes and copied in verbatim; only the short fields around it are serialised.
+ * Each record's line is built once (recordLine): the signed attestation, most of a record and
+ * present twice (in evidence_packet and in verify_request), is spliced in as the stored text;
+ * only the short fields around it are serialised, and each chunk is encoded to UTF-8 once.
  */
 import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
 import { ProblemError } from '../core/errors.ts';
@@ -27,7 +27,7 @@ import type { ExportRecordRow, ExportStore, RecordPosition } from './store.ts';
 /** Records per page; a client pages with next_cursor until a page comes back empty. */
 export const EXPORT_PAGE_SIZE = 1000;
 /** Rows read and serialised per pull of the stream. */
-const CHUNK_ROWS = 200;
+const CHUNK_ROWS = 50;
 
 /** The whole log when from or to is omitted (recorded_at is RFC 3339 UTC with milliseconds). */
 export const EARLIEST = '0000-01-01T00:00:00.000Z';
@@ -101,8 +101,8 @@ export function recordsQuery(q: { from?: string | undefined; to?: string | undef
 export interface RecordsPage {
   /** Position of the page's last record; undefined when the page is empty. */
   end: RecordPosition | undefined;
-  /** The page's records, read lazily chunk by chunk: each record as the pieces of its JSON bytes. */
-  chunks(): Iterable<Buffer[][]>;
+  /** The page's records, read lazily chunk by chunk: each record as the pieces of its JSON text. */
+  chunks(): Iterable<string[][]>;
 }
 
 export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuery, pageSize = EXPORT_PAGE_SIZE): RecordsPage {
@@ -113,7 +113,7 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
       if (!end) return;
       let after = q.after;
       for (;;) {
-        const out: Buffer[][] = [];
+        const out: string[][] = [];
         let last: ExportRecordRow | undefined;
         // Read the whole chunk before yielding: no statement stays open across a yield.
         for (const row of store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)) {
@@ -141,18 +141,21 @@ const json = JSON.stringify;
 
 /**
  * The record as GET /v1/records/{action_key} answers it (evidence/record-view.ts recordBody),
- * as UTF-8 JSON, byte for byte what JSON.stringify(recordBody(row)) gives with the stored
+ * character for character what JSON.stringify(recordBody(row)) gives with the stored
  * attestation text in place: the same members in the same order.
  */
-export function recordLine(row: ExportRecordRow): Buffer {
-  return Buffer.concat(recordPieces(row));
+export function recordLine(row: ExportRecordRow): string {
+  return recordPieces(row).join('');
 }
 
-/** recordLine in pieces, the attestation's bytes among them as read: a chunk copies them once. */
-function recordPieces(row: ExportRecordRow): Buffer[] {
-  const details = row.details === '{}' ? undefined : (JSON.parse(row.details) as Record<string, unknown>);
-  if (details && Object.keys(details).some((k) => BODY_KEYS.has(k) || /^(?:0|[1-9]\d*)$/.test(k))) return [generalLine(row)];
-  const extra = details ? json(details).slice(1, -1) : '';
+/**
+ * recordLine in pieces. Only the short fields around the attestation are serialised; the
+ * attestation, most of the line and present twice, is a piece of its own as read, so a chunk
+ * encodes it straight into the chunk's buffer (encodeChunk) without building the line first.
+ */
+function recordPieces(row: ExportRecordRow): string[] {
+  const extra = detailsMembers(row.details);
+  if (extra === undefined) return [recordBodyJson({ ...row, devKey: row.devKey === 1 })];
   const href = evidenceHref(row.vertical, row.actionKey);
   const head =
     `{"action_key":${json(row.actionKey)},"vertical":${json(row.vertical)},"pack":${json(row.pack)},"kind":${json(row.kind)},` +
@@ -162,38 +165,55 @@ function recordPieces(row: ExportRecordRow): Buffer[] {
   const packet = `{"action_key":${json(row.actionKey)},"href":${json(href)},"status":${json(row.status)},"packet_hash":${json(row.packetHash)},` +
     `"seal":{"alg":"Ed25519","key_id":${json(row.keyId)},"dev_key":${row.devKey === 1},"attestation":`;
   const sealTail = `,"attestation_hash":${json(row.attestationHash)},"signature":${json(row.signature)}}`;
-  const attestation = row.attestation as Buffer;
   return [
-    Buffer.from(`${head},"evidence_packet":${packet}`),
-    attestation,
-    Buffer.from(`${sealTail}},"verify_request":${packet}`),
-    attestation,
-    Buffer.from(`${sealTail},"decision":${json(row.decision)},"payload_hash":${json(row.payloadHash)},"review_route":${json(row.reviewRoute)}}}`),
+    `${head},"evidence_packet":${packet}`,
+    row.attestation,
+    `${sealTail}},"verify_request":${packet}`,
+    row.attestation,
+    `${sealTail},"decision":${json(row.decision)},"payload_hash":${json(row.payloadHash)},"review_route":${json(row.reviewRoute)}}}`,
   ];
 }
 
-/** recordBody serialised in general (evidence/record-view.ts), the stored attestation spliced in. */
-function generalLine(row: ExportRecordRow): Buffer {
-  return Buffer.from(recordBodyJson({ ...row, devKey: row.devKey === 1, attestation: Buffer.from(row.attestation).toString('utf8') }));
+/** Recently seen details texts and their members as recordBody writes them. */
+const detailsCache = new Map<string, string | undefined>();
+const DETAILS_CACHE_SIZE = 512;
+
+/**
+ * The stored details' members as they follow `credits` in recordBody (`""` for none), or
+ * undefined when the general path must build the line. Records of one pack and decision share
+ * their details text (next step, catalog references), so the parse is remembered per text.
+ */
+function detailsMembers(text: string): string | undefined {
+  if (text === '{}') return '';
+  if (detailsCache.has(text)) return detailsCache.get(text);
+  const details = JSON.parse(text) as Record<string, unknown>;
+  const members = Object.keys(details).some((k) => BODY_KEYS.has(k) || /^(?:0|[1-9]\d*)$/.test(k)) ? undefined : json(details).slice(1, -1);
+  if (detailsCache.size >= DETAILS_CACHE_SIZE) detailsCache.delete(detailsCache.keys().next().value!);
+  detailsCache.set(text, members);
+  return members;
+}
+
+/**
+ * The records as UTF-8 with `sep` between them (and `before`, `after` around), in one buffer:
+ * every piece is encoded once, straight into place. The buffer is sized for the worst case (3
+ * bytes per UTF-16 unit) rather than measured first, which would read every piece twice.
+ */
+function encodeChunk(records: string[][], sep: string, before = '', after = ''): Buffer {
+  let units = before.length + after.length + sep.length * records.length;
+  for (const pieces of records) for (const piece of pieces) units += piece.length;
+  const out = Buffer.allocUnsafe(units * 3);
+  let at = out.write(before);
+  records.forEach((pieces, i) => {
+    if (i > 0) at += out.write(sep, at);
+    for (const piece of pieces) at += out.write(piece, at);
+  });
+  at += out.write(after, at);
+  return out.subarray(0, at);
 }
 
 /** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */
 export function ndjsonStream(page: RecordsPage): ReadableStream<Uint8Array> {
-  return pullStream(page.chunks(), (records) => joinLines(records, NEWLINE, { trailing: true }));
-}
-
-const NEWLINE = Buffer.from('\n');
-const COMMA = Buffer.from(',');
-
-/** The records with `sep` between them (and before the first, after the last when asked), in one buffer. */
-function joinLines(records: Buffer[][], sep: Buffer, { leading = false, trailing = false } = {}): Buffer {
-  const parts: Buffer[] = leading ? [sep] : [];
-  records.forEach((r, i) => {
-    if (i > 0) parts.push(sep);
-    parts.push(...r);
-  });
-  if (trailing) parts.push(sep);
-  return Buffer.concat(parts);
+  return pullStream(page.chunks(), (records, head) => encodeChunk(records, '\n', head, '\n'));
 }
 
 /** A JSON page object whose records array is streamed; count and next_cursor close it. */
@@ -204,9 +224,9 @@ export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<U
   const tail = () => `],"count":${count},"next_cursor":${page.end ? JSON.stringify(encodeCursor(page.end)) : 'null'}}`;
   return pullStream(
     page.chunks(),
-    (records) => {
+    (records, head) => {
       count += records.length;
-      const out = joinLines(records, COMMA, { leading: !first });
+      const out = encodeChunk(records, ',', first ? head : `${head},`);
       first = false;
       return out;
     },
@@ -215,7 +235,13 @@ export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<U
   );
 }
 
-function pullStream(chunks: Iterable<Buffer[][]>, render: (records: Buffer[][]) => Buffer, head = '', tail: () => string = () => ''): ReadableStream<Uint8Array> {
+/** `render` gets each chunk's records and the text to put before them (the head, once). */
+function pullStream(
+  chunks: Iterable<string[][]>,
+  render: (records: string[][], before: string) => Buffer,
+  head = '',
+  tail: () => string = () => '',
+): ReadableStream<Uint8Array> {
   const it = chunks[Symbol.iterator]();
   let started = false;
   return new ReadableStream<Uint8Array>(
@@ -230,8 +256,7 @@ function pullStream(chunks: Iterable<Buffer[][]>, render: (records: Buffer[][]) 
           controller.close();
           return;
         }
-        const body = render(next.value);
-        controller.enqueue(text ? Buffer.concat([Buffer.from(text), body]) : body);
+        controller.enqueue(render(next.value, text));
       },
       cancel() {
         it.return?.();

@@ -11,7 +11,8 @@ import type { SealedRecordRow } from '../evidence/store.ts';
  * attestation as its UTF-8 bytes, which the export writes out verbatim and never decodes, and
  * dev_key as stored (0 or 1).
  */
-export type ExportRecordRow = Omit<SealedRecordRow, 'attestation' | 'devKey'> & { attestation: Uint8Array; devKey: 0 | 1 };
+/** A sealed record as the export reads it: its tenant is the caller's, so it is not read again. */
+export type ExportRecordRow = Omit<SealedRecordRow, 'tenantId' | 'devKey'> & { devKey: 0 | 1 };
 
 /** A position in a tenant's chronological order: (signed recorded_at, tenant_seq). */
 export interface RecordPosition {

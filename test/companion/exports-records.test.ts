@@ -162,8 +162,7 @@ describe('GET /tenant/exports/records', () => {
     // Details naming a member of the body itself: the general path gives the same bytes.
     for (const details of ['{"status":"from details","next_step":{"why":"é ✓"}}', '{"next_step":"x","7":"an index key"}', '{"next_step":{"why":"é ✓"}}']) {
       const odd = { ...rows[0]!, details };
-      const bytes = recordLine({ ...odd, devKey: odd.devKey ? 1 : 0, attestation: Buffer.from(odd.attestation) });
-      expect(bytes.toString('utf8')).toBe(JSON.stringify(storedRecordBody(odd)));
+      expect(recordLine({ ...odd, devKey: odd.devKey ? 1 : 0 })).toBe(JSON.stringify(storedRecordBody(odd)));
     }
   });
 

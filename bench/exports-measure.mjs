@@ -1,23 +1,19 @@
 /**
  * The measuring half of `npm run bench -- exports` (see bench/exports.ts), run as a fresh
  * process on the prepared database: argv = <data dir> <tenant id>, SVC_API_KEY = the tenant's
- * key. Prints one JSON Measurement on stdout.
+ * key. Prints one JSON Measurement (bench/exports.ts) on stdout.
+ *
+ * Plain JavaScript over the compiled service in dist/, run by node alone: what `npm start`
+ * runs, so the peak RSS is the service's own and not the TypeScript loader's (which keeps a
+ * second V8 isolate of about 50 MB).
  */
-import { createApp } from '../companion/app.ts';
-import { loadConfig } from '../companion/core/config.ts';
-import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
-import { NDJSON } from '../companion/exports/records-export.ts';
+import { createApp } from '../dist/companion/app.js';
+import { loadConfig } from '../dist/companion/core/config.js';
+import { createMemoryLogger } from '../dist/companion/core/log.js';
+import { closeDeps, openDeps } from '../dist/companion/deps.js';
+import { NDJSON } from '../dist/companion/exports/records-export.js';
 
-type Deps = ReturnType<typeof openDeps>;
-
-export interface Measurement {
-  rssBefore: number;
-  raw: { rows: number; perSec: number };
-  exported: { records: number; pages: number; bytes: number; peakRss: number; perSec: number };
-}
-
-function rawScan(deps: Deps, tenantId: string): { rows: number; perSec: number } {
+function rawScan(deps, tenantId) {
   const stmt = deps.store.db.prepare('SELECT * FROM sealed_records WHERE tenant_id = ? ORDER BY recorded_at, tenant_seq');
   const startedAt = performance.now();
   let rows = 0;
@@ -25,20 +21,20 @@ function rawScan(deps: Deps, tenantId: string): { rows: number; perSec: number }
   return { rows, perSec: (rows * 1000) / (performance.now() - startedAt) };
 }
 
-async function exportAll(app: ReturnType<typeof createApp>, apiKey: string) {
-  let cursor: string | null = null;
+async function exportAll(app, apiKey) {
+  let cursor = null;
   let records = 0;
   let pages = 0;
   let bytes = 0;
   let peakRss = process.memoryUsage().rss;
   const startedAt = performance.now();
   for (;;) {
-    const res: Response = await app.request(`/tenant/exports/records${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, {
+    const res = await app.request(`/tenant/exports/records${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, {
       headers: { accept: NDJSON, 'x-service-key': apiKey },
     });
     if (res.status !== 200) throw new Error(`export answered ${res.status}`);
     pages++;
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of res.body) {
       bytes += chunk.length;
       for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) records++;
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -49,7 +45,7 @@ async function exportAll(app: ReturnType<typeof createApp>, apiKey: string) {
   return { records, pages, bytes, peakRss, perSec: (records * 1000) / (performance.now() - startedAt) };
 }
 
-async function main(): Promise<void> {
+async function main() {
   const [dataDir, tenantId] = process.argv.slice(2);
   const apiKey = process.env.SVC_API_KEY;
   if (!dataDir || !tenantId || !apiKey) throw new Error('usage: exports-measure.ts <data dir> <tenant id> (SVC_API_KEY set)');
@@ -63,10 +59,10 @@ async function main(): Promise<void> {
     const raw = [rawScan(deps, tenantId)];
     const second = await exportAll(app, apiKey);
     raw.push(rawScan(deps, tenantId));
-    if (first.records !== raw[0]!.rows) throw new Error(`export returned ${first.records} records, the table holds ${raw[0]!.rows}`);
-    const best = <T extends { perSec: number }>(a: T, b: T) => (a.perSec >= b.perSec ? a : b);
+    if (first.records !== raw[0].rows) throw new Error(`export returned ${first.records} records, the table holds ${raw[0].rows}`);
+    const best = (a, b) => (a.perSec >= b.perSec ? a : b);
     const exported = { ...best(first, second), peakRss: first.peakRss };
-    const m: Measurement = { rssBefore, raw: best(raw[0]!, raw[1]!), exported };
+    const m = { rssBefore, raw: best(raw[0], raw[1]), exported };
     process.stdout.write(JSON.stringify(m));
   } finally {
     await closeDeps(deps);
