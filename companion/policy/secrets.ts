@@ -88,16 +88,30 @@ const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0
 const PHONE = /(?<![\w.])\+?\d(?:[ ().-]{0,2}\d){8,14}(?![\w])/;
 const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
 
-function runs(value: string, pattern: RegExp): string[] {
-  return value.match(new RegExp(pattern.source, 'g')) ?? [];
+/**
+ * Whether some maximal run of `pattern` (a /g regex) in `value` satisfies `test`. The runs are
+ * visited one at a time and the first hit stops the scan: collecting them all first (match)
+ * would allocate one string per run and an ever-growing array, which made the cost grow faster
+ * than the input on inputs made of many short runs.
+ */
+function someRun(value: string, pattern: RegExp, test: (run: string) => boolean): boolean {
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(value); m !== null; m = pattern.exec(value)) {
+    if (test(m[0])) return true;
+  }
+  return false;
 }
 
+const HEX_RUN = /[0-9a-fA-F]{16,}/g;
+const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
+const ALNUM_RUN = /[A-Za-z0-9]{16,}/g;
+
 function isHexBlob(value: string): boolean {
-  return /[0-9]{16,}/.test(value) || runs(value, /[0-9a-fA-F]{16,}/).some((r) => /[0-9]/.test(r) && /[a-fA-F]/.test(r));
+  return /[0-9]{16,}/.test(value) || someRun(value, HEX_RUN, (r) => /[0-9]/.test(r) && /[a-fA-F]/.test(r));
 }
 
 function isBase64Blob(value: string): boolean {
-  return runs(value, /[A-Za-z0-9+/_-]{24,}={0,2}/).some((r) => /[A-Z]/.test(r) && /[a-z]/.test(r) && /[0-9]/.test(r));
+  return someRun(value, BASE64_RUN, (r) => /[A-Z]/.test(r) && /[a-z]/.test(r) && /[0-9]/.test(r));
 }
 
 /** Shannon entropy in bits per character. */
@@ -128,7 +142,7 @@ function vowelShare(s: string): number {
 }
 
 function isHighEntropyToken(value: string): boolean {
-  return runs(value, /[A-Za-z0-9]{16,}/).some((r) => shannonEntropy(r) >= 3 && (vowelShare(r) < 0.3 || classSwitchRatio(r) >= 0.45));
+  return someRun(value, ALNUM_RUN, (r) => shannonEntropy(r) >= 3 && (vowelShare(r) < 0.3 || classSwitchRatio(r) >= 0.45));
 }
 
 /** The value rules, in reporting order; published by GET /tenant/policy/options. */
