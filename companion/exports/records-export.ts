@@ -194,21 +194,20 @@ function detailsMembers(text: string): string | undefined {
 }
 
 /**
- * The records as UTF-8 with `sep` between them (and `before`, `after` around), in one buffer:
- * every piece is encoded once, straight into place. The buffer is sized for the worst case (3
- * bytes per UTF-16 unit) rather than measured first, which would read every piece twice.
+ * The records as UTF-8 with `sep` between them (and `before`, `after` around), in one buffer
+ * sized exactly: every piece is encoded once, straight into place.
  */
 function encodeChunk(records: string[][], sep: string, before = '', after = ''): Buffer {
-  let units = before.length + after.length + sep.length * records.length;
-  for (const pieces of records) for (const piece of pieces) units += piece.length;
-  const out = Buffer.allocUnsafe(units * 3);
+  let size = Buffer.byteLength(before) + Buffer.byteLength(after) + Buffer.byteLength(sep) * Math.max(0, records.length - 1);
+  for (const pieces of records) for (const piece of pieces) size += Buffer.byteLength(piece);
+  const out = Buffer.allocUnsafe(size);
   let at = out.write(before);
   records.forEach((pieces, i) => {
     if (i > 0) at += out.write(sep, at);
     for (const piece of pieces) at += out.write(piece, at);
   });
-  at += out.write(after, at);
-  return out.subarray(0, at);
+  out.write(after, at);
+  return out;
 }
 
 /** NDJSON (one record per line, https://github.com/ndjson/ndjson-spec). */
