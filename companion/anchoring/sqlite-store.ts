@@ -50,10 +50,22 @@ const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
   tenantChainRoot: r.tenant_chain_root,
 });
 
+/**
+ * A tenant log's leaves are its records' attestation hashes (DESIGN.md §4), already stored in
+ * sealed_records, so its four lowest levels are not stored again: a node there covers at most
+ * 8 leaves, read in one range of the (tenant_id, tenant_seq) index. Migration 0014 removed the
+ * rows an older version wrote. Other logs (the epoch log, "#epochs") store every level.
+ */
+export const TENANT_LOG_UNSTORED_LEVELS = 4;
+const isTenantLog = (logId: string) => !logId.startsWith('#');
+
 export function createSqliteAnchoringStore(db: Db): AnchoringStore {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
   const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');
   const leafCount = db.prepare<[string], { n: number | null }>('SELECT max(idx) + 1 AS n FROM merkle_nodes WHERE log_id = ? AND level = 0');
+  const leafData = db.prepare<[string, number, number], [string]>(
+    'SELECT attestation_hash FROM sealed_records WHERE tenant_id = ? AND tenant_seq >= ? AND tenant_seq < ? ORDER BY tenant_seq',
+  ).raw();
   const level = db.prepare<[string, number], [Buffer]>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? ORDER BY idx').raw();
   const logSize = db.prepare<[string], { size: number }>('SELECT size FROM tenant_logs WHERE tenant_id = ?');
   const logState = db.prepare<[string], { size: number; anchored_size: number; last_recorded_at: string }>('SELECT size, anchored_size, last_recorded_at FROM tenant_logs WHERE tenant_id = ?');
@@ -108,9 +120,13 @@ export function createSqliteAnchoringStore(db: Db): AnchoringStore {
       put(logId, level, idx, hash) {
         putNode.run(logId, level, idx, hash);
       },
-      leafCount: (logId) => leafCount.get(logId)?.n ?? 0,
+      leafCount: (logId) => (isTenantLog(logId) ? (logSize.get(logId)?.size ?? 0) : (leafCount.get(logId)?.n ?? 0)),
       *level(logId, l) {
         for (const [hash] of level.iterate(logId, l)) yield hash;
+      },
+      lowestStoredLevel: (logId) => (isTenantLog(logId) ? TENANT_LOG_UNSTORED_LEVELS : 0),
+      *leaves(logId, from, to) {
+        for (const [hex] of leafData.iterate(logId, from, to)) yield Buffer.from(hex, 'hex');
       },
     },
     tenantLogSize: (tenantId) => logSize.get(tenantId)?.size ?? 0,

@@ -1,8 +1,11 @@
 /**
  * Append-only RFC 9162 §2.1 trees kept as stored levels (DESIGN.md §4): node (level, idx) is
  * the hash of the complete subtree of 2^level leaves starting at leaf idx·2^level. Appending
- * a leaf writes it and each subtree it completes (two node writes on average), so a tree head
- * or proof at any size costs O(log n) node reads and never a rebuild.
+ * a leaf writes each subtree it completes, so a tree head or proof at any size costs O(log n)
+ * node reads and never a rebuild. A store may leave the lowest levels unstored when it keeps
+ * the leaves' data anyway (NodeStore.lowestStoredLevel): a node there is computed from its at
+ * most 2^level leaves when asked for, and a seal writes a stored node only once every
+ * 2^level appends instead of twice per append on average.
  *
  * The proof shapes come from shared/merkle (inclusionProofRanges, consistencyProofRanges): this
  * file only supplies each range's hash from storage, so what it serves is exactly what any
@@ -32,10 +35,17 @@ import { hex, leafHash, nodeHash } from './hashes.ts';
 export interface NodeStore {
   get(logId: string, level: number, idx: number): Uint8Array | undefined;
   put(logId: string, level: number, idx: number, hash: Uint8Array): void;
-  /** The log's stored leaf count (level 0 nodes). */
+  /** The log's leaf count. */
   leafCount(logId: string): number;
   /** The stored nodes of one level, by idx. */
   level(logId: string, level: number): Iterable<Uint8Array>;
+  /**
+   * Levels below this one are not stored: they are computed from the leaves' data, which the
+   * store keeps anyway (a tenant log's leaves are its records' attestation hashes).
+   */
+  lowestStoredLevel(logId: string): number;
+  /** The data of leaves [from, to), in order; needed only for logs with unstored levels. */
+  leaves(logId: string, from: number, to: number): Iterable<Uint8Array>;
 }
 
 const H = 32;
@@ -96,14 +106,15 @@ export class StoredTrees {
   append(logId: string, size: number, leafData: Uint8Array): void {
     const frontier = this.#frontier(logId, size);
     const resident = this.#residentForAppend(logId, size);
+    const stored = this.#nodes.lowestStoredLevel(logId);
     let hash = leafHash(leafData);
-    this.#nodes.put(logId, 0, size, hash);
+    if (stored === 0) this.#nodes.put(logId, 0, size, hash);
     if (resident) setNode(resident, 0, size, hash);
     // A node at an odd position is a right child: with its left sibling, the last subtree of
     // the frontier, it completes the parent (RFC 9162 §2.1.1: HASH(0x01 ‖ left ‖ right)).
     for (let level = 0, j = size; j % 2 === 1; level++, j = (j - 1) / 2) {
       hash = nodeHash(frontier.hashes.pop()!, hash);
-      this.#nodes.put(logId, level + 1, (j - 1) / 2, hash);
+      if (level + 1 >= stored) this.#nodes.put(logId, level + 1, (j - 1) / 2, hash);
       if (resident) setNode(resident, level + 1, (j - 1) / 2, hash);
     }
     frontier.hashes.push(hash);
@@ -145,13 +156,22 @@ export class StoredTrees {
     const size = this.#nodes.leafCount(logId);
     if (size === 0 || residentBytes(size) > RESIDENT_BYTES) return undefined;
     r = { size, levels: [], bytes: 0, edges: new Map() };
+    const stored = this.#nodes.lowestStoredLevel(logId);
     for (let level = 0; size >> level > 0; level++) {
       const count = Math.floor(size / 2 ** level);
       const buf = Buffer.alloc(capacity(count) * H);
       let i = 0;
-      for (const h of this.#nodes.level(logId, level)) {
-        if (i === count) break;
-        buf.set(h, i++ * H);
+      if (level === 0 && stored > 0) {
+        for (const data of this.#nodes.leaves(logId, 0, count)) buf.set(leafHash(data), i++ * H);
+      } else if (level < stored) {
+        // Each node of an unstored level is the hash of its two children one level down.
+        const below = r.levels[level - 1]!;
+        for (; i < count; i++) buf.set(nodeHash(below.subarray(2 * i * H, (2 * i + 1) * H), below.subarray((2 * i + 1) * H, (2 * i + 2) * H)), i * H);
+      } else {
+        for (const h of this.#nodes.level(logId, level)) {
+          if (i === count) break;
+          buf.set(h, i++ * H);
+        }
       }
       if (i !== count) return undefined; // a hole: leave it to the stored levels
       r.levels.push(buf);
@@ -259,10 +279,20 @@ export class StoredTrees {
   }
 
   #node(logId: string, level: number, idx: number): Uint8Array {
-    const hash = this.#nodes.get(logId, level, idx);
+    const hash = level < this.#nodes.lowestStoredLevel(logId) ? this.#derived(logId, level, idx) : this.#nodes.get(logId, level, idx);
     // A missing node means a leaf was never appended: the caller asked past the tree's size.
     if (!hash) throw new RangeError(`log ${logId} has no node at level ${level}, index ${idx}`);
     return hash;
+  }
+
+  /** An unstored node: MTH of its 2^level leaves, read from the store, or undefined if they are not all there. */
+  #derived(logId: string, level: number, idx: number): Uint8Array | undefined {
+    const width = 2 ** level;
+    const hashes: Uint8Array[] = [];
+    for (const data of this.#nodes.leaves(logId, idx * width, (idx + 1) * width)) hashes.push(leafHash(data));
+    if (hashes.length !== width) return undefined;
+    for (let n = width; n > 1; n /= 2) for (let i = 0; i < n / 2; i++) hashes[i] = nodeHash(hashes[2 * i]!, hashes[2 * i + 1]!);
+    return hashes[0];
   }
 }
 

@@ -1,14 +1,17 @@
 /**
- * The stored tenant-log trees (companion/anchoring/stored-tree.ts) against the RFC 6962 /
- * RFC 9162 vectors in test/vectors/merkle, through the real SQLite node store.
+ * The stored trees (companion/anchoring/stored-tree.ts) against the RFC 6962 / RFC 9162
+ * vectors in test/vectors/merkle, through the real SQLite node store: logs that store every
+ * level ("#…" ids, like the epoch log), and tenant logs, whose lowest levels are computed from
+ * their records' attestation hashes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteAnchoringStore } from '../../companion/anchoring/sqlite-store.ts';
+import { TENANT_LOG_UNSTORED_LEVELS, createSqliteAnchoringStore } from '../../companion/anchoring/sqlite-store.ts';
 import { StoredTrees } from '../../companion/anchoring/stored-tree.ts';
 import { fromHex, toHex } from '../../shared/encoding.ts';
+import { sha256 } from '../../shared/hash.ts';
 import { MerkleTree, leafHash, verifyConsistency, verifyInclusion } from '../../shared/merkle.ts';
 import { readVectorJson } from '../helpers/vectors.ts';
-import { createTestContext } from './helpers.ts';
+import { createTestContext, freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 
 interface TreeVectors {
@@ -30,83 +33,141 @@ async function storedTrees(): Promise<StoredTrees> {
 describe('stored RFC 9162 trees', () => {
   it('reproduce every root, inclusion proof and consistency proof of the 8-leaf vectors', async () => {
     const trees = await storedTrees();
-    ctx.store.transaction(() => v.leaf_inputs.forEach((hex, i) => trees.append('t', i, fromHex(hex))));
-    v.root_hash_by_tree_size.forEach((root, size) => expect(toHex(trees.rootAt('t', size))).toBe(root));
-    for (const p of v.inclusion_proofs) expect(trees.inclusionProof('t', p.leaf_index, p.tree_size).map(toHex)).toEqual(p.proof);
-    for (const p of v.consistency_proofs) expect(trees.consistencyProof('t', p.size1, p.size2).map(toHex)).toEqual(p.proof);
+    ctx.store.transaction(() => v.leaf_inputs.forEach((hex, i) => trees.append('#t', i, fromHex(hex))));
+    v.root_hash_by_tree_size.forEach((root, size) => expect(toHex(trees.rootAt('#t', size))).toBe(root));
+    for (const p of v.inclusion_proofs) expect(trees.inclusionProof('#t', p.leaf_index, p.tree_size).map(toHex)).toEqual(p.proof);
+    for (const p of v.consistency_proofs) expect(trees.consistencyProof('#t', p.size1, p.size2).map(toHex)).toEqual(p.proof);
   });
 
   it('agree with the in-memory tree at every size up to 70, and their proofs verify', async () => {
     const trees = await storedTrees();
     const leaves = Array.from({ length: 70 }, (_, i) => Uint8Array.of(i, i >> 8, 7));
-    ctx.store.transaction(() => leaves.forEach((l, i) => trees.append('t', i, l)));
+    ctx.store.transaction(() => leaves.forEach((l, i) => trees.append('#t', i, l)));
     const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
     for (let size = 1; size <= 70; size++) {
-      const root = trees.rootAt('t', size);
+      const root = trees.rootAt('#t', size);
       expect(toHex(root)).toBe(toHex(memory.rootAt(size)));
       for (const index of [0, Math.floor(size / 2), size - 1]) {
-        expect(verifyInclusion(leafHash(leaves[index]!), index, size, trees.inclusionProof('t', index, size), root)).toBe(true);
+        expect(verifyInclusion(leafHash(leaves[index]!), index, size, trees.inclusionProof('#t', index, size), root)).toBe(true);
       }
       for (const old of [1, Math.ceil(size / 3), size]) {
-        expect(verifyConsistency(old, size, trees.rootAt('t', old), root, trees.consistencyProof('t', old, size))).toBe(true);
+        expect(verifyConsistency(old, size, trees.rootAt('#t', old), root, trees.consistencyProof('#t', old, size))).toBe(true);
       }
     }
   });
 
   it('forgets appends rolled back with their transaction', async () => {
     const trees = await storedTrees();
-    ctx.store.transaction(() => [1, 2, 3].forEach((b, i) => trees.append('t', i, Uint8Array.of(b))));
+    ctx.store.transaction(() => [1, 2, 3].forEach((b, i) => trees.append('#t', i, Uint8Array.of(b))));
     expect(() =>
       ctx.store.transaction(() => {
-        trees.append('t', 3, Uint8Array.of(99));
+        trees.append('#t', 3, Uint8Array.of(99));
         throw new Error('refused');
       }),
     ).toThrow('refused');
-    ctx.store.transaction(() => trees.append('t', 3, Uint8Array.of(4)));
+    ctx.store.transaction(() => trees.append('#t', 3, Uint8Array.of(4)));
     const expected = MerkleTree.fromLeafHashes([1, 2, 3, 4].map((b) => leafHash(Uint8Array.of(b))));
-    expect(toHex(trees.rootAt('t', 4))).toBe(toHex(expected.root()));
-    expect(toHex(new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).rootAt('t', 4))).toBe(toHex(expected.root()));
+    expect(toHex(trees.rootAt('#t', 4))).toBe(toHex(expected.root()));
+    expect(toHex(new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).rootAt('#t', 4))).toBe(toHex(expected.root()));
   });
 
   it('keeps logs apart and refuses a size past the log', async () => {
     const trees = await storedTrees();
     ctx.store.transaction(() => {
-      trees.append('a', 0, Uint8Array.of(1));
-      trees.append('b', 0, Uint8Array.of(2));
+      trees.append('#a', 0, Uint8Array.of(1));
+      trees.append('#b', 0, Uint8Array.of(2));
     });
-    expect(toHex(trees.rootAt('a', 1))).toBe(toHex(leafHash(Uint8Array.of(1))));
-    expect(toHex(trees.rootAt('b', 1))).toBe(toHex(leafHash(Uint8Array.of(2))));
-    expect(() => trees.rootAt('a', 2)).toThrow(/no node/);
+    expect(toHex(trees.rootAt('#a', 1))).toBe(toHex(leafHash(Uint8Array.of(1))));
+    expect(toHex(trees.rootAt('#b', 1))).toBe(toHex(leafHash(Uint8Array.of(2))));
+    expect(() => trees.rootAt('#a', 2)).toThrow(/no node/);
   });
 
   it('keep a proved log in memory through later appends and a rolled-back one, and answer as the stored levels do', async () => {
     const trees = await storedTrees();
     const leaves = Array.from({ length: 40 }, (_, i) => Uint8Array.of(i, 3));
-    ctx.store.transaction(() => leaves.slice(0, 13).forEach((l, i) => trees.append('t', i, l)));
-    trees.inclusionProof('t', 0, 13); // loads the log's levels
-    ctx.store.transaction(() => leaves.slice(13, 29).forEach((l, i) => trees.append('t', 13 + i, l)));
+    ctx.store.transaction(() => leaves.slice(0, 13).forEach((l, i) => trees.append('#t', i, l)));
+    trees.inclusionProof('#t', 0, 13); // loads the log's levels
+    ctx.store.transaction(() => leaves.slice(13, 29).forEach((l, i) => trees.append('#t', 13 + i, l)));
     expect(() =>
       ctx.store.transaction(() => {
-        trees.append('t', 29, Uint8Array.of(99));
-        trees.append('t', 30, Uint8Array.of(98));
+        trees.append('#t', 29, Uint8Array.of(99));
+        trees.append('#t', 30, Uint8Array.of(98));
         throw new Error('refused');
       }),
     ).toThrow('refused');
-    ctx.store.transaction(() => leaves.slice(29).forEach((l, i) => trees.append('t', 29 + i, l)));
+    ctx.store.transaction(() => leaves.slice(29).forEach((l, i) => trees.append('#t', 29 + i, l)));
     const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
     // A second node store over the same database starts with nothing resident.
     const stored = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
     for (let size = 1; size <= 40; size++) {
       for (const index of [0, size >> 1, size - 1]) {
-        const proof = trees.inclusionProof('t', index, size).map(toHex);
+        const proof = trees.inclusionProof('#t', index, size).map(toHex);
         expect(proof).toEqual(memory.inclusionProof(index, size).map(toHex));
-        expect(proof).toEqual(stored.inclusionProof('t', index, size).map(toHex));
+        expect(proof).toEqual(stored.inclusionProof('#t', index, size).map(toHex));
       }
-      expect(trees.consistencyProof('t', 1, size).map(toHex)).toEqual(stored.consistencyProof('t', 1, size).map(toHex));
+      expect(trees.consistencyProof('#t', 1, size).map(toHex)).toEqual(stored.consistencyProof('#t', 1, size).map(toHex));
     }
     // Resident proofs read no stored node: they survive the rows going away.
-    ctx.store.db.prepare("DELETE FROM merkle_nodes WHERE log_id = 't'").run();
-    expect(trees.inclusionProof('t', 17, 40).map(toHex)).toEqual(memory.inclusionProof(17, 40).map(toHex));
-    expect(() => new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).inclusionProof('t', 17, 40)).toThrow(/no node/);
+    ctx.store.db.prepare("DELETE FROM merkle_nodes WHERE log_id = '#t'").run();
+    expect(trees.inclusionProof('#t', 17, 40).map(toHex)).toEqual(memory.inclusionProof(17, 40).map(toHex));
+    expect(() => new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).inclusionProof('#t', 17, 40)).toThrow(/no node/);
+  });
+
+  describe('tenant logs', () => {
+    /** Records of a real tenant whose attestation hashes are `leaves` (32 bytes each), appended to its log. */
+    async function tenantLog(count: number): Promise<{ trees: StoredTrees; tenantId: string; leaves: Uint8Array[] }> {
+      const fresh = await freshTenantContext();
+      ctx = fresh.ctx;
+      const trees = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
+      const leaves = Array.from({ length: count }, (_, i) => sha256(Uint8Array.of(i, i >> 8)));
+      ctx.store.transaction(() => leaves.forEach((leaf, i) => appendRecord(trees, fresh.tenantId, i, leaf)));
+      return { trees, tenantId: fresh.tenantId, leaves };
+    }
+
+    function appendRecord(trees: StoredTrees, tenantId: string, seq: number, leaf: Uint8Array): void {
+      const hash = toHex(leaf);
+      ctx.store.evidence.insertRecord({
+        tenantId, tenantSeq: seq, actionKey: `eu-ai-act:output_marked:${String(seq).padStart(26, '0')}`, vertical: 'eu-ai-act', pack: 'eu-ai-act',
+        kind: 'record', decision: null, status: 'recorded', reviewRoute: null, payloadHash: 'a'.repeat(64), packetHash: 'b'.repeat(64),
+        attestation: '{}', attestationHash: hash, signature: 'sig', keyId: 'k', devKey: true, recordedAt: '2026-01-01T00:00:00.000Z', credits: 0, details: '{}',
+      });
+      trees.append(tenantId, seq, leaf);
+      ctx.store.anchoring.setTenantLogSize(tenantId, seq + 1, '2026-01-01T00:00:00.000Z');
+    }
+
+    it(`store only levels ${TENANT_LOG_UNSTORED_LEVELS} and up, and agree with the in-memory tree at every size up to 70`, async () => {
+      const { trees, tenantId, leaves } = await tenantLog(70);
+      const levels = ctx.store.db.prepare('SELECT DISTINCT level FROM merkle_nodes WHERE log_id = ? ORDER BY level').pluck().all(tenantId);
+      expect(levels).toEqual([4, 5, 6]);
+      const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
+      // A fresh store has nothing in memory: heads and consistency proofs compute the unstored
+      // nodes from the records; the inclusion proofs load the whole log from them.
+      const fresh = () => new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
+      for (const size of [1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 70]) {
+        expect(toHex(fresh().rootAt(tenantId, size))).toBe(toHex(memory.rootAt(size)));
+        expect(fresh().consistencyProof(tenantId, Math.ceil(size / 3), size).map(toHex)).toEqual(memory.consistencyProof(Math.ceil(size / 3), size).map(toHex));
+        for (const index of [0, size >> 1, size - 1]) {
+          expect(fresh().inclusionProof(tenantId, index, size).map(toHex)).toEqual(memory.inclusionProof(index, size).map(toHex));
+          expect(trees.inclusionProof(tenantId, index, size).map(toHex)).toEqual(memory.inclusionProof(index, size).map(toHex));
+        }
+      }
+    });
+
+    it('append after a restart: the right edge is computed from the records, and a rolled-back append leaves nothing', async () => {
+      const { tenantId, leaves } = await tenantLog(21);
+      const trees = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
+      expect(() =>
+        ctx.store.transaction(() => {
+          appendRecord(trees, tenantId, 21, sha256(Uint8Array.of(99)));
+          throw new Error('refused');
+        }),
+      ).toThrow('refused');
+      const more = Array.from({ length: 12 }, (_, i) => sha256(Uint8Array.of(200, i)));
+      ctx.store.transaction(() => more.forEach((leaf, i) => appendRecord(trees, tenantId, 21 + i, leaf)));
+      const memory = MerkleTree.fromLeafHashes([...leaves, ...more].map(leafHash));
+      expect(toHex(trees.rootAt(tenantId, 33))).toBe(toHex(memory.rootAt(33)));
+      expect(toHex(new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).rootAt(tenantId, 33))).toBe(toHex(memory.rootAt(33)));
+      expect(() => trees.rootAt(tenantId, 34)).toThrow(/no node/);
+    });
   });
 });
