@@ -59,6 +59,10 @@ export interface RoutingService {
   status(): WorkerStatus;
 }
 
+/** A decided review needs no message; a disabled route keeps its dispatches until enabled. */
+export const DISPATCH_CLAIMABLE = `j.resolved_at IS NULL AND EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id
+  AND i.channel = j.channel AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`;
+
 export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
   const { db, store, clock, outbound } = deps;
   const queue = new JobQueue<DispatchRow>({
@@ -66,9 +70,7 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     table: DISPATCH_QUEUE,
     doneStatus: 'sent',
     schedule: DEFAULT_RETRY_SCHEDULE,
-    // A decided review needs no message; a disabled route keeps its dispatches until enabled.
-    claimableWhere: `j.resolved_at IS NULL AND EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id
-      AND i.channel = j.channel AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`,
+    claimableWhere: DISPATCH_CLAIMABLE,
   });
   const receipts = new TickReceipts(db);
   const externalSend = deps.config.outboxExternalSend;

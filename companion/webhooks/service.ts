@@ -55,6 +55,13 @@ export interface WebhookService {
   status(): WorkerStatus;
 }
 
+/**
+ * A target the tenant disabled, or the service disabled after sustained failure, keeps its
+ * deliveries pending until it is enabled again.
+ */
+export const DELIVERY_CLAIMABLE = `EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id AND i.channel = 'webhook'
+  AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`;
+
 export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const { db, store, clock, log } = deps;
   const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
@@ -63,10 +70,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     table: DELIVERY_QUEUE,
     doneStatus: 'delivered',
     schedule: DEFAULT_RETRY_SCHEDULE,
-    // A target the tenant disabled, or the service disabled after sustained failure, keeps its
-    // deliveries pending until it is enabled again.
-    claimableWhere: `EXISTS (SELECT 1 FROM tenant_integrations i WHERE i.tenant_id = j.tenant_id AND i.channel = 'webhook'
-      AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`,
+    claimableWhere: DELIVERY_CLAIMABLE,
   });
   const receipts = new TickReceipts(db);
   const worker = new JobWorker<DeliveryRow>({

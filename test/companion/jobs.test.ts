@@ -7,9 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_SCHEDULE, nominalDelayMs, retryDelayMs, retryPlan } from '../../companion/core/jobs/backoff.ts';
-import { JobQueue } from '../../companion/core/jobs/queue.ts';
+import { JobQueue, claimableSql } from '../../companion/core/jobs/queue.ts';
 import { openDatabase } from '../../companion/core/db.ts';
 import type { Db } from '../../companion/core/db.ts';
+import { DISPATCH_CLAIMABLE, DISPATCH_QUEUE } from '../../companion/routing/service.ts';
+import { openSqliteStore } from '../../companion/store.ts';
+import { DELIVERY_CLAIMABLE, DELIVERY_QUEUE } from '../../companion/webhooks/service.ts';
 import { makeTempDir } from './helpers.ts';
 
 interface Row {
@@ -110,5 +113,23 @@ describe('retry schedule', () => {
     expect(retryDelayMs(1, DEFAULT_RETRY_SCHEDULE, () => 0.999999)).toBe(36_000);
     expect(retryDelayMs(1000, DEFAULT_RETRY_SCHEDULE, () => 0.5)).toBe(6 * 3600_000);
     expect(() => retryDelayMs(0, DEFAULT_RETRY_SCHEDULE)).toThrow(RangeError);
+  });
+});
+
+describe('claims on the capabilities’ job tables', () => {
+  it('read the due index in claim order, never gathering and sorting the backlog', () => {
+    const dir = makeTempDir('svc-jobs-');
+    dirs.push(dir);
+    const store = openSqliteStore({ dataDir: dir });
+    try {
+      for (const [table, where] of [[DELIVERY_QUEUE, DELIVERY_CLAIMABLE], [DISPATCH_QUEUE, DISPATCH_CLAIMABLE]] as const) {
+        const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${claimableSql(table, where)}`).all({ now: 0, limit: 10 }) as { detail: string }[];
+        const steps = plan.map((p) => p.detail).join(' | ');
+        expect(steps).toContain(`USING INDEX ${table}_due`);
+        expect(steps).not.toContain('TEMP B-TREE');
+      }
+    } finally {
+      store.close();
+    }
   });
 });

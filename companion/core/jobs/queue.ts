@@ -53,6 +53,18 @@ export type FailOutcome = 'retrying' | 'dead' | 'lease_lost';
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
+/**
+ * The rows a claim takes, in the order it takes them. A job table needs an index on
+ * (run_at, id) over its claimable statuses for this to read only the rows it returns.
+ */
+export function claimableSql(table: string, claimableWhere?: string): string {
+  const extra = claimableWhere ? ` AND (${claimableWhere})` : '';
+  return `SELECT j.id FROM ${table} j
+         WHERE j.status IN ('pending', 'failed') AND j.run_at <= @now
+           AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= @now)${extra}
+         ORDER BY j.run_at, j.id LIMIT @limit`;
+}
+
 export class JobQueue<Row extends { id: string; attempt_count: number }> {
   readonly table: string;
   readonly schedule: RetrySchedule;
@@ -73,16 +85,11 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
     this.schedule = options.schedule;
     this.#random = options.random ?? Math.random;
     this.#db = options.db;
-    const extra = options.claimableWhere ? ` AND (${options.claimableWhere})` : '';
     // One statement: choosing rows and leasing them is atomic, so two workers never hold the
     // same row (SQLite serialises writers).
     this.#claim = options.db.prepare<{ owner: string; now: number; until: number; at: string; limit: number }, Row>(
       `UPDATE ${t} SET lease_owner = @owner, lease_expires_at = @until, attempt_count = attempt_count + 1, last_attempt_at = @at
-       WHERE id IN (
-         SELECT j.id FROM ${t} j
-         WHERE j.status IN ('pending', 'failed') AND j.run_at <= @now
-           AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= @now)${extra}
-         ORDER BY j.run_at, j.id LIMIT @limit)
+       WHERE id IN (${claimableSql(t, options.claimableWhere)})
        RETURNING *`,
     );
     this.#complete = options.db.prepare<{ id: string; owner: string; at: string }>(
