@@ -24,9 +24,18 @@ export function sha256Hex(data: Uint8Array | string): string {
   return toHex(sha256(data));
 }
 
+export type HmacSha256Function = (key: Uint8Array, message: Uint8Array) => Uint8Array;
+
+let hmacBackend: HmacSha256Function = (key, message) => hmac(nobleSha256, key, message);
+
+/** Replaces the portable HMAC-SHA256 with a native one, like useSha256 (speed only). */
+export function useHmacSha256(fn: HmacSha256Function): void {
+  hmacBackend = fn;
+}
+
 /** HMAC-SHA256 (RFC 2104), used by webhook and callback signatures. */
 export function hmacSha256(key: Uint8Array | string, message: Uint8Array | string): Uint8Array {
   const k = typeof key === 'string' ? utf8(key) : key;
   const m = typeof message === 'string' ? utf8(message) : message;
-  return hmac(nobleSha256, k, m);
+  return hmacBackend(k, m);
 }
