@@ -22,7 +22,7 @@ import { generateApiKey } from '../companion/core/auth.ts';
 import { ManualClock } from '../companion/core/clock.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
+import { closeDeps, openDeps, sealParticipants } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import { viewRecord } from '../companion/evidence/record-view.ts';
 import { Sealer } from '../companion/evidence/sealer.ts';
@@ -35,6 +35,7 @@ import { buildBundle } from '../shared/bundle.ts';
 import { fromHex, toHex } from '../shared/encoding.ts';
 import { sha256, sha256Hex } from '../shared/hash.ts';
 import { leafHash, proofFromHex, verifyInclusion } from '../shared/merkle.ts';
+import { GATE_BODY, seedProductionTenant } from './companion-gate.ts';
 import { compare, line, measure, median, section, time } from './harness.ts';
 
 const TENANTS = 1000;
@@ -224,6 +225,49 @@ export async function benchAnchoring(): Promise<void> {
   }
   compare({ name: 'seal (metering, reviews, events)', opsPerSec: median(off) }, { name: 'seal + tenant-log leaf (anchoring on)', opsPerSec: median(on) });
   line('ratio on / off', `${(median(on) / median(off)).toFixed(2)} (target >= 0.9)`);
+
+  section('Gate throughput over the app: anchoring on against off (everything else the same)');
+  const gate = async (anchoring: boolean) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-anchoring-gate-'));
+    const apiKey = seedProductionTenant(dir);
+    const deps = openDeps(loadConfig({ SVC_DATA_DIR: dir }, []), { log: createMemoryLogger() });
+    // The service's own participants, less the tenant log when anchoring is off.
+    const participants = sealParticipants(deps.store, deps.webhooks, deps.routing).filter((p) => anchoring || p.name !== 'anchoring');
+    const sealer = new Sealer({ evidence: deps.store.evidence, idempotency: deps.store.idempotency, participants, transaction: deps.store.transaction, keyring: deps.keyring, clock: deps.clock, ids: deps.ids });
+    const app = createApp({ ...deps, sealer });
+    const send = async () => {
+      const res = await app.request('/v1/gate', { method: 'POST', body: JSON.stringify(GATE_BODY), headers: { 'content-type': 'application/json', 'x-service-key': apiKey } });
+      await res.arrayBuffer();
+      if (res.status !== 201) throw new Error(`gate answered ${res.status}`);
+    };
+    return {
+      async run(ms: number): Promise<number> {
+        let n = 0;
+        const start = performance.now();
+        const end = start + ms;
+        await Promise.all(Array.from({ length: 50 }, async () => { while (performance.now() < end) (await send(), n++); }));
+        return (n * 1000) / (performance.now() - start);
+      },
+      close: async () => (await closeDeps(deps), fs.rmSync(dir, { recursive: true, force: true })),
+    };
+  };
+  const gateOff = await gate(false);
+  const gateOn = await gate(true);
+  try {
+    await gateOff.run(500);
+    await gateOn.run(500);
+    const offRates: number[] = [];
+    const onRates: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      offRates.push(await gateOff.run(1000));
+      onRates.push(await gateOn.run(1000));
+    }
+    compare({ name: 'durable gate decisions, no tenant-log leaf', opsPerSec: median(offRates) }, { name: 'durable gate decisions, anchoring on', opsPerSec: median(onRates) });
+    line('ratio on / off', `${(median(onRates) / median(offRates)).toFixed(2)} (target >= 0.9)`);
+  } finally {
+    await gateOff.close();
+    await gateOn.close();
+  }
 
   section('Batch package of 1,000 bundles');
   const c = new ManualClock('2025-01-01T00:00:00.000Z');

@@ -24,7 +24,8 @@ import type { Rate } from './harness.ts';
 import { startCompanion } from './companion-process.ts';
 import type { ServerLatency } from './companion-process.ts';
 
-const GATE_BODY = {
+/** The heaviest common gate request: a law action, classified, sealed as needs_review. */
+export const GATE_BODY = {
   pack: 'law',
   proposed_action: 'Draft a reply to opposing counsel about the discovery schedule in matter 42.',
   law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },

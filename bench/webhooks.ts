@@ -20,16 +20,12 @@ import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import type { SqliteStore } from '../companion/store.ts';
-import { seedProductionTenant } from './companion-gate.ts';
+import { GATE_BODY as GATE_REQUEST, seedProductionTenant } from './companion-gate.ts';
 import { line, median, section } from './harness.ts';
 
 const CONCURRENCY = 64;
 const DELIVERIES = 6000;
-const GATE_BODY = JSON.stringify({
-  pack: 'law',
-  proposed_action: 'Draft a reply to opposing counsel about the discovery schedule in matter 42.',
-  law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
-});
+const GATE_BODY = JSON.stringify(GATE_REQUEST);
 
 export async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
   let n = 0;

@@ -21,6 +21,7 @@ import type { Signer } from './core/signer.ts';
 import { openProductionSigner } from './core/signers/select.ts';
 import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
+import type { SealParticipant } from './evidence/participants.ts';
 import { Sealer } from './evidence/sealer.ts';
 import { meteringParticipant } from './metering/participant.ts';
 import { Metrics } from './ops/metrics.ts';
@@ -105,15 +106,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const sealer = new Sealer({
       evidence: store.evidence,
       idempotency: store.idempotency,
-      // In this order inside each seal's transaction (evidence/participants.ts): metering
-      // refuses first and records the usage totals the later participants may read.
-      participants: [
-        meteringParticipant(store.usage),
-        reviewsParticipant(store.reviews),
-        webhookParticipant(webhooks.outbox),
-        routing.participant,
-        tenantLogParticipant(store.anchoring),
-      ],
+      participants: sealParticipants(store, webhooks, routing),
       transaction: store.transaction,
       idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
@@ -134,6 +127,20 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     store.close();
     throw err;
   }
+}
+
+/**
+ * The seal transaction's participants, in this order (evidence/participants.ts): metering
+ * refuses first and records the usage totals the later participants may read.
+ */
+export function sealParticipants(store: Store, webhooks: WebhookService, routing: RoutingService): SealParticipant[] {
+  return [
+    meteringParticipant(store.usage),
+    reviewsParticipant(store.reviews),
+    webhookParticipant(webhooks.outbox),
+    routing.participant,
+    tenantLogParticipant(store.anchoring),
+  ];
 }
 
 /** Stops background work (so queues flush into the still-open database), then closes it. */
