@@ -268,6 +268,8 @@ export class StoredTrees {
   /** MTH(D[start:end]) for a range the RFC 9162 recursion produces (start aligned to its split). */
   #subtree(logId: string, start: number, end: number, r?: Resident): Uint8Array {
     const n = end - start;
+    // A range inside the unstored levels (a log's right edge, usually): its leaves in one read.
+    if (n < 2 ** this.#nodes.lowestStoredLevel(logId) && !(r && end <= r.size)) return this.#fromLeaves(logId, start, end);
     if ((n & (n - 1)) === 0) {
       const level = 31 - Math.clz32(n);
       // Resident nodes up to r.size only: [start, end) lies inside a committed size.
@@ -288,12 +290,29 @@ export class StoredTrees {
   /** An unstored node: MTH of its 2^level leaves, read from the store, or undefined if they are not all there. */
   #derived(logId: string, level: number, idx: number): Uint8Array | undefined {
     const width = 2 ** level;
-    const hashes: Uint8Array[] = [];
-    for (const data of this.#nodes.leaves(logId, idx * width, (idx + 1) * width)) hashes.push(leafHash(data));
-    if (hashes.length !== width) return undefined;
-    for (let n = width; n > 1; n /= 2) for (let i = 0; i < n / 2; i++) hashes[i] = nodeHash(hashes[2 * i]!, hashes[2 * i + 1]!);
-    return hashes[0];
+    const hashes = this.#leafHashes(logId, idx * width, (idx + 1) * width);
+    return hashes.length === width ? mth(hashes) : undefined;
   }
+
+  /** MTH(D[start:end]) from the leaves themselves, for a range shorter than the lowest stored level. */
+  #fromLeaves(logId: string, start: number, end: number): Uint8Array {
+    const hashes = this.#leafHashes(logId, start, end);
+    if (hashes.length !== end - start) throw new RangeError(`log ${logId} has no node over leaves ${start}..${end}: the tree is smaller`);
+    return mth(hashes);
+  }
+
+  #leafHashes(logId: string, start: number, end: number): Uint8Array[] {
+    const hashes: Uint8Array[] = [];
+    for (const data of this.#nodes.leaves(logId, start, end)) hashes.push(leafHash(data));
+    return hashes;
+  }
+}
+
+/** RFC 9162 §2.1.1 MTH over leaf hashes: split at the largest power of two below n. */
+function mth(hashes: readonly Uint8Array[]): Uint8Array {
+  if (hashes.length === 1) return hashes[0]!;
+  const k = 1 << (31 - Math.clz32(hashes.length - 1));
+  return nodeHash(mth(hashes.slice(0, k)), mth(hashes.slice(k)));
 }
 
 /** Node slots to allocate for `count` nodes: room to grow by an eighth before copying. */
