@@ -20,12 +20,12 @@ import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import type { SqliteStore } from '../companion/store.ts';
-import { GATE_BODY as GATE_REQUEST, seedProductionTenant } from './companion-gate.ts';
-import { line, median, section } from './harness.ts';
+import { seedProductionTenant } from './companion-gate.ts';
+import { alternateRounds, gateRunner } from './gate-load.ts';
+import { line, section } from './harness.ts';
 
 const CONCURRENCY = 64;
 const DELIVERIES = 6000;
-const GATE_BODY = JSON.stringify(GATE_REQUEST);
 
 export async function receiver(): Promise<{ url: string; count: () => number; close: () => Promise<void> }> {
   let n = 0;
@@ -128,49 +128,26 @@ async function deliveryRate(url: string, count: () => number): Promise<number> {
   }
 }
 
-/** A gate load generator over one in-process app: 50 requests in flight for `ms`. */
+/** A tenant with or without a subscribed target, its gate runner, and how many were delivered. */
 async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Promise<number>; delivered(): number; close(): Promise<void> }> {
   const deps = open();
   const { apiKey } = deps;
   if (url) await subscribe(deps, apiKey, url);
   await deps.lifecycle.start();
-  const app = createApp(deps);
-  const send = async () => {
-    const res = await app.request('/v1/gate', { method: 'POST', body: GATE_BODY, headers: { 'content-type': 'application/json', 'x-service-key': apiKey } });
-    await res.arrayBuffer();
-    if (res.status !== 201) throw new Error(`gate answered ${res.status}`);
-  };
   const delivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
   return {
-    async run(ms) {
-      let n = 0;
-      const start = performance.now();
-      const end = start + ms;
-      await Promise.all(Array.from({ length: 50 }, async () => { while (performance.now() < end) (await send(), n++); }));
-      return (n * 1000) / (performance.now() - start);
-    },
+    run: gateRunner(createApp(deps), apiKey),
     delivered: () => (delivered.get() as { n: number }).n,
     close: () => dispose(deps),
   };
 }
 
-/**
- * Gate throughput with and without a subscribed target, measured in alternating rounds so
- * the machine's drift hits both alike; medians of the rounds.
- */
+/** Gate throughput with and without a subscribed target (bench/gate-load.ts alternateRounds). */
 async function gateOnOff(url: string): Promise<{ off: number; on: number; delivered: number }> {
   const off = await gateLoad(undefined);
   const on = await gateLoad(url);
   try {
-    await off.run(500);
-    await on.run(500);
-    const offRates: number[] = [];
-    const onRates: number[] = [];
-    for (let round = 0; round < 5; round++) {
-      offRates.push(await off.run(1000));
-      onRates.push(await on.run(1000));
-    }
-    return { off: median(offRates), on: median(onRates), delivered: on.delivered() };
+    return { ...(await alternateRounds(off.run, on.run)), delivered: on.delivered() };
   } finally {
     await off.close();
     await on.close();
