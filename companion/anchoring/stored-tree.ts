@@ -3,9 +3,9 @@
  * the hash of the complete subtree of 2^level leaves starting at leaf idx·2^level. Appending
  * a leaf writes each subtree it completes, so a tree head or proof at any size costs O(log n)
  * node reads and never a rebuild. A store may leave the lowest levels unstored when it keeps
- * the leaves' data anyway (NodeStore.lowestStoredLevel): a node there is computed from its at
- * most 2^level leaves when asked for, and a seal writes a stored node only once every
- * 2^level appends instead of twice per append on average.
+ * the leaves' data anyway (NodeStore.lowestStoredLevel): a node there is hashed from its few
+ * leaves when asked for, and appends write far fewer nodes (with four levels unstored, about
+ * one per eight appends instead of two per append).
  *
  * The proof shapes come from shared/merkle (inclusionProofRanges, consistencyProofRanges): this
  * file only supplies each range's hash from storage, so what it serves is exactly what any
@@ -281,30 +281,19 @@ export class StoredTrees {
   }
 
   #node(logId: string, level: number, idx: number): Uint8Array {
-    const hash = level < this.#nodes.lowestStoredLevel(logId) ? this.#derived(logId, level, idx) : this.#nodes.get(logId, level, idx);
+    if (level < this.#nodes.lowestStoredLevel(logId)) return this.#fromLeaves(logId, idx * 2 ** level, (idx + 1) * 2 ** level);
+    const hash = this.#nodes.get(logId, level, idx);
     // A missing node means a leaf was never appended: the caller asked past the tree's size.
     if (!hash) throw new RangeError(`log ${logId} has no node at level ${level}, index ${idx}`);
     return hash;
   }
 
-  /** An unstored node: MTH of its 2^level leaves, read from the store, or undefined if they are not all there. */
-  #derived(logId: string, level: number, idx: number): Uint8Array | undefined {
-    const width = 2 ** level;
-    const hashes = this.#leafHashes(logId, idx * width, (idx + 1) * width);
-    return hashes.length === width ? mth(hashes) : undefined;
-  }
-
-  /** MTH(D[start:end]) from the leaves themselves, for a range shorter than the lowest stored level. */
+  /** MTH(D[start:end]) from the leaves themselves, for a range inside the unstored levels. */
   #fromLeaves(logId: string, start: number, end: number): Uint8Array {
-    const hashes = this.#leafHashes(logId, start, end);
-    if (hashes.length !== end - start) throw new RangeError(`log ${logId} has no node over leaves ${start}..${end}: the tree is smaller`);
-    return mth(hashes);
-  }
-
-  #leafHashes(logId: string, start: number, end: number): Uint8Array[] {
     const hashes: Uint8Array[] = [];
     for (const data of this.#nodes.leaves(logId, start, end)) hashes.push(leafHash(data));
-    return hashes;
+    if (hashes.length !== end - start) throw new RangeError(`log ${logId} has no node over leaves ${start}..${end}: the tree is smaller`);
+    return mth(hashes);
   }
 }
 

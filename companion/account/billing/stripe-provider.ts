@@ -19,7 +19,7 @@ import { operatorSecret } from './provider.ts';
 import type { PaymentProvider } from './provider.ts';
 
 /**
- * The SDK is loaded on first use: it adds about 20 MB to the resident size of every process,
+ * The SDK is loaded on first use: it adds about 10 MB to the resident size of every process,
  * and only a companion billing through Stripe ever calls it.
  */
 let sdk: typeof Stripe | undefined;
