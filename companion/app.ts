@@ -8,7 +8,7 @@
  * declared by `defineRoute`, then add it to CAPABILITIES below.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { createSessionAuth } from './account/people.ts';
+import { createKeyOrSessionAuth, createSessionAuth } from './account/people.ts';
 import { accountRoutes } from './account/routes.ts';
 import { accountSessionRoutes } from './account/session-routes.ts';
 import { signerPlanRoutes } from './control-plane/signer-plan.ts';
@@ -87,13 +87,15 @@ export function createApp(deps: AppDeps): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   let document: OpenApiDocument | undefined;
   const describe = () => (document ??= openApiDocument(app));
+  const now = () => rfc3339(deps.clock.now());
   const routeDeps: RouteDeps = {
     ...deps,
     describe,
     auth: {
       apiKey: createApiKeyAuth(deps.store.tenants),
       optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants),
-      session: createSessionAuth(deps.store.account, () => rfc3339(deps.clock.now())),
+      session: createSessionAuth(deps.store.account, now),
+      keyOrSession: createKeyOrSessionAuth(deps.store.tenants, deps.store.account, now),
     },
   };
 

@@ -15,7 +15,7 @@ import type { OpenApiDocument } from './core/openapi.ts';
 import type { Logger } from './core/log.ts';
 import { createJsonLogger } from './core/log.ts';
 import type { AuthRequirement } from './core/router.ts';
-import type { SessionEnv } from './account/people.ts';
+import type { Capability, SessionEnv } from './account/people.ts';
 import { createSandboxSigner } from './core/signer.ts';
 import type { Signer } from './core/signer.ts';
 import { openProductionSigner } from './core/signers/select.ts';
@@ -72,6 +72,11 @@ export interface RouteDeps extends AppDeps {
     optionalApiKey: AuthRequirement<OptionalAuthEnv>;
     /** interface-spec Authentication 2: the svc_session cookie (and X-CSRF-Token on writes); sets c.var.session. */
     session: AuthRequirement<SessionEnv>;
+    /**
+     * An API key, or the account session (the console) holding `capability` when one is named;
+     * sets c.var.auth either way (account/people.ts).
+     */
+    keyOrSession(capability?: Capability): AuthRequirement<AuthEnv>;
   };
   /** The app's own OpenAPI document, generated once on first use (after every route is mounted). */
   describe(): OpenApiDocument;

@@ -10,17 +10,40 @@
  * revokes the svc_test_ keys, and the person who completed it stays signed in.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import type { TenantKind } from '../core/auth.ts';
+import { API_KEY_SECURITY, authenticateApiKey, presentedKey, unauthorized } from '../core/auth.ts';
+import type { ApiKeyLookup, AuthEnv, TenantKind } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../core/openapi.ts';
 import type { AuthRequirement } from '../core/router.ts';
 import type { AccountStore, PersonRecord } from './store.ts';
 
-/** Every capability a person can hold; the tenant's owner holds them all. */
-export const CAPABILITIES = ['billing:manage', 'account:rename', 'account:retention', 'people:manage'] as const;
+/**
+ * Every capability a person can hold. The tenant's owner holds them all, including any added
+ * after the owner was created; a member holds what was granted.
+ * The last four are what a session may do on the tenant API (the console): decide reviews,
+ * change policy, change integrations and requeue their deliveries, read exports.
+ */
+export const CAPABILITIES = [
+  'billing:manage',
+  'account:rename',
+  'account:retention',
+  'people:manage',
+  'reviews:decide',
+  'policy:manage',
+  'integrations:manage',
+  'exports:read',
+] as const;
 export type Capability = (typeof CAPABILITIES)[number];
+
+const KNOWN = new Set<string>(CAPABILITIES);
+
+export function capabilitiesOf(person: PersonRecord | null): Capability[] {
+  if (!person) return [];
+  if (person.role === 'owner') return [...CAPABILITIES];
+  return person.capabilities.filter((c): c is Capability => KNOWN.has(c));
+}
 
 export const CSRF_HEADER = 'x-csrf-token';
 
@@ -30,7 +53,7 @@ export interface SessionContext {
   tenantKind: TenantKind;
   person: PersonRecord | null;
   /** What the person may do; none for a session of a key minted before people existed. */
-  capabilities: string[];
+  capabilities: Capability[];
 }
 
 export type SessionEnv = { Variables: { session: SessionContext } };
@@ -64,27 +87,59 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function createSessionAuth(store: AccountStore, now: () => string): AuthRequirement<SessionEnv> {
   const middleware: MiddlewareHandler<SessionEnv> = async function requireSession(c, next) {
-    const token = getCookie(c, SESSION_COOKIE);
-    if (token === undefined || token.length > 128) throw sessionRequired();
-    const hash = hashToken(token);
-    const match = store.findLiveSession(hash, now());
-    if (!match || !sameDigest(match.tokenHash, hash)) throw sessionRequired();
-    if (!SAFE_METHODS.has(c.req.method)) {
-      const csrf = c.req.header(CSRF_HEADER);
-      if (csrf === undefined || csrf.length > 128 || !sameDigest(hashToken(csrf), match.csrfHash)) {
-        throw new ProblemError({ status: 403, code: 'csrf_token_invalid', detail: `a cookie-authenticated write needs the session's CSRF token in ${CSRF_HEADER}` });
-      }
-    }
-    c.set('session', {
-      sessionId: match.sessionId,
-      tenantId: match.tenantId,
-      tenantKind: match.tenantKind,
-      person: match.person,
-      capabilities: match.person?.capabilities ?? [],
-    });
+    c.set('session', resolveSession(store, now(), c));
     await next();
   };
   return { security: [{ ServiceAccountSession: [] }], middleware };
+}
+
+function resolveSession(store: AccountStore, now: string, c: Context): SessionContext {
+  const token = getCookie(c, SESSION_COOKIE);
+  if (token === undefined || token.length > 128) throw sessionRequired();
+  const hash = hashToken(token);
+  const match = store.findLiveSession(hash, now);
+  if (!match || !sameDigest(match.tokenHash, hash)) throw sessionRequired();
+  if (!SAFE_METHODS.has(c.req.method)) {
+    const csrf = c.req.header(CSRF_HEADER);
+    if (csrf === undefined || csrf.length > 128 || !sameDigest(hashToken(csrf), match.csrfHash)) {
+      throw new ProblemError({ status: 403, code: 'csrf_token_invalid', detail: `a cookie-authenticated write needs the session's CSRF token in ${CSRF_HEADER}` });
+    }
+  }
+  return {
+    sessionId: match.sessionId,
+    tenantId: match.tenantId,
+    tenantKind: match.tenantKind,
+    person: match.person,
+    capabilities: capabilitiesOf(match.person),
+  };
+}
+
+/**
+ * The tenant API routes the console uses: an API key as everywhere (interface-spec
+ * Authentication 1), or, when no key is sent, the account session cookie with its CSRF token on
+ * writes (Authentication 2). The tenant still comes from the credential only. A session must
+ * hold `capability` when one is named; a key is the tenant's own machine credential and is not
+ * limited by people's capabilities. The actor recorded for a session's writes (policy receipts)
+ * is the person, so a console change names who made it.
+ */
+export function createKeyOrSessionAuth(lookup: ApiKeyLookup, store: AccountStore, now: () => string) {
+  return (capability?: Capability): AuthRequirement<AuthEnv> => {
+    const middleware: MiddlewareHandler<AuthEnv> = async function requireKeyOrSession(c, next) {
+      const key = presentedKey(c.req.raw.headers);
+      if (key !== undefined || getCookie(c, SESSION_COOKIE) === undefined) {
+        // No credential at all answers as the key-only routes do (401 with a Bearer challenge).
+        if (key === undefined) throw unauthorized();
+        c.set('auth', authenticateApiKey(lookup, key));
+      } else {
+        const session = resolveSession(store, now(), c);
+        if (capability) requireCapability(session, capability);
+        const personId = session.person?.id;
+        c.set('auth', { tenantId: session.tenantId, tenantKind: session.tenantKind, keyId: personId ?? session.sessionId, ...(personId ? { personId } : {}) });
+      }
+      await next();
+    };
+    return { security: [...API_KEY_SECURITY, { ServiceAccountSession: [] }], middleware };
+  };
 }
 
 function sessionRequired(): ProblemError {

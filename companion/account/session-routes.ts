@@ -14,8 +14,8 @@ import { Usage, usageBody } from '../metering/routes.ts';
 import { UNAVAILABLE_REASONS, createPaymentProvider } from './billing/provider.ts';
 import type { PaymentProvider, UnavailableReason } from './billing/provider.ts';
 import { createStripeProvider } from './billing/stripe-provider.ts';
-import { CAPABILITIES, newSecretToken, requireCapability } from './people.ts';
-import type { Capability, SessionContext } from './people.ts';
+import { CAPABILITIES, capabilitiesOf, newSecretToken, requireCapability } from './people.ts';
+import type { SessionContext } from './people.ts';
 import { emailDigest, normaliseEmail } from './signup.ts';
 import type { NewApiKeyRow, PersonRecord } from './store.ts';
 
@@ -123,7 +123,7 @@ const BillingPortal = z
   .openapi('BillingPortal');
 
 function personBody(p: PersonRecord | null) {
-  return p && { id: p.id, role: p.role, capabilities: p.capabilities as Capability[], created_at: p.createdAt };
+  return p && { id: p.id, role: p.role, capabilities: capabilitiesOf(p), created_at: p.createdAt };
 }
 
 /** interface-spec Account: the upgrade needs a person, which sessions of pre-people keys lack. */
@@ -165,7 +165,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
       created_at: t.createdAt,
       updated_at: t.updatedAt,
       person: personBody(s.person),
-      capabilities: s.capabilities as Capability[],
+      capabilities: s.capabilities,
       billing: { provider: billing.provider, has_customer: billing.customerRef !== null },
       usage: usageBody(deps, t.id, t.kind),
     };
@@ -205,7 +205,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
         person: personBody(person),
         tenant_id: auth.tenantId,
         tenant_kind: auth.tenantKind,
-        capabilities: (person?.capabilities ?? []) as Capability[],
+        capabilities: capabilitiesOf(person),
         expires_at: expiresAt,
         csrf_token: csrf.token,
       },

@@ -28,7 +28,10 @@ const API_KEY_PATTERN = /^svc_(test|live)_[0-9A-Za-z]{43}$/;
 export interface AuthContext {
   tenantId: string;
   tenantKind: TenantKind;
+  /** The key, or for an account session the person acting (their id), as the actor of writes. */
   keyId: string;
+  /** Set when the caller is a signed-in person (an account session), not a key. */
+  personId?: string;
 }
 
 export type AuthEnv = { Variables: { auth: AuthContext } };

@@ -11,6 +11,7 @@ import { SealedRecord } from '../evidence/schemas.ts';
 import { anchoredCounts } from './anchoring-coverage.ts';
 import { evidenceCoverage } from './coverage.ts';
 import { NOTICE_HEADER, OWNER_REVIEW_NOTICE } from './notice.ts';
+import { bucketed, timelineRange } from './timeline.ts';
 import { NDJSON, encodeCursor, jsonStream, ndjsonStream, recordsPage, recordsQuery } from './records-export.ts';
 
 const Timestamp = (name: 'from' | 'to', description: string) =>
@@ -61,13 +62,32 @@ const Summary = z
   })
   .openapi('RecordsExportSummary');
 
+const TimelineQuery = z
+  .object({
+    from: Timestamp('from', 'Inclusive lower bound on recorded_at; default: `to` less 14 days (bucket day) or 24 hours (bucket hour)'),
+    to: Timestamp('to', 'Exclusive upper bound on recorded_at; default: the end of the current bucket'),
+    bucket: z.enum(['hour', 'day']).optional().openapi({ param: { name: 'bucket', in: 'query' }, description: 'Bucket width (UTC); default day' }),
+  })
+  .strict();
+
+const Timeline = z
+  .object({
+    notice: z.string(),
+    from: z.string(),
+    to: z.string(),
+    bucket: z.enum(['hour', 'day']),
+    decisions: z.array(z.string()).openapi({ description: 'Every decision that occurs in the range, sorted' }),
+    buckets: z.array(z.object({ start: z.string(), counts: Counts })).openapi({ description: 'Every bucket of the range in order, empty ones included' }),
+  })
+  .openapi('DecisionTimeline');
+
 export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps): void {
   const records = defineRoute({
     method: 'get',
     path: '/tenant/exports/records',
     operationId: 'listRecordsExport',
     tags: ['exports'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('exports:read'),
     summary: 'Sealed records in chronological order, half-open on recorded_at, one page per call (JSON or NDJSON)',
     description:
       'from <= recorded_at < to on the signed recorded_at. Each record carries its evidence packet (with seal) and a ready verify_request. ' +
@@ -103,11 +123,28 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     path: '/tenant/exports/records/summary',
     operationId: 'getRecordsExportSummary',
     tags: ['exports'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('exports:read'),
     summary: 'Per-pack coverage counts: decisions by kind, reviews, records by event type, anchored vs not yet',
     request: { query: z.object({}).strict() },
     responses: { 200: jsonContent(Summary, 'Coverage per pack') },
   });
+  const timeline = defineRoute({
+    method: 'get',
+    path: '/tenant/exports/records/timeline',
+    operationId: 'getRecordsExportTimeline',
+    tags: ['exports'],
+    auth: deps.auth.keyOrSession('exports:read'),
+    summary: 'Gate decisions per hour or day by outcome, over at most 744 buckets (the console’s decisions chart)',
+    request: { query: TimelineQuery },
+    responses: { 200: jsonContent(Timeline, 'Counts per bucket and decision') },
+  });
+  router.openapi(timeline, (c) => {
+    const q = c.req.valid('query');
+    const range = timelineRange(q, deps.clock.now());
+    const rows = deps.store.exports.decisionCounts(c.var.auth.tenantId, range.from, range.to, range.bucket === 'hour' ? 13 : 10);
+    return c.json({ notice: OWNER_REVIEW_NOTICE, ...range, ...bucketed(rows, range) }, 200);
+  });
+
   router.openapi(summary, (c) => {
     const tenantId = c.var.auth.tenantId;
     const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));

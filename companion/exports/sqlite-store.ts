@@ -95,6 +95,12 @@ export function createSqliteExportStore(db: Db): ExportStore {
   const countRange = db.prepare<[string, string, string], { n: number }>(
     'SELECT count(*) AS n FROM sealed_records WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ?',
   );
+  // recorded_at is RFC 3339 UTC with a fixed layout, so a prefix is its hour or day.
+  const decisionCounts = db.prepare<[number, string, string, string], { bucket: string; decision: string; n: number }>(
+    `SELECT substr(recorded_at, 1, ?) AS bucket, decision, count(*) AS n FROM sealed_records
+      WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ? AND decision IS NOT NULL
+      GROUP BY bucket, decision ORDER BY bucket, decision`,
+  );
   const coverage = db.prepare<[string], { pack: string; kind: string; action_type: string; decision: string | null; status: string; n: number; first_at: string; last_at: string }>(
     `SELECT pack, kind, ${ACTION_TYPE} AS action_type, decision, status, count(*) AS n,
             min(recorded_at) AS first_at, max(recorded_at) AS last_at
@@ -192,6 +198,9 @@ export function createSqliteExportStore(db: Db): ExportStore {
     },
     countRange(tenantId, from, to) {
       return countRange.get(tenantId, from, to)!.n;
+    },
+    decisionCounts(tenantId, from, to, bucketChars) {
+      return decisionCounts.all(bucketChars, tenantId, from, to).map((r) => ({ bucket: r.bucket, decision: r.decision, count: r.n }));
     },
     coverage(tenantId): CoverageRow[] {
       return coverage.all(tenantId).map((r) => ({

@@ -94,6 +94,11 @@ export interface ExportStore {
   /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
   countRange(tenantId: string, from: string, to: string): number;
   coverage(tenantId: string): CoverageRow[];
+  /**
+   * Gate decisions with from <= recorded_at < to, counted per bucket (the first `bucketChars`
+   * characters of recorded_at: 13 is the hour, 10 the day) and decision.
+   */
+  decisionCounts(tenantId: string, from: string, to: string, bucketChars: 10 | 13): { bucket: string; decision: string; count: number }[];
   /** Records per pack with tenant_seq < `seq` (the anchored prefix of the tenant log). */
   recordsByPackBelowSeq(tenantId: string, seq: number): Map<string, number>;
   reviewCoverage(tenantId: string, now: string): ReviewCoverageRow[];

@@ -89,7 +89,7 @@ function profileView(p: SchemaProfile, includeSchema = false): Record<string, un
 }
 
 export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): void {
-  const auth = deps.auth.apiKey;
+  const auth = deps.auth.keyOrSession('exports:read');
   const tags = ['exports'];
 
   router.openapi(

@@ -86,7 +86,7 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
       path: '/tenant/integrations/{channel}/{target}',
       operationId: 'updateIntegration',
       tags: ['integrations'],
-      auth: deps.auth.apiKey,
+      auth: deps.auth.keyOrSession('integrations:manage'),
       summary: 'Store a route setup and its secret_ref; a webhook target answers its signing secret once',
       request: {
         params: z.object({ channel: z.enum(names).openapi({ param: { name: 'channel', in: 'path' } }), target: Target }),
@@ -148,7 +148,7 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
       path: '/tenant/integrations/readiness',
       operationId: 'getIntegrationReadiness',
       tags: ['integrations'],
-      auth: deps.auth.apiKey,
+      auth: deps.auth.keyOrSession(),
       summary: 'Whether each route is disabled, incomplete, waiting on secret resolution or ready',
       request: { query: z.object({}).strict() },
       responses: {

@@ -32,7 +32,7 @@ export function policyRoutes(deps: RouteDeps) {
     path: '/tenant/policy/options',
     operationId: 'getPolicyOptions',
     tags: ['policy'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: "The pack's action types and defaults, the current policy version, the document schema and the raw-material rules",
     request: { query: PolicyQuery },
     responses: { 200: jsonContent(OptionsResponse, 'What a policy for this pack may say, and what it says now') },
@@ -47,7 +47,7 @@ export function policyRoutes(deps: RouteDeps) {
     path: '/tenant/policy',
     operationId: 'updatePolicy',
     tags: ['policy'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('policy:manage'),
     summary: 'Make a new policy version for the pack, sealed as a policy receipt',
     description:
       'A new version, never an edit in place. The version is sealed as a policy receipt (kind policy, status recorded, not metered) ' +
@@ -82,7 +82,7 @@ export function policyRoutes(deps: RouteDeps) {
     path: '/tenant/policy/receipts',
     operationId: 'listPolicyReceipts',
     tags: ['policy'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'Policy version history for the pack, newest first, each with its sealed receipt',
     request: { query: ReceiptsQuery },
     responses: { 200: jsonContent(ReceiptsResponse, 'Versions newest first') },

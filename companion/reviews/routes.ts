@@ -72,7 +72,7 @@ export function reviewRoutes(deps: RouteDeps) {
     path: '/v1/reviews',
     operationId: 'recordReview',
     tags: ['reviews'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('reviews:decide'),
     summary: 'Record a reviewer’s decision on a paused (needs_review) action as a sealed review receipt',
     description:
       'Seals a review receipt (kind review) linked to the reviewed action: its attestation commits the reviewed action_key and attestation hash. ' +
@@ -92,14 +92,22 @@ export function reviewRoutes(deps: RouteDeps) {
       ),
     },
   });
-  router.openapi(review, async (c) => answer(c, await submitReviewDecision(deps, c.var.auth, c.req.valid('json'))));
+  router.openapi(review, async (c) => {
+    const body = c.req.valid('json');
+    // A signed-in person reviews as themselves: the receipt's reviewer is who decided.
+    const personId = c.var.auth.personId;
+    if (personId !== undefined && body.reviewer !== personId) {
+      throw ProblemError.validation([{ in: 'body', path: '/reviewer', message: `a signed-in person reviews as themselves: expected ${personId}`, code: 'reviewer_not_session_person' }]);
+    }
+    return answer(c, await submitReviewDecision(deps, c.var.auth, body));
+  });
 
   const board = defineRoute({
     method: 'get',
     path: '/active-manifest',
     operationId: 'listPendingReviews',
     tags: ['reviews'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'The live board of the tenant’s paused actions and their review routes (raw-safe), oldest first',
     description:
       'What a browser reviewer reads: every action paused for review (pending or escalated) whose review window is still running. ' +
@@ -134,7 +142,7 @@ export function reviewRoutes(deps: RouteDeps) {
     path: '/reviews/insights',
     operationId: 'getReviewInsights',
     tags: ['reviews'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'How the tenant’s reviews are going: pending, oldest pending age, time to decide, approval rate, rejected, escalated, expired',
     description:
       'Over the review items (paused actions) of the tenant, tenant-wide and per action type; since keeps items paused at or after it. ' +

@@ -111,7 +111,7 @@ export function routingRoutes(deps: RouteDeps) {
     path: '/routing/outbox',
     operationId: 'listRouteDispatches',
     tags: ['routing'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'Raw-safe route dispatch records, newest first',
     request: { query: z.object(Page).strict() },
     responses: { 200: jsonContent(DispatchList, 'The page of dispatches') },
@@ -126,7 +126,7 @@ export function routingRoutes(deps: RouteDeps) {
     path: '/routing/outbox/dead-letters',
     operationId: 'listRouteDeadLetters',
     tags: ['routing'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'Dispatches quarantined after their last failed attempt, newest first',
     request: { query: z.object(Page).strict() },
     responses: { 200: jsonContent(DispatchList, 'The page of dead letters') },
@@ -141,7 +141,7 @@ export function routingRoutes(deps: RouteDeps) {
     path: '/routing/outbox/process',
     operationId: 'submitRouteOutboxRun',
     tags: ['routing'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('integrations:manage'),
     summary: 'Prepares every pending dispatch for inspection; posts nothing (the worker sends, under the external-send flag)',
     responses: {
       200: jsonContent(
@@ -172,7 +172,7 @@ export function routingRoutes(deps: RouteDeps) {
     path: '/routing/outbox/{dispatch_key}/deliver',
     operationId: 'submitRouteDispatchDelivery',
     tags: ['routing'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('integrations:manage'),
     summary: 'Prepares the platform payload for inspection: status prepared, never posted externally',
     request: { params: z.object({ dispatch_key: DispatchKey }) },
     responses: { 200: jsonContent(RouteDispatch, 'The dispatch; prepared unless it was already sent or failed'), 404: problemContent('No such dispatch for this tenant') },
@@ -190,7 +190,7 @@ export function routingRoutes(deps: RouteDeps) {
     path: '/routing/outbox/{dispatch_key}/requeue',
     operationId: 'createRouteDispatchRequeue',
     tags: ['routing'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('integrations:manage'),
     summary: 'Puts a dead-lettered or failed dispatch back on the queue with a fresh retry plan',
     request: { params: z.object({ dispatch_key: DispatchKey }) },
     responses: {
@@ -216,7 +216,7 @@ export function routingRoutes(deps: RouteDeps) {
     path: '/routing/outbox/ticks',
     operationId: 'listRouteOutboxTicks',
     tags: ['routing'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'Scheduler tick run receipts of the route send worker, newest first (service-wide counts only)',
     request: { query: z.object({ limit: Page.limit }).strict() },
     responses: {

@@ -78,7 +78,7 @@ export function webhookRoutes(deps: RouteDeps) {
     path: '/tenant/integrations/webhook/{target}/deliveries',
     operationId: 'listWebhookDeliveries',
     tags: ['webhooks'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession(),
     summary: 'Deliveries of a webhook target, newest first',
     request: {
       params: Params,
@@ -136,7 +136,7 @@ export function webhookRoutes(deps: RouteDeps) {
     path: '/tenant/integrations/webhook/{target}/replay',
     operationId: 'createWebhookReplay',
     tags: ['webhooks'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('integrations:manage'),
     summary: 'Send again every delivery created in [from, to), with its original id (requeues dead letters)',
     request: {
       params: Params,
@@ -178,7 +178,7 @@ export function webhookRoutes(deps: RouteDeps) {
     path: '/tenant/integrations/webhook/{target}/deliveries/{delivery_id}/requeue',
     operationId: 'submitWebhookDeliveryRequeue',
     tags: ['webhooks'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.keyOrSession('integrations:manage'),
     summary: 'Send one failed or dead-lettered delivery again now, with its original id and a fresh retry plan',
     request: {
       params: Params.extend({

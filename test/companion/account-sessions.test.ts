@@ -16,7 +16,7 @@ let tenantId: string;
 beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext()));
 afterEach(() => ctx.close());
 
-const ALL = ['billing:manage', 'account:rename', 'account:retention', 'people:manage'];
+const ALL = ['billing:manage', 'account:rename', 'account:retention', 'people:manage', 'reviews:decide', 'policy:manage', 'integrations:manage', 'exports:read'];
 
 describe('POST /account/session', () => {
   it('sets an HttpOnly, SameSite=Strict cookie (not Secure on loopback http) and answers the person and capabilities', async () => {
