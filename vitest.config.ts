@@ -8,7 +8,11 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**'], ...timeouts },
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**', 'test/console/**'], ...timeouts },
+      },
+      {
+        // The tenant console in real Chromium against the companion; each file builds the console.
+        test: { name: 'console', include: ['test/console/**/*.test.ts'], ...timeouts },
       },
       {
         // Extension unit tests: WXT's fake browser stands in for `browser` (wxt/testing).

@@ -13,6 +13,7 @@ import { accountRoutes } from './account/routes.ts';
 import { accountSessionRoutes } from './account/session-routes.ts';
 import { signerPlanRoutes } from './control-plane/signer-plan.ts';
 import { anchoringRoutes } from './anchoring/routes.ts';
+import { consoleRoutes } from './console/routes.ts';
 import { controlPlaneRoutes } from './control-plane/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
@@ -79,6 +80,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   exportRoutes,
   controlPlaneRoutes(INTEGRATION_CHANNELS),
   signerPlanRoutes,
+  consoleRoutes,
 ];
 
 export type App = OpenAPIHono<AppEnv>;

@@ -44,6 +44,8 @@ export interface Config {
   secretGrants: Record<string, string[]>;
   /** JSON file mapping secret://… references to values, read when a reference is resolved. */
   secretRefMapFile: string | undefined;
+  /** The built tenant console's folder (companion/console/); unset: dist/console beside the build. */
+  consoleDir: string | undefined;
   /** How long a delivery worker holds a claimed job before another may take it over. */
   webhookLeaseSeconds: number;
   /** DCAT-US 1.1 federal fields of the data-catalog export (exports/data-catalog.ts); null when unset. */
@@ -223,6 +225,13 @@ export const SETTINGS = [
     flag: 'secret-ref-map-file',
     defaultText: '(unset)',
     help: 'JSON file mapping secret://… references to values, read when a reference is resolved',
+    parse: optionalText,
+  }),
+  setting({
+    key: 'consoleDir',
+    env: 'SVC_CONSOLE_DIR',
+    defaultText: '(unset: dist/console, built by npm run build)',
+    help: 'folder of the built tenant console served at /console',
     parse: optionalText,
   }),
   setting({
@@ -446,6 +455,7 @@ export function loadConfig(
   out.dataDir = path.resolve(cwd, out.dataDir);
   if (out.publicBaseUrl === '') out.publicBaseUrl = `http://127.0.0.1:${out.port}`;
   if (out.secretRefMapFile !== undefined) out.secretRefMapFile = path.resolve(cwd, out.secretRefMapFile);
+  if (out.consoleDir !== undefined) out.consoleDir = path.resolve(cwd, out.consoleDir);
   return out;
 }
 

@@ -63,7 +63,9 @@ export type ProblemCode =
   | 'internal_error'
   | 'service_unavailable'
   | 'signer_unavailable'
-  | 'not_ready';
+  | 'not_ready'
+  // console/: the built tenant console is missing
+  | 'console_not_built';
 
 /** One failing field: where it is, what is wrong, and the validator's issue code. */
 export interface FieldError {

@@ -63,6 +63,7 @@ export const TAGS = [
   { name: 'routing', description: 'Review route dispatches to chat, workflow and webhook routes, their outbox and signed callbacks' },
   { name: 'webhooks', description: 'Signed event webhooks: deliveries and replay' },
   { name: 'exports', description: 'Read models for auditors and procurement, schema bindings and validation runs (owner review, not approvals)' },
+  { name: 'console', description: 'The tenant console: a browser app for admins and reviewers, signed in with an account session' },
   { name: 'operations', description: 'Health, readiness and metrics for operators' },
   { name: 'control-plane', description: 'Public product, demo and deployment maps generated from the running configuration and code' },
   { name: 'meta', description: 'This description' },

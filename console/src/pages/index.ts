@@ -1,0 +1,17 @@
+/** The console's pages in navigation order; each is reached at #/<id>. */
+import Exports from './exports.tsx';
+import Integrations from './integrations.tsx';
+import Overview from './overview.tsx';
+import Policy from './policy.tsx';
+import Records from './records.tsx';
+import Reviews from './reviews.tsx';
+import type { PageEntry } from './types.ts';
+
+export const PAGES: PageEntry[] = [
+  { id: 'overview', title: 'Overview', lead: 'Usage, decisions over time, reviews and readiness.', component: Overview },
+  { id: 'reviews', title: 'Review board', lead: 'Paused actions waiting for a person, newest first.', capability: 'reviews:decide', component: Reviews },
+  { id: 'records', title: 'Records', lead: 'Sealed records, each verified in this browser.', capability: 'exports:read', component: Records },
+  { id: 'policy', title: 'Policy', lead: 'Each pack’s tenant policy: its versions, a change previewed before it is saved.', capability: 'policy:manage', component: Policy },
+  { id: 'integrations', title: 'Integrations', lead: 'Routes and webhooks, their readiness and deliveries.', capability: 'integrations:manage', component: Integrations },
+  { id: 'exports', title: 'Exports', lead: 'Documents for auditors and procurement, and their validation.', capability: 'exports:read', component: Exports },
+];

@@ -1,0 +1,240 @@
+/**
+ * Records: the records export (GET /tenant/exports/records) for a time range, filtered by pack
+ * and decision, each record verified in this browser, with its anchoring status (an inclusion
+ * proof once its hour's epoch has closed) and its seal bundle to download.
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ApiError, api, apiResponse, query, seg } from '../api.ts';
+import { verifyReceipt } from '../evidence.ts';
+import type { Verification } from '../evidence.ts';
+import { shortKey, when } from '../format.ts';
+import { Badge, decisionTone } from '../ui/badge.tsx';
+import { saveResponse } from '../ui/download.ts';
+import { Field } from '../ui/field.tsx';
+import { ErrorNotice, NeedsCapability } from '../ui/notice.tsx';
+import { TableWrap } from '../ui/table.tsx';
+import type { PageProps } from './types.ts';
+
+interface ExportedRecord {
+  action_key: string;
+  pack: string;
+  kind: string;
+  decision: string | null;
+  recorded_at: string;
+  verify_request: unknown;
+}
+
+interface RecordsPage {
+  records: ExportedRecord[];
+  next_cursor: string | null;
+}
+
+const SHOWN = 25;
+
+/** A datetime-local value (the browser's zone) as RFC 3339 UTC, or undefined when empty. */
+function utc(local: string): string | undefined {
+  if (!local) return undefined;
+  const d = new Date(local);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+export default function Records({ me }: PageProps) {
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [pack, setPack] = useState('');
+  const [decision, setDecision] = useState('');
+  const [records, setRecords] = useState<ExportedRecord[]>([]);
+  const [total, setTotal] = useState<number | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(false);
+  const [shown, setShown] = useState(SHOWN);
+
+  const load = async (more: boolean) => {
+    setLoading(true);
+    setError(undefined);
+    try {
+      const res = await apiResponse(`/tenant/exports/records${query({ from: utc(from), to: utc(to), cursor: more ? (cursor ?? undefined) : undefined })}`);
+      const page = (await res.json()) as RecordsPage;
+      if (!more) setTotal(Number(res.headers.get('x-total-count') ?? page.records.length));
+      setRecords((list) => (more ? [...list, ...page.records] : page.records));
+      setCursor(page.records.length > 0 ? page.next_cursor : null);
+      if (!more) setShown(SHOWN);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setLoading(false);
+    }
+  };
+  const canRead = me.capabilities.includes('exports:read');
+  useEffect(() => {
+    if (canRead) void load(false);
+  }, []);
+
+  const packs = useMemo(() => [...new Set(records.map((r) => r.pack))].sort(), [records]);
+  const decisions = useMemo(() => [...new Set(records.map((r) => r.decision ?? r.kind))].sort(), [records]);
+  // Newest first; the export itself is chronological.
+  const filtered = useMemo(
+    () => records.filter((r) => (!pack || r.pack === pack) && (!decision || (r.decision ?? r.kind) === decision)).reverse(),
+    [records, pack, decision],
+  );
+  const fieldError = (name: string) => (error instanceof ApiError ? error.fieldError(`/${name}`) : undefined);
+
+  if (!canRead) return <NeedsCapability capability="exports:read" what="read the tenant's records" />;
+  return (
+    <div>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void load(false);
+        }}
+      >
+        <Field label="From" hint="Your local time" error={fieldError('from')}>
+          {(a11y) => <input {...a11y} type="datetime-local" step={1} value={from} onInput={(e) => setFrom(e.currentTarget.value)} />}
+        </Field>
+        <Field label="To (exclusive)" error={fieldError('to')}>
+          {(a11y) => <input {...a11y} type="datetime-local" step={1} value={to} onInput={(e) => setTo(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Pack">
+          {(a11y) => (
+            <select {...a11y} value={pack} onChange={(e) => setPack(e.currentTarget.value)}>
+              <option value="">All packs</option>
+              {packs.map((p) => (
+                <option key={p}>{p}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Decision">
+          {(a11y) => (
+            <select {...a11y} value={decision} onChange={(e) => setDecision(e.currentTarget.value)}>
+              <option value="">Any decision</option>
+              {decisions.map((d) => (
+                <option key={d}>{d}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <div class="actions">
+          <button type="submit" disabled={loading}>
+            Load records
+          </button>
+        </div>
+      </form>
+      {error ? <ErrorNotice error={error} /> : null}
+      <p class="muted" aria-live="polite">
+        {loading
+          ? 'Loading…'
+          : total === null
+            ? ''
+            : `${filtered.length} shown of ${records.length} loaded; ${total} in the time range.${pack || decision ? ' Pack and decision filter the loaded records.' : ''}`}
+      </p>
+      {filtered.length > 0 ? (
+        <TableWrap label="Records">
+          <table>
+            <caption class="visually-hidden">Sealed records, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Recorded</th>
+                <th scope="col">Record</th>
+                <th scope="col">Pack</th>
+                <th scope="col">Decision</th>
+                <th scope="col">Seal</th>
+                <th scope="col">Anchoring</th>
+                <th scope="col">Bundle</th>
+              </tr>
+            </thead>
+            <tbody>
+              {filtered.slice(0, shown).map((r) => (
+                <RecordRow key={r.action_key} record={r} />
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : null}
+      <div class="toolbar">
+        {filtered.length > shown ? (
+          <button type="button" class="secondary" onClick={() => setShown(shown + SHOWN)}>
+            Show {Math.min(SHOWN, filtered.length - shown)} more
+          </button>
+        ) : null}
+        {cursor ? (
+          <button type="button" class="secondary" onClick={() => load(true)} disabled={loading}>
+            Load the next page
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+type Anchoring = { state: 'anchored'; epoch: number } | { state: 'waiting' } | { state: 'error'; detail: string };
+
+function RecordRow({ record }: { record: ExportedRecord }) {
+  const [verification, setVerification] = useState<Verification | null>(null);
+  const [anchoring, setAnchoring] = useState<Anchoring | null>(null);
+  const [downloadError, setDownloadError] = useState<unknown>(undefined);
+  useEffect(() => {
+    void verifyReceipt(record.verify_request).then(setVerification);
+    api<{ epoch: { epoch_seq: number } }>(`/v1/records/${seg(record.action_key)}/inclusion-proof`).then(
+      (p) => setAnchoring({ state: 'anchored', epoch: p.epoch.epoch_seq }),
+      (e: unknown) =>
+        setAnchoring(e instanceof ApiError && e.status === 409 ? { state: 'waiting' } : { state: 'error', detail: e instanceof Error ? e.message : String(e) }),
+    );
+  }, [record.action_key]);
+  const download = async () => {
+    setDownloadError(undefined);
+    try {
+      const res = await apiResponse('/evidence-packets/seal-bundle', { json: record.verify_request, accept: 'application/x-tar' });
+      await saveResponse(res, `${record.action_key.replaceAll(':', '_')}.tar`);
+    } catch (e) {
+      setDownloadError(e);
+    }
+  };
+  return (
+    <tr>
+      <td>{when(record.recorded_at)}</td>
+      <td>
+        <code title={record.action_key}>{shortKey(record.action_key)}</code>
+        <span class="muted"> {record.kind}</span>
+      </td>
+      <td>{record.pack}</td>
+      <td>{record.decision ? <Badge tone={decisionTone(record.decision)}>{record.decision}</Badge> : '—'}</td>
+      <td>
+        {verification === null ? (
+          <Badge tone="neutral">checking…</Badge>
+        ) : verification.verified ? (
+          <Badge tone="ok" title={`key ${verification.keyStatus}${verification.devKey ? ', sandbox dev key' : ''}`}>
+            verified
+          </Badge>
+        ) : (
+          <Badge tone="bad" title={verification.failed.join(', ')}>
+            not verified
+          </Badge>
+        )}
+      </td>
+      <td>
+        {anchoring === null ? (
+          <Badge tone="neutral">checking…</Badge>
+        ) : anchoring.state === 'anchored' ? (
+          <Badge tone="ok">anchored, epoch {anchoring.epoch}</Badge>
+        ) : anchoring.state === 'waiting' ? (
+          <Badge tone="wait" title="Its hour's epoch has not closed yet">
+            waiting for the epoch
+          </Badge>
+        ) : (
+          <Badge tone="bad" title={anchoring.detail}>
+            unknown
+          </Badge>
+        )}
+      </td>
+      <td>
+        <button type="button" class="secondary" onClick={download}>
+          Download<span class="visually-hidden"> the seal bundle of {shortKey(record.action_key)}</span>
+        </button>
+        {downloadError ? <ErrorNotice error={downloadError} /> : null}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,13 @@
+import type { ComponentChildren } from 'preact';
+
+/**
+ * A table that scrolls sideways when the window is narrow. The scrolling region is focusable
+ * and named so keyboard users can scroll it too (WCAG 2.1.1; axe "scrollable-region-focusable").
+ */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}
