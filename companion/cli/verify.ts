@@ -146,17 +146,30 @@ export function toVerifyRequest(value: unknown): unknown {
   return value;
 }
 
+/** The service nests a bundle at its action key's segments, three today; leave room for more. */
+const PACKAGE_DEPTH = 6;
+
+function bundleFolders(dir: string, depth: number): string[] {
+  const found: string[] = [];
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (!d.isDirectory()) continue;
+    const sub = path.join(dir, d.name);
+    if (existsSync(path.join(sub, 'attestation.json'))) found.push(sub);
+    else if (depth > 1) found.push(...bundleFolders(sub, depth - 1));
+  }
+  return found;
+}
+
 export async function verifyTarget(target: string, keys: TrustedKeySet): Promise<Report[]> {
   if (!existsSync(target)) throw new InputError(`no such file or folder ${target}`);
   if (statSync(target).isDirectory()) {
     if (existsSync(path.join(target, 'attestation.json')) || existsSync(path.join(target, 'payload.json'))) {
       return [await bundleReport(target, keys)];
     }
-    // A batch package: every sub-folder holding a bundle verifies independently.
-    const subdirs = readdirSync(target, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && existsSync(path.join(target, d.name, 'attestation.json')))
-      .map((d) => path.join(target, d.name))
-      .sort();
+    // A package (POST /evidence-packets/seal-bundle[/batch] as tar or zip): every folder under it
+    // holding a bundle verifies independently. The service nests each bundle at its action key's
+    // segments (law/proposed-action/01J…), so folders are searched a few levels deep.
+    const subdirs = bundleFolders(target, PACKAGE_DEPTH).sort();
     if (subdirs.length === 0) throw new InputError(`${target} holds no seal bundle`);
     const reports: Report[] = [];
     for (const dir of subdirs) reports.push(await bundleReport(dir, keys));

@@ -88,6 +88,16 @@ describe('svc-verify', () => {
     expect(r.out.match(/RESULT: VERIFIED/g)).toHaveLength(2);
   });
 
+  it('finds bundles nested at their action key segments, as the service archives them', () => {
+    const root = path.join(work, 'archive');
+    mkdirSync(root);
+    writeBundleDir('archive/law/proposed-action/01JD3Q8Z5V7N4M2K6H8G0F1E2D');
+    writeBundleDir('archive/medicine/phi-export/01JD3Q8Z5V7N4M2K6H8G0F1E2E');
+    const r = run(root, '--keys', jwksFile);
+    expect(r.code).toBe(0);
+    expect(r.out.match(/RESULT: VERIFIED/g)).toHaveLength(2);
+  });
+
   it('answers usage errors with exit 2', () => {
     expect(run().code).toBe(2);
     expect(run('--bogus', 'x').code).toBe(2);

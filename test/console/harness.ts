@@ -78,7 +78,7 @@ export async function signIn(world: ConsoleWorld, key = world.apiKey): Promise<v
   await page.goto(`${world.url}/console`);
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('navigation', { name: 'Console pages' }).isVisible()).toBe(true);
+  await page.getByRole('navigation', { name: 'Console pages' }).waitFor();
 }
 
 export async function openPage(world: ConsoleWorld, id: string, title: string): Promise<void> {

@@ -49,6 +49,8 @@ export default function Records({ me }: PageProps) {
   const [error, setError] = useState<unknown>(undefined);
   const [loading, setLoading] = useState(false);
   const [shown, setShown] = useState(SHOWN);
+  // Each load re-checks every row's seal and anchoring, which may have changed since.
+  const [generation, setGeneration] = useState(0);
 
   const load = async (more: boolean) => {
     setLoading(true);
@@ -60,6 +62,7 @@ export default function Records({ me }: PageProps) {
       setRecords((list) => (more ? [...list, ...page.records] : page.records));
       setCursor(page.records.length > 0 ? page.next_cursor : null);
       if (!more) setShown(SHOWN);
+      setGeneration((g) => g + 1);
     } catch (err) {
       setError(err);
     } finally {
@@ -147,7 +150,7 @@ export default function Records({ me }: PageProps) {
             </thead>
             <tbody>
               {filtered.slice(0, shown).map((r) => (
-                <RecordRow key={r.action_key} record={r} />
+                <RecordRow key={r.action_key} record={r} generation={generation} />
               ))}
             </tbody>
           </table>
@@ -171,7 +174,7 @@ export default function Records({ me }: PageProps) {
 
 type Anchoring = { state: 'anchored'; epoch: number } | { state: 'waiting' } | { state: 'error'; detail: string };
 
-function RecordRow({ record }: { record: ExportedRecord }) {
+function RecordRow({ record, generation }: { record: ExportedRecord; generation: number }) {
   const [verification, setVerification] = useState<Verification | null>(null);
   const [anchoring, setAnchoring] = useState<Anchoring | null>(null);
   const [downloadError, setDownloadError] = useState<unknown>(undefined);
@@ -182,7 +185,7 @@ function RecordRow({ record }: { record: ExportedRecord }) {
       (e: unknown) =>
         setAnchoring(e instanceof ApiError && e.status === 409 ? { state: 'waiting' } : { state: 'error', detail: e instanceof Error ? e.message : String(e) }),
     );
-  }, [record.action_key]);
+  }, [record.action_key, generation]);
   const download = async () => {
     setDownloadError(undefined);
     try {
