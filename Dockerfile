@@ -17,6 +17,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY shared ./shared
 COPY companion ./companion
+COPY console ./console
 RUN npm rebuild better-sqlite3 \
  && npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund

@@ -278,7 +278,21 @@ export const TenantConsolePlan = z
   .object({
     sessions_served: z.boolean(),
     session_cookie: z.string(),
-    sections: z.array(z.object({ capability: z.string(), operations: z.array(z.object({ method: z.string(), path: z.string(), operation_id: z.string(), auth: z.string() })) })),
+    console_path: z.string().nullable().openapi({ description: 'Where this build serves the tenant console; null when it does not' }),
+    sections: z.array(
+      z.object({
+        capability: z.string(),
+        operations: z.array(
+          z.object({
+            method: z.string(),
+            path: z.string(),
+            operation_id: z.string(),
+            auth: z.string(),
+            accepts_session: z.boolean().openapi({ description: 'The console may call it with the account session instead of a key' }),
+          }),
+        ),
+      }),
+    ),
   })
   .openapi('TenantConsolePlan');
 
@@ -288,9 +302,12 @@ export function tenantConsolePlan(document: OpenApiDocument): z.infer<typeof Ten
   return {
     sessions_served: serves(document, 'POST', '/account/session'),
     session_cookie: SESSION_COOKIE,
+    console_path: serves(document, 'GET', '/console') ? '/console' : null,
     sections: capabilities.map((capability) => ({
       capability,
-      operations: ops.filter((o) => o.tags.includes(capability)).map((o) => ({ method: o.method, path: o.path, operation_id: o.operation_id, auth: o.auth })),
+      operations: ops
+        .filter((o) => o.tags.includes(capability))
+        .map((o) => ({ method: o.method, path: o.path, operation_id: o.operation_id, auth: o.auth, accepts_session: o.schemes.includes('ServiceAccountSession') })),
     })),
   };
 }

@@ -38,6 +38,8 @@ export interface Operation {
   summary: string;
   tags: string[];
   auth: AuthKind;
+  /** Every security scheme that is accepted (alternatives), e.g. a key or the account session. */
+  schemes: string[];
 }
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -62,9 +64,10 @@ export function operations(document: OpenApiDocument): Operation[] {
       const op = item[method];
       if (!op) continue;
       const security = (op.security ?? []) as Record<string, string[]>[];
-      const scheme = security.flatMap((s) => Object.keys(s))[0];
+      const schemes = security.flatMap((s) => Object.keys(s));
+      const scheme = schemes[0];
       const auth: AuthKind = scheme ? (SCHEME_AUTH[scheme] ?? 'api_key') : SIGNED_PATH.test(p) ? 'signed_request' : 'public';
-      out.push({ method: method.toUpperCase(), path: p, operation_id: String(op.operationId ?? ''), summary: String(op.summary ?? ''), tags: (op.tags ?? []) as string[], auth });
+      out.push({ method: method.toUpperCase(), path: p, operation_id: String(op.operationId ?? ''), summary: String(op.summary ?? ''), tags: (op.tags ?? []) as string[], auth, schemes });
     }
   }
   return out;

@@ -123,6 +123,14 @@ describe('the session on tenant API routes', () => {
     expect(doc.paths['/active-manifest'].get.security).toEqual([{ BearerAuth: [] }, { ServiceKey: [] }, { ServiceAccountSession: [] }]);
     expect(doc.paths['/v1/gate'].post.security).toEqual([{ BearerAuth: [] }, { ServiceKey: [] }]);
   });
+
+  it('says in the tenant console plan where the console is and which operations take the session', async () => {
+    const plan = (await ctx.request('/deployment/tenant-console-plan')).body;
+    expect(plan.console_path).toBe('/console');
+    const ops = plan.sections.flatMap((s: { operations: unknown[] }) => s.operations);
+    expect(ops).toContainEqual(expect.objectContaining({ method: 'GET', path: '/active-manifest', accepts_session: true }));
+    expect(ops).toContainEqual(expect.objectContaining({ method: 'POST', path: '/v1/gate', accepts_session: false }));
+  });
 });
 
 describe('GET /tenant/exports/records/timeline', () => {
