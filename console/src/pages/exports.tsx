@@ -10,7 +10,7 @@ import { Badge } from '../ui/badge.tsx';
 import { saveResponse } from '../ui/download.ts';
 import { useLoad } from '../ui/load.ts';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
-import { TableWrap } from '../ui/table.tsx';
+import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
 
 const DOCUMENTS = [
@@ -107,15 +107,7 @@ export default function Exports({ me }: PageProps) {
         {runs.data && runs.data.runs.length > 0 ? (
           <TableWrap label="Validation runs">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Export</th>
-                  <th scope="col">Schema</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Errors</th>
-                </tr>
-              </thead>
+              <Columns names={['When', 'Export', 'Schema', 'Result', 'Errors']} />
               <tbody>
                 {runs.data.runs.map((r) => (
                   <tr key={r.run_key}>

@@ -10,7 +10,7 @@ import { Badge } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
-import { TableWrap } from '../ui/table.tsx';
+import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
 
 const EVENTS = ['record.sealed', 'receipt.anchored', 'verify.failed', 'meter.threshold', 'review.reminder', 'review.escalated'] as const;
@@ -60,14 +60,7 @@ export default function Integrations({ me }: PageProps) {
         {list.data && list.data.integrations.length > 0 ? (
           <TableWrap label="Routes and webhooks">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Channel</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Readiness</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
+              <Columns names={['Channel', 'Target', 'Readiness', 'Detail']} />
               <tbody>
                 {list.data.integrations.map((i) => (
                   <tr key={`${i.channel}/${i.target}`}>
@@ -142,19 +135,7 @@ function DeliveryList({ target, canManage }: { target: string; canManage: boolea
         <TableWrap label="Deliveries">
           <table>
             <caption class="visually-hidden">Deliveries to {target}, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Delivery</th>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span class="visually-hidden">Requeue</span>
-                </th>
-              </tr>
-            </thead>
+            <Columns names={['Delivery', 'Event', 'Status', 'Attempts', 'Last error', 'Next attempt', { hidden: 'Requeue' }]} />
             <tbody>
               {list.data.deliveries.map((d) => (
                 <tr key={d.id}>

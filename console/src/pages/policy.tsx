@@ -13,7 +13,7 @@ import { Badge, decisionTone } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
-import { TableWrap } from '../ui/table.tsx';
+import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
 
 type Treatment = '' | 'allow' | 'review' | 'deny';
@@ -142,15 +142,7 @@ function PackPolicy({ pack, canEdit }: { pack: string; canEdit: boolean }) {
           <TableWrap label="Policy versions">
             <table>
               <caption class="visually-hidden">Policy versions of {pack}, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Saved</th>
-                  <th scope="col">By</th>
-                  <th scope="col">Allow / review / deny</th>
-                  <th scope="col">Receipt</th>
-                </tr>
-              </thead>
+              <Columns names={['Version', 'Saved', 'By', 'Allow / review / deny', 'Receipt']} />
               <tbody>
                 {receipts.data.receipts.map((v) => (
                   <tr key={v.version}>
@@ -247,15 +239,7 @@ function PolicyEditor({ pack, options, onSaved }: { pack: string; options: Optio
         <TableWrap label="Treatment per action type">
           <table>
             <caption>How each action type is treated. “Pack default” keeps the pack’s own decision.</caption>
-            <thead>
-              <tr>
-                <th scope="col">Action type</th>
-                <th scope="col">Pack default</th>
-                <th scope="col">Treatment</th>
-                <th scope="col">Review route</th>
-                <th scope="col">Approvals needed</th>
-              </tr>
-            </thead>
+            <Columns names={['Action type', 'Pack default', 'Treatment', 'Review route', 'Approvals needed']} />
             <tbody>
               {options.action_types.map((t) => (
                 <tr key={t.id}>
@@ -360,13 +344,7 @@ function PreviewTable({ preview }: { preview: Preview }) {
       <TableWrap label="Preview results">
         <table>
           <caption class="visually-hidden">Decisions now and with the change</caption>
-          <thead>
-            <tr>
-              <th scope="col">Sample</th>
-              <th scope="col">Now</th>
-              <th scope="col">With the change</th>
-            </tr>
-          </thead>
+          <Columns names={['Sample', 'Now', 'With the change']} />
           <tbody>
             {preview.results.map((r) => (
               <tr key={r.index} class={r.changed ? 'changed' : undefined}>

@@ -12,7 +12,7 @@ import { Badge, decisionTone } from '../ui/badge.tsx';
 import { saveResponse } from '../ui/download.ts';
 import { Field } from '../ui/field.tsx';
 import { ErrorNotice, NeedsCapability } from '../ui/notice.tsx';
-import { TableWrap } from '../ui/table.tsx';
+import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
 
 interface ExportedRecord {
@@ -137,17 +137,7 @@ export default function Records({ me }: PageProps) {
         <TableWrap label="Records">
           <table>
             <caption class="visually-hidden">Sealed records, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Recorded</th>
-                <th scope="col">Record</th>
-                <th scope="col">Pack</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Seal</th>
-                <th scope="col">Anchoring</th>
-                <th scope="col">Bundle</th>
-              </tr>
-            </thead>
+            <Columns names={['Recorded', 'Record', 'Pack', 'Decision', 'Seal', 'Anchoring', 'Bundle']} />
             <tbody>
               {filtered.slice(0, shown).map((r) => (
                 <RecordRow key={r.action_key} record={r} generation={generation} />

@@ -14,7 +14,7 @@ import { Badge } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
-import { TableWrap } from '../ui/table.tsx';
+import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
 
 interface BoardItem {
@@ -89,20 +89,7 @@ export default function Reviews({ me }: PageProps) {
         <TableWrap label="Paused actions">
           <table>
             <caption class="visually-hidden">Paused actions, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Action</th>
-                <th scope="col">Pack</th>
-                <th scope="col">Age</th>
-                <th scope="col">Route</th>
-                <th scope="col">Status</th>
-                <th scope="col">Approvals</th>
-                <th scope="col">Expires in</th>
-                <th scope="col">
-                  <span class="visually-hidden">Decide</span>
-                </th>
-              </tr>
-            </thead>
+            <Columns names={['Action', 'Pack', 'Age', 'Route', 'Status', 'Approvals', 'Expires in', { hidden: 'Decide' }]} />
             <tbody>
               {items.map((item) => (
                 <Fragment key={item.action_key}>

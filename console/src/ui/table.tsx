@@ -11,3 +11,18 @@ export function TableWrap({ label, children }: { label: string; children: Compon
     </div>
   );
 }
+
+/** A table's header row; a column named `{ hidden }` has a name only screen readers read. */
+export function Columns({ names }: { names: (string | { hidden: string })[] }) {
+  return (
+    <thead>
+      <tr>
+        {names.map((n) => (
+          <th scope="col" key={typeof n === 'string' ? n : n.hidden}>
+            {typeof n === 'string' ? n : <span class="visually-hidden">{n.hidden}</span>}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
