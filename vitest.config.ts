@@ -12,7 +12,8 @@ export default defineConfig({
       },
       {
         // The tenant console in real Chromium against the companion; each file builds the console.
-        test: { name: 'console', include: ['test/console/**/*.test.ts'], ...timeouts },
+        // A browser under a loaded CI machine takes its time: polls wait up to 10 s.
+        test: { name: 'console', include: ['test/console/**/*.test.ts'], expect: { poll: { timeout: 10_000 } }, ...timeouts },
       },
       {
         // Extension unit tests: WXT's fake browser stands in for `browser` (wxt/testing).

@@ -63,10 +63,18 @@ interface Resident {
    * complete subtree inside it.
    */
   edges: Map<string, string>;
+  /**
+   * Hex of the nodes of a proof's upper levels, which every proof of the log shares: only for
+   * levels with at most HEX_CACHED_NODES nodes, each covering at least 2^HEX_CACHED_LEVEL leaves,
+   * so the strings stay a small fraction of the resident hashes. A complete node never changes.
+   */
+  hex: (string | undefined)[][];
 }
 
 /** Right-edge ranges remembered per resident log: a few sizes' worth. */
 const EDGE_CACHE = 256;
+const HEX_CACHED_NODES = 1024;
+const HEX_CACHED_LEVEL = 6;
 
 interface Residents {
   logs: Map<string, Resident>;
@@ -133,9 +141,10 @@ export class StoredTrees {
     if (r && r.size < size) this.#evict(logId);
     else if (r && r.size > size) {
       // Ahead: an append rolled back; this one takes its place, and ranges that ended in the
-      // rolled-back leaves are forgotten.
+      // rolled-back leaves are forgotten, and so are node strings that covered them.
       r.size = size;
       r.edges.clear();
+      r.hex = [];
     }
     return r && r.size === size ? r : undefined;
   }
@@ -155,7 +164,7 @@ export class StoredTrees {
     }
     const size = this.#nodes.leafCount(logId);
     if (size === 0 || residentBytes(size) > RESIDENT_BYTES) return undefined;
-    r = { size, levels: [], bytes: 0, edges: new Map() };
+    r = { size, levels: [], bytes: 0, edges: new Map(), hex: [] };
     const stored = this.#nodes.lowestStoredLevel(logId);
     for (let level = 0; size >> level > 0; level++) {
       const count = Math.floor(size / 2 ** level);
@@ -246,10 +255,7 @@ export class StoredTrees {
     return inclusionProofRanges(index, size).map(([start, end]) => {
       const n = end - start;
       if (!r || end > r.size) return hex(this.#subtree(logId, start, end));
-      if ((n & (n - 1)) === 0) {
-        const at = (start / n) * H;
-        return r.levels[31 - Math.clz32(n)]!.toString('hex', at, at + H);
-      }
+      if ((n & (n - 1)) === 0) return residentHex(r, 31 - Math.clz32(n), start / n);
       const key = `${start},${end}`;
       let edge = r.edges.get(key);
       if (edge === undefined) {
@@ -324,4 +330,12 @@ function setNode(r: Resident, level: number, idx: number, hash: Uint8Array): voi
     r.levels[level] = buf = grown;
   }
   buf.set(hash, idx * H);
+}
+
+/** The hex of a complete resident node; the upper levels' strings are kept (Resident.hex). */
+function residentHex(r: Resident, level: number, idx: number): string {
+  const at = idx * H;
+  if (level < HEX_CACHED_LEVEL || r.size >> level > HEX_CACHED_NODES) return r.levels[level]!.toString('hex', at, at + H);
+  const cached = (r.hex[level] ??= []);
+  return (cached[idx] ??= r.levels[level]!.toString('hex', at, at + H));
 }

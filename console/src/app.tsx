@@ -117,7 +117,7 @@ function Shell({ me, page, onSignedOut }: { me: Me; page: string; onSignedOut: (
           ))}
         </ul>
       </nav>
-      <main id="main">
+      <main id="main" tabIndex={-1}>
         <h1 tabIndex={-1} ref={heading}>
           {current.title}
         </h1>

@@ -213,7 +213,7 @@ describe('OpenAPI description', () => {
     expect(doc.paths['/law/grading-mirror'].get.security).toEqual([]);
     expect(doc.paths['/v1/reviews'].post.responses['201']).toBeDefined();
     expect(doc.paths['/v1/reviews'].post.responses['409']).toBeDefined();
-    expect(doc.paths['/active-manifest'].get.security).toEqual([{ BearerAuth: [] }, { ServiceKey: [] }]);
+    expect(doc.paths['/active-manifest'].get.security).toEqual([{ BearerAuth: [] }, { ServiceKey: [] }, { ServiceAccountSession: [] }]);
     expect(doc.components.schemas.MirrorGrades.required).toEqual(KEYS);
     expect(doc.components.schemas.MirrorGrades.additionalProperties).toBe(false);
   });

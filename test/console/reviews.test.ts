@@ -114,4 +114,26 @@ describe('the tenant console', () => {
     const cookies = await world.context.cookies();
     expect(cookies.find((c) => c.name === 'svc_session')).toBeUndefined();
   });
+
+  it('works from the keyboard alone: sign in, skip to content, move between pages', async () => {
+    const { page } = world;
+    await page.goto(`${world.url}/console`);
+    await page.getByLabel('API key').waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(await page.getByLabel('API key').getAttribute('id'));
+    await page.keyboard.type(world.apiKey);
+    await page.keyboard.press('Enter');
+    await page.getByRole('navigation', { name: 'Console pages' }).waitFor();
+
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Tab'); // sign out
+    await page.keyboard.press('Tab'); // Overview
+    await page.keyboard.press('Tab'); // Review board
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Review board');
+    // The focus ring is drawn (WCAG 2.4.7).
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName + ' ' + document.activeElement?.textContent)).toBe('H1 Review board');
+  });
 });

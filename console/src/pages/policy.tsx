@@ -107,10 +107,19 @@ export default function Policy({ me }: PageProps) {
   );
 }
 
+interface Saved {
+  version: number;
+  changed: boolean;
+  verification: Verification;
+}
+
 function PackPolicy({ pack, canEdit }: { pack: string; canEdit: boolean }) {
   const options = useLoad(() => api<Options>(`/tenant/policy/options${query({ policy_pack: pack })}`));
   const receipts = useLoad(() => api<{ receipts: PolicyVersion[] }>(`/tenant/policy/receipts${query({ policy_pack: pack, limit: 20 })}`));
-  const saved = () => {
+  // Kept here: the editor starts afresh from the version it saved.
+  const [saved, setSaved] = useState<Saved | null>(null);
+  const onSaved = (s: Saved) => {
+    setSaved(s);
     options.reload();
     receipts.reload();
   };
@@ -129,8 +138,9 @@ function PackPolicy({ pack, canEdit }: { pack: string; canEdit: boolean }) {
           <p>No tenant policy yet: the pack’s defaults apply.</p>
         )}
       </section>
+      {saved ? <SavedNotice saved={saved} /> : null}
       {canEdit ? (
-        <PolicyEditor key={options.data.current?.version ?? 0} pack={pack} options={options.data} onSaved={saved} />
+        <PolicyEditor key={options.data.current?.version ?? 0} pack={pack} options={options.data} onSaved={onSaved} onEdit={() => setSaved(null)} />
       ) : (
         <NeedsCapability capability="policy:manage" what="change this pack's policy" />
       )}
@@ -175,14 +185,25 @@ function ReceiptBadge({ verifyRequest }: { verifyRequest: unknown }) {
   return v.verified ? <Badge tone="ok">verified</Badge> : <Badge tone="bad" title={v.failed.join(', ')}>not verified</Badge>;
 }
 
-function PolicyEditor({ pack, options, onSaved }: { pack: string; options: Options; onSaved: () => void }) {
+function SavedNotice({ saved }: { saved: Saved }) {
+  if (!saved.verification.verified) {
+    return <Notice tone="error">Saved as version {saved.version}, but its receipt did not verify here ({saved.verification.failed.join(', ')}).</Notice>;
+  }
+  return (
+    <Notice tone="success">
+      <Badge tone="ok">verified</Badge>{' '}
+      {saved.changed ? `Saved as version ${saved.version}; its receipt verified in this browser.` : `Nothing changed: version ${saved.version} already says this.`}
+    </Notice>
+  );
+}
+
+function PolicyEditor({ pack, options, onSaved, onEdit }: { pack: string; options: Options; onSaved: (s: Saved) => void; onEdit: () => void }) {
   const [editor, setEditor] = useState<Editor>(() => editorFrom(options));
   const fixtures = useLoad(() => api<{ fixtures: { pack: string; kind: string; body: Record<string, unknown> }[] }>('/demo-fixtures'));
   const [samplesText, setSamplesText] = useState<string | null>(null);
   const [preview, setPreview] = useState<{ digest: string; body: Preview } | null>(null);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
-  const [savedVersion, setSavedVersion] = useState<{ version: number; changed: boolean; verification: Verification } | null>(null);
 
   // One sample per action type, from the pack's synthetic demo request (GET /demo-fixtures).
   const base = fixtures.data?.fixtures.find((f) => f.pack === pack && f.kind === 'gate')?.body;
@@ -194,7 +215,7 @@ function PolicyEditor({ pack, options, onSaved }: { pack: string; options: Optio
 
   const update = (change: Partial<Editor>) => {
     setEditor({ ...editor, ...change });
-    setSavedVersion(null);
+    onEdit();
   };
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -221,9 +242,7 @@ function PolicyEditor({ pack, options, onSaved }: { pack: string; options: Optio
   const save = () =>
     run(async () => {
       const res = await api<PolicyVersion & { changed: boolean }>(`/tenant/policy${query({ policy_pack: pack })}`, { method: 'PUT', json: doc });
-      const verification = await verifyReceipt(res.receipt.verify_request);
-      setSavedVersion({ version: res.version, changed: res.changed, verification });
-      onSaved();
+      onSaved({ version: res.version, changed: res.changed, verification: await verifyReceipt(res.receipt.verify_request) });
     });
 
   const fieldError = (pointer: string) => (error instanceof ApiError ? (error.fieldError(pointer) ?? error.fieldError(`/policy${pointer}`)) : undefined);
@@ -320,16 +339,6 @@ function PolicyEditor({ pack, options, onSaved }: { pack: string; options: Optio
       </form>
       {error ? <ErrorNotice error={error} /> : null}
       {previewed ? <PreviewTable preview={preview.body} /> : null}
-      {savedVersion ? (
-        savedVersion.verification.verified ? (
-          <Notice tone="success">
-            <Badge tone="ok">verified</Badge>{' '}
-            {savedVersion.changed ? `Saved as version ${savedVersion.version}; its receipt verified in this browser.` : `Nothing changed: version ${savedVersion.version} already says this.`}
-          </Notice>
-        ) : (
-          <Notice tone="error">Saved as version {savedVersion.version}, but its receipt did not verify here ({savedVersion.verification.failed.join(', ')}).</Notice>
-        )
-      ) : null}
     </section>
   );
 }
