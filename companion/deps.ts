@@ -124,7 +124,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const readiness = new Readiness();
     readiness.register('database_writable', databaseWritable(store.db));
     readiness.register('migrations_current', migrationsCurrent(store.db));
-    readiness.register('signer_usable', signersUsable(keyring));
+    readiness.register('signer_usable', signersUsable(keyring, () => clock.now().getTime()));
     readiness.register('workers_alive', workersAlive(lifecycle, workers));
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
   } catch (err) {

@@ -88,12 +88,24 @@ export function migrationsCurrent(db: Db, migrationsDir?: string): ReadinessChec
 const PROBE = new TextEncoder().encode('svc readiness probe');
 
 /** Each signing key signs, and its signature verifies under the published key. */
-export function signersUsable(keyring: Keyring): ReadinessCheck {
+/**
+ * A managed key (HSM, cloud KMS) answers each Sign over the network, billed and rate-limited:
+ * a probe that passed is trusted this long, so an orchestrator polling /readyz every few
+ * seconds costs one Sign a minute. A failed probe is never remembered: the next one signs.
+ */
+export const MANAGED_PROBE_TTL_MS = 60_000;
+
+export function signersUsable(keyring: Keyring, nowMs: () => number = Date.now): ReadinessCheck {
+  const passedAt = new Map<string, number>();
   return () => {
     for (const [name, signer] of [['sandbox', keyring.sandbox], ['production', keyring.production]] as const) {
+      const managed = signer.custody.managed;
+      if (managed && nowMs() - (passedAt.get(signer.keyId) ?? -Infinity) < MANAGED_PROBE_TTL_MS) continue;
+      passedAt.delete(signer.keyId);
       const signature = signer.sign(PROBE);
       const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(signer.publicKey).toString('base64url') }, format: 'jwk' });
       if (!verify(null, PROBE, key, signature)) return failed(`the ${name} signing key produced a signature that does not verify`);
+      if (managed) passedAt.set(signer.keyId, nowMs());
     }
     return ok();
   };

@@ -127,6 +127,25 @@ describe('SVC_SIGNER=aws-kms (loopback KMS stand-in)', () => {
     await sealProductionAndVerify(ctx);
   });
 
+  it('probes the KMS key for readiness at most once a minute while it passes, and at once after a failure', async () => {
+    const ctx = await start();
+    await takeRequests();
+    const signs = async () => (await takeRequests()).filter((r) => r.target === 'TrentService.Sign').length;
+    expect((await ctx.request('/readyz')).status).toBe(200);
+    expect((await ctx.request('/readyz')).status).toBe(200);
+    expect(await signs()).toBe(1);
+    ctx.clock.advance(60_000);
+    expect((await ctx.request('/readyz')).status).toBe(200);
+    expect(await signs()).toBe(1);
+    // A failure is never remembered: the next probe asks KMS again.
+    ctx.clock.advance(60_000);
+    await setMode('error');
+    expect((await ctx.request('/readyz')).status).toBe(503);
+    await setMode('ok');
+    expect((await ctx.request('/readyz')).status).toBe(200);
+    expect(await signs()).toBe(2);
+  });
+
   it('refuses to start when KMS refuses GetPublicKey', async () => {
     await expect(start({ SVC_KMS_KEY_ID: 'alias/missing' })).rejects.toThrow(/AWS KMS GetPublicKey for alias\/missing failed: NotFoundException \(HTTP 400\)/);
   });
