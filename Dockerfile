@@ -42,4 +42,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # The companion drains in-flight requests on SIGTERM (SVC_SHUTDOWN_GRACE_MS, 10 s by default);
 # give `docker stop` longer than that: docker stop -t 15.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/companion/main.js"]
+CMD ["node", "--max-semi-space-size=8", "dist/companion/main.js"]

@@ -15,6 +15,7 @@
  * ratio, and the measuring process's peak RSS. Targets (issue): >= 0.5x the raw scan,
  * >= 50,000 records/s, peak RSS <= 150 MB. SVC_BENCH_EXPORT_RECORDS overrides the count.
  */
+import { startNodeFlags } from '../scripts/start-command.mjs';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -117,7 +118,8 @@ function measureInChild(dataDir: string, tenantId: string, apiKey: string): Meas
   const root = fileURLToPath(new URL('..', import.meta.url));
   const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`build failed (${build.status}): ${build.stderr}`);
-  const child = spawnSync(process.execPath, [fileURLToPath(new URL('./exports-measure.mjs', import.meta.url)), dataDir, tenantId], {
+  // With the node flags `npm start` uses (scripts/start-command.mjs): they size the heap.
+  const child = spawnSync(process.execPath, [...startNodeFlags(), fileURLToPath(new URL('./exports-measure.mjs', import.meta.url)), dataDir, tenantId], {
     env: { ...process.env, SVC_API_KEY: apiKey },
     encoding: 'utf8',
     maxBuffer: 1 << 20,

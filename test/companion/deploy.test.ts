@@ -8,7 +8,10 @@ import path from 'node:path';
 import { validate } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DEFAULTS } from '../../companion/core/config.ts';
+import { startNodeFlags } from '../../scripts/start-command.mjs';
 import { REPO_ROOT } from '../helpers/vectors.ts';
+
+const START_NODE_FLAGS = startNodeFlags();
 
 const read = (file: string) => fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
 
@@ -45,7 +48,7 @@ describe('Dockerfile', () => {
     const health = runtime.find((i) => i.op === 'HEALTHCHECK')?.args ?? '';
     expect(health).toMatch(/--interval=\d+s/);
     expect(health).toMatch(/\/healthz/);
-    expect(runtime.at(-1)).toEqual({ op: 'CMD', args: '["node", "dist/companion/main.js"]' });
+    expect(runtime.at(-1)).toEqual({ op: 'CMD', args: JSON.stringify(['node', ...START_NODE_FLAGS, 'dist/companion/main.js']).replaceAll(',', ', ') });
   });
 
   it('copies only paths that exist in the repository', () => {
@@ -60,7 +63,7 @@ describe('systemd unit', () => {
   const value = (key: string) => unit.match(new RegExp(`^${key}=(.*)$`, 'm'))?.[1];
 
   it('starts the built entry point with plain node and gives shutdown longer than the grace period', () => {
-    expect(value('ExecStart')).toBe('/usr/bin/node dist/companion/main.js');
+    expect(value('ExecStart')).toBe(['/usr/bin/node', ...START_NODE_FLAGS, 'dist/companion/main.js'].join(' '));
     expect(value('KillSignal')).toBe('SIGTERM');
     expect(Number(value('TimeoutStopSec')) * 1000).toBeGreaterThan(CONFIG_DEFAULTS.shutdownGraceMs);
     expect(unit).toMatch(/^Environment=SVC_DATA_DIR=\/var\/lib\/action-gate$/m);

@@ -7,6 +7,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startNodeFlags } from '../../scripts/start-command.mjs';
 import { SETTINGS } from '../../companion/core/config.ts';
 import { cleanupCompanions, holdInFlightSignup, tempDataDir } from '../helpers/companion-process.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
@@ -71,7 +72,7 @@ describe('npm start', () => {
     const { port } = new URL(url);
     // No TypeScript loader on the start path: the process npm starts is node on dist/.
     const ps = spawnSync('ps', ['-o', 'args=', '--ppid', String(svc.child.pid)], { encoding: 'utf8' });
-    expect(ps.stdout.trim()).toBe('node dist/companion/main.js');
+    expect(ps.stdout.trim()).toBe(['node', ...startNodeFlags(), 'dist/companion/main.js'].join(' '));
 
     const held = await holdInFlightSignup(Number(port), 'inflight-npm@example.com');
 

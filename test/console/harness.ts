@@ -17,7 +17,6 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startServer } from '../../companion/core/server.ts';
 import type { RunningServer } from '../../companion/core/server.ts';
-// @ts-expect-error plain JavaScript build script, no declarations
 import { buildConsole } from '../../scripts/build-console.mjs';
 import { CHROMIUM, chromiumArgs } from '../extension/e2e/harness/browser.ts';
 import { createTestContext } from '../companion/helpers.ts';
