@@ -86,6 +86,7 @@ function banner(url: string, config: Config, [sandboxKid, productionKid]: string
     `  signing keys: sandbox ${sandboxKid} (public dev key), production ${productionKid} (${held})`,
     `  next: create a sandbox tenant and its API key:`,
     `    curl -s -X POST ${url}/signup/checkout -H 'content-type: application/json' -d '{"email":"you@example.com"}'`,
+    `  then sign in to the tenant console with that key: ${url}/console`,
     '',
   ].join('\n');
 }

@@ -74,6 +74,10 @@ describe('npm start', () => {
     const ps = spawnSync('ps', ['-o', 'args=', '--ppid', String(svc.child.pid)], { encoding: 'utf8' });
     expect(ps.stdout.trim()).toBe(['node', ...startNodeFlags(), 'dist/companion/main.js'].join(' '));
 
+    // The banner names the next steps, the tenant console among them, and the console answers.
+    expect(svc.stdout()).toContain(`${url}/console`);
+    expect((await fetch(`${url}/console`)).status).toBe(200);
+
     const held = await holdInFlightSignup(Number(port), 'inflight-npm@example.com');
 
     svc.child.kill('SIGTERM');
