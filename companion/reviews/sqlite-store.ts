@@ -71,6 +71,10 @@ const toReceipt = (r: ReceiptDbRow): ReviewReceiptRow => ({
 
 const OPEN = "status IN ('pending', 'escalated')";
 
+/** How long remembered insights may be served, in service time; and how many are remembered. */
+export const INSIGHTS_TTL_MS = 5_000;
+const INSIGHTS_REMEMBERED = 1_000;
+
 interface InsightsDbRow {
   action_type: string | null;
   total: number;
@@ -173,8 +177,17 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
   );
   const timesOverall = db.prepare<{ tenantId: string; since: string }, { action_type: null; p50: number | null; p90: number | null }>(INSIGHT_TIMES('NULL'));
 
+  // Insights scan every item of the tenant, and the board (which carries them) is polled by
+  // every reviewer's browser: answers are remembered per tenant until this store writes one of
+  // the tenant's items, for at most INSIGHTS_TTL_MS of service time (items that pass their
+  // deadline without a write, or writes by another process, show within that).
+  const generations = new Map<string, number>();
+  const touched = (tenantId: string) => generations.set(tenantId, (generations.get(tenantId) ?? 0) + 1);
+  const remembered = new Map<string, { generation: number; atMs: number; rows: InsightsRow[] }>();
+
   return {
     openItem(item: NewReviewItem) {
+      touched(item.tenantId);
       insertItem.run({ ...item, rule: item.rule === null ? null : JSON.stringify(item.rule) });
     },
     findItem(tenantId, actionKey) {
@@ -182,12 +195,15 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
       return r && toItem(r);
     },
     decide(tenantId, actionKey, d) {
+      touched(tenantId);
       return decide.run({ tenantId, actionKey, ...d }).changes === 1;
     },
     approve(tenantId, actionKey, { reviewer, at, receiptActionKey, expected }) {
+      touched(tenantId);
       return approve.run({ tenantId, actionKey, reviewer, at, receiptActionKey, ...expected }).changes === 1;
     },
     expire(tenantId, actionKey, at, receiptActionKey) {
+      touched(tenantId);
       return expire.run({ tenantId, actionKey, at, receiptActionKey }).changes === 1;
     },
     addReceipt(row) {
@@ -207,9 +223,11 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
       return scheduled.all({ now, limit }).map(toItem);
     },
     markReminded(tenantId, actionKey, at, scheduleDueAt) {
+      touched(tenantId);
       return remind.run({ tenantId, actionKey, at, scheduleDueAt }).changes === 1;
     },
     escalateRoute(tenantId, actionKey, { level, route, at, scheduleDueAt }) {
+      touched(tenantId);
       const before = findItem.get(actionKey, tenantId);
       if (!before || escalate.run({ tenantId, actionKey, level, route, at, scheduleDueAt }).changes !== 1) return false;
       insertEscalation.run({ actionKey, level, tenantId, fromRoute: before.review_route, route, at });
@@ -219,23 +237,36 @@ export function createSqliteReviewStore(db: Db): ReviewStore {
       return escalations.all(tenantId, actionKey).map((r) => ({ level: r.level, fromRoute: r.from_route, toRoute: r.to_route, at: r.at }));
     },
     insights(tenantId, now, since) {
-      const params = { tenantId, since: since ?? '' };
-      const times = new Map<string | null, { p50: number | null; p90: number | null }>();
-      for (const t of [...timesByType.all(params), ...timesOverall.all(params)]) times.set(t.action_type, t);
-      return insightCounts.all({ ...params, now }).map(
-        (r): InsightsRow => ({
-          actionType: r.action_type,
-          total: r.total,
-          pending: r.pending,
-          oldestPendingAt: r.oldest_pending_at,
-          approved: r.approved,
-          rejected: r.rejected,
-          expired: r.expired,
-          escalated: r.escalated,
-          medianSecondsToDecide: times.get(r.action_type)?.p50 ?? null,
-          p90SecondsToDecide: times.get(r.action_type)?.p90 ?? null,
-        }),
-      );
+      const key = `${tenantId}\n${since ?? ''}`;
+      const generation = generations.get(tenantId) ?? 0;
+      const nowMs = Date.parse(now);
+      const hit = remembered.get(key);
+      if (hit && hit.generation === generation && nowMs >= hit.atMs && nowMs - hit.atMs < INSIGHTS_TTL_MS) return hit.rows;
+      const rows = computeInsights(tenantId, now, since);
+      if (remembered.size >= INSIGHTS_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+      remembered.delete(key);
+      remembered.set(key, { generation, atMs: nowMs, rows });
+      return rows;
     },
   };
+
+  function computeInsights(tenantId: string, now: string, since: string | null): InsightsRow[] {
+    const params = { tenantId, since: since ?? '' };
+    const times = new Map<string | null, { p50: number | null; p90: number | null }>();
+    for (const t of [...timesByType.all(params), ...timesOverall.all(params)]) times.set(t.action_type, t);
+    return insightCounts.all({ ...params, now }).map(
+      (r): InsightsRow => ({
+        actionType: r.action_type,
+        total: r.total,
+        pending: r.pending,
+        oldestPendingAt: r.oldest_pending_at,
+        approved: r.approved,
+        rejected: r.rejected,
+        expired: r.expired,
+        escalated: r.escalated,
+        medianSecondsToDecide: times.get(r.action_type)?.p50 ?? null,
+        p90SecondsToDecide: times.get(r.action_type)?.p90 ?? null,
+      }),
+    );
+  }
 }

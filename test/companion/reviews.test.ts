@@ -13,6 +13,7 @@ import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import type { PacketFields } from '../../shared/types.ts';
 import { getGatePack } from '../../companion/packs/registry.ts';
 import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
+import { INSIGHTS_TTL_MS } from '../../companion/reviews/sqlite-store.ts';
 import { createTestContext, freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { databaseBytes, gateBody, recordBody, usageOf } from './pack-fixtures.ts';
@@ -327,6 +328,25 @@ describe('refusals', () => {
 });
 
 describe('unanswered reviews expire and fail closed', () => {
+  it('shows insights remembered for at most INSIGHTS_TTL_MS of service time, and at once after a review item changes', async () => {
+    const gate = await pause();
+    ctx.clock.advance(WINDOW_MS - 1);
+    expect((await board()).body.insights).toMatchObject({ pending: 1, expired: 0 });
+    // Passing the deadline writes nothing: the remembered insights stand until their time is up.
+    ctx.clock.advance(2);
+    const stale = (await board()).body;
+    expect(stale.items).toEqual([]);
+    expect(stale.insights).toMatchObject({ pending: 1, expired: 0 });
+    ctx.clock.advance(INSIGHTS_TTL_MS);
+    expect((await board()).body.insights).toMatchObject({ pending: 0, expired: 1 });
+    // A write to one of the tenant's items shows at once.
+    const next = await pause();
+    expect((await board()).body.insights).toMatchObject({ pending: 1, expired: 1 });
+    expect((await review(reviewBody(next.action_key))).status).toBe(201);
+    expect((await board()).body.insights).toMatchObject({ pending: 0, approved: 1, expired: 1 });
+    expect(gate.action_key).not.toBe(next.action_key);
+  });
+
   it('refuses approval after the window, seals the expiry receipt at first touch, and drops the item from the board', async () => {
     const gate = await pause();
     const expiresAt = new Date(Date.parse(gate.evidence_packet.seal.attestation.recorded_at) + WINDOW_MS).toISOString();
