@@ -13,6 +13,11 @@ export function PendingList({ items, onOpen }: { items: PendingReview[]; onOpen:
             <span>{item.pack}</span>
             <span class="ag-age">{formatAge(item.age_seconds * 1000)}</span>
             {item.status === 'escalated' && <span class="ag-escalated">escalated</span>}
+            {item.approvals_required > 1 && (
+              <span class="ag-approvals">
+                {item.approvals} of {item.approvals_required} approvals
+              </span>
+            )}
           </div>
           <div class="ag-row">
             <span class="ag-route">{item.review_route ?? 'no route'}</span>

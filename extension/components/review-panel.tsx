@@ -54,6 +54,14 @@ export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDeci
         <dt>Status</dt>
         {/* After a decision the item's status is the receipt's, not the pending list's. */}
         <dd class="ag-review-status">{result ? result.review_status : item.status}</dd>
+        {item.approvals_required > 1 && (
+          <>
+            <dt>Approvals</dt>
+            <dd class="ag-approvals">
+              {result ? result.approvals : item.approvals} of {item.approvals_required}
+            </dd>
+          </>
+        )}
       </dl>
       {item.next_step && <p class="ag-next-step">{item.next_step}</p>}
       {reasons === null ? <p class="ag-hint">Loading why it needs review…</p> : <Reasons reasons={reasons} />}
@@ -84,6 +92,11 @@ export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDeci
           <p>
             {result.verification.verified ? 'Done' : 'Posted, but not confirmed'}: {result.decision} ({result.review_status}).
           </p>
+          {result.decision === 'approved' && result.review_status !== 'approved' && (
+            <p class="ag-hint">
+              {result.approvals} of {result.approvals_required} approvals: the action stays paused until another reviewer approves.
+            </p>
+          )}
           <VerificationBadge verification={result.verification} label="Review receipt" />
           <code class="ag-key">{result.receipt_action_key}</code>
         </div>

@@ -190,6 +190,9 @@ export interface PendingReview {
   created_at: string;
   age_seconds: number;
   expires_at: string | null;
+  /** Approvals sealed so far, and how many distinct reviewers the review rule needs (N of M). */
+  approvals: number;
+  approvals_required: number;
 }
 
 export const MIRROR_GRADE_KEYS = [
@@ -220,6 +223,9 @@ export interface ReviewDecisionResult {
   receipt_action_key: string;
   decision: string;
   review_status: string;
+  /** After this decision: approvals sealed and approvals needed (an approval may leave it pending). */
+  approvals: number;
+  approvals_required: number;
   verification: Verification;
 }
 

@@ -78,6 +78,17 @@ describe('the reviewer', () => {
   });
 });
 
+describe('a review rule needing two approvals', () => {
+  it('shows N of M on the pending item and after an approval that leaves the action paused', async () => {
+    await putPolicy(bg, 'law', { allow_action_types: ['proposed-action'], review_rules: { 'proposed-action': { approvals_required: 2 } } });
+    const { actionKey } = await paused();
+    expect(await bg.send('reviews.pending', {}, POPUP)).toEqual([expect.objectContaining({ action_key: actionKey, approvals: 0, approvals_required: 2 })]);
+    const first = await bg.send('reviews.decide', { pack: 'law', action_key: actionKey, decision: 'approved' }, POPUP);
+    expect(first).toMatchObject({ decision: 'approved', review_status: 'pending', approvals: 1, approvals_required: 2, verification: { verified: true } });
+    expect(await bg.send('reviews.pending', {}, POPUP)).toEqual([expect.objectContaining({ action_key: actionKey, approvals: 1, approvals_required: 2 })]);
+  });
+});
+
 describe('the paused action', () => {
   it('stays paused while pending and escalated, then is released once on a verified approval', async () => {
     const { actionKey, attempt } = await paused();

@@ -125,7 +125,13 @@ export async function pendingReviews(api: CompanionApi): Promise<PendingReview[]
     created_at: String(i.created_at ?? ''),
     age_seconds: typeof i.age_seconds === 'number' ? i.age_seconds : 0,
     expires_at: typeof i.expires_at === 'string' ? i.expires_at : null,
+    approvals: count(i.approvals, 0),
+    approvals_required: count(i.approvals_required, 1),
   }));
+}
+
+function count(v: unknown, fallback: number): number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : fallback;
 }
 
 /**
@@ -187,6 +193,8 @@ export async function postReview(
     receipt_action_key: answer.action_key,
     decision: typeof answer.decision === 'string' ? answer.decision : req.decision,
     review_status: typeof answer.review_status === 'string' ? answer.review_status : req.decision,
+    approvals: count(answer.approvals, 0),
+    approvals_required: count(answer.approvals_required, 1),
     verification,
   };
 }
