@@ -11,7 +11,7 @@ import { SealedRecord } from '../evidence/schemas.ts';
 import { anchoredCounts } from './anchoring-coverage.ts';
 import { evidenceCoverage } from './coverage.ts';
 import { NOTICE_HEADER, OWNER_REVIEW_NOTICE } from './notice.ts';
-import { bucketed, timelineRange } from './timeline.ts';
+import { PREFIX_CHARS, bucketed, timelineRange } from './timeline.ts';
 import { NDJSON, encodeCursor, jsonStream, ndjsonStream, recordsPage, recordsQuery } from './records-export.ts';
 
 const Timestamp = (name: 'from' | 'to', description: string) =>
@@ -128,6 +128,12 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     request: { query: z.object({}).strict() },
     responses: { 200: jsonContent(Summary, 'Coverage per pack') },
   });
+  router.openapi(summary, (c) => {
+    const tenantId = c.var.auth.tenantId;
+    const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
+    return c.json({ notice: OWNER_REVIEW_NOTICE, tenant_id: tenantId, ...coverage }, 200);
+  });
+
   const timeline = defineRoute({
     method: 'get',
     path: '/tenant/exports/records/timeline',
@@ -141,13 +147,7 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
   router.openapi(timeline, (c) => {
     const q = c.req.valid('query');
     const range = timelineRange(q, deps.clock.now());
-    const rows = deps.store.exports.decisionCounts(c.var.auth.tenantId, range.from, range.to, range.bucket === 'hour' ? 13 : 10);
+    const rows = deps.store.exports.decisionCounts(c.var.auth.tenantId, range.from, range.to, PREFIX_CHARS[range.bucket]);
     return c.json({ notice: OWNER_REVIEW_NOTICE, ...range, ...bucketed(rows, range) }, 200);
-  });
-
-  router.openapi(summary, (c) => {
-    const tenantId = c.var.auth.tenantId;
-    const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
-    return c.json({ notice: OWNER_REVIEW_NOTICE, tenant_id: tenantId, ...coverage }, 200);
   });
 }

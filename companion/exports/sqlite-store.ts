@@ -95,7 +95,6 @@ export function createSqliteExportStore(db: Db): ExportStore {
   const countRange = db.prepare<[string, string, string], { n: number }>(
     'SELECT count(*) AS n FROM sealed_records WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ?',
   );
-  // recorded_at is RFC 3339 UTC with a fixed layout, so a prefix is its hour or day.
   const decisionCounts = db.prepare<[number, string, string, string], { bucket: string; decision: string; n: number }>(
     `SELECT substr(recorded_at, 1, ?) AS bucket, decision, count(*) AS n FROM sealed_records
       WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ? AND decision IS NOT NULL

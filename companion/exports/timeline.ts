@@ -8,6 +8,8 @@ import { boundary } from './records-export.ts';
 export type Bucket = 'hour' | 'day';
 const WIDTH_MS: Record<Bucket, number> = { hour: 3_600_000, day: 86_400_000 };
 const DEFAULT_SPAN: Record<Bucket, number> = { hour: 24, day: 14 };
+/** recorded_at is RFC 3339 UTC with a fixed layout: its first 13 characters are the hour, 10 the day. */
+export const PREFIX_CHARS = { hour: 13, day: 10 } as const satisfies Record<Bucket, number>;
 /** A month of hours: enough for any chart, small enough to answer from one indexed range scan. */
 export const MAX_BUCKETS = 744;
 
@@ -34,18 +36,16 @@ export function timelineRange(q: { from?: string | undefined; to?: string | unde
 }
 
 export function bucketed(rows: { bucket: string; decision: string; count: number }[], range: TimelineRange) {
-  const width = WIDTH_MS[range.bucket];
-  const prefix = range.bucket === 'hour' ? 13 : 10;
-  const byStart = new Map<string, Record<string, number>>();
-  for (let t = Date.parse(range.from); t < Date.parse(range.to); t += width) byStart.set(new Date(t).toISOString().slice(0, prefix), {});
+  const buckets = new Map<string, { start: string; counts: Record<string, number> }>();
+  for (let t = Date.parse(range.from); t < Date.parse(range.to); t += WIDTH_MS[range.bucket]) {
+    const start = new Date(t).toISOString();
+    buckets.set(start.slice(0, PREFIX_CHARS[range.bucket]), { start, counts: {} });
+  }
   const decisions = new Set<string>();
   for (const r of rows) {
     decisions.add(r.decision);
-    const counts = byStart.get(r.bucket);
-    if (counts) counts[r.decision] = r.count;
+    const b = buckets.get(r.bucket);
+    if (b) b.counts[r.decision] = r.count;
   }
-  return {
-    decisions: [...decisions].sort(),
-    buckets: [...byStart].map(([key, counts]) => ({ start: new Date(Date.parse(key.length === 13 ? `${key}:00:00Z` : `${key}T00:00:00Z`)).toISOString(), counts })),
-  };
+  return { decisions: [...decisions].sort(), buckets: [...buckets.values()] };
 }
