@@ -22,7 +22,7 @@ import { ProblemError } from '../core/errors.ts';
 import { recordBodyJson } from '../evidence/record-view.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import { OWNER_REVIEW_NOTICE } from './notice.ts';
-import type { ExportRecordRow, ExportStore, RecordPosition } from './store.ts';
+import type { ExportRecordRow, ExportStore, RecordFilter, RecordPosition } from './store.ts';
 
 /** Records per page; a client pages with next_cursor until a page comes back empty. */
 export const EXPORT_PAGE_SIZE = 1000;
@@ -39,6 +39,7 @@ export interface RecordsQuery {
   from: string;
   to: string;
   after: RecordPosition | undefined;
+  filter: RecordFilter;
 }
 
 const CURSOR_VERSION = 1;
@@ -89,13 +90,13 @@ export function boundary(value: string, name: 'from' | 'to'): string {
   return new Date(ms).toISOString();
 }
 
-export function recordsQuery(q: { from?: string | undefined; to?: string | undefined; cursor?: string | undefined }): RecordsQuery {
+export function recordsQuery(q: { from?: string | undefined; to?: string | undefined; cursor?: string | undefined } & RecordFilter): RecordsQuery {
   const from = q.from === undefined ? EARLIEST : boundary(q.from, 'from');
   const to = q.to === undefined ? LATEST : boundary(q.to, 'to');
   if (to <= from) {
     throw ProblemError.validation([{ in: 'query', path: '/to', message: `must be later than from (${from}); the range is half-open`, code: 'empty_range' }]);
   }
-  return { from, to, after: q.cursor === undefined ? undefined : decodeCursor(q.cursor) };
+  return { from, to, after: q.cursor === undefined ? undefined : decodeCursor(q.cursor), filter: { pack: q.pack, kind: q.kind, decision: q.decision } };
 }
 
 export interface RecordsPage {
@@ -116,7 +117,7 @@ export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuer
         const out: string[][] = [];
         let last: ExportRecordRow | undefined;
         // Read the whole chunk before yielding: no statement stays open across a yield.
-        for (const row of store.records(tenantId, { from: q.from, after, end }, CHUNK_ROWS)) {
+        for (const row of store.records(tenantId, { from: q.from, after, end, filter: q.filter }, CHUNK_ROWS)) {
           out.push(recordPieces(row));
           last = row;
         }

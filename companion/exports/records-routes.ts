@@ -17,12 +17,18 @@ import { NDJSON, encodeCursor, jsonStream, ndjsonStream, recordsPage, recordsQue
 const Timestamp = (name: 'from' | 'to', description: string) =>
   z.string().max(40).optional().openapi({ param: { name, in: 'query' }, description, example: name === 'from' ? '2025-01-01T00:00:00.000Z' : '2025-02-01T00:00:00.000Z' });
 
+const Filter = (name: 'pack' | 'kind' | 'decision', description: string) =>
+  z.string().min(1).max(64).optional().openapi({ param: { name, in: 'query' }, description });
+
 // .strict(): interface-spec Errors 422, an unknown parameter is rejected, never ignored.
 const RecordsQuery = z
   .object({
     from: Timestamp('from', 'Inclusive lower bound on the signed recorded_at (RFC 3339, at most millisecond precision); default: the start of the log'),
     to: Timestamp('to', 'Exclusive upper bound on the signed recorded_at; default: no bound'),
     cursor: z.string().max(200).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'next_cursor of the previous page; page until a page comes back empty' }),
+    pack: Filter('pack', 'Only records of this pack (e.g. law, eu-ai-act)'),
+    kind: Filter('kind', 'Only records of this seal kind (gate, record, review, policy, …)'),
+    decision: Filter('decision', 'Only records with this decision (allow, needs_review, blocked; approved, rejected, escalated for reviews)'),
   })
   .strict();
 
@@ -106,10 +112,11 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     const page = recordsPage(deps.store.exports, c.var.auth.tenantId, q);
     const headers: Record<string, string> = { 'cache-control': 'no-store', [NOTICE_HEADER]: OWNER_REVIEW_NOTICE };
     // The first page says how many records the range holds now, so a client can show progress.
-    if (!q.after) headers['x-total-count'] = String(deps.store.exports.countRange(c.var.auth.tenantId, q.from, q.to));
+    if (!q.after) headers['x-total-count'] = String(deps.store.exports.countRange(c.var.auth.tenantId, q.from, q.to, q.filter));
     if (page.end) {
       const cursor = encodeCursor(page.end);
-      const next = new URLSearchParams({ ...(c.req.query('from') ? { from: q.from } : {}), ...(c.req.query('to') ? { to: q.to } : {}), cursor });
+      const filters = Object.fromEntries(Object.entries(q.filter).filter((e): e is [string, string] => e[1] !== undefined));
+      const next = new URLSearchParams({ ...(c.req.query('from') ? { from: q.from } : {}), ...(c.req.query('to') ? { to: q.to } : {}), ...filters, cursor });
       headers['x-next-cursor'] = cursor;
       headers.link = `</tenant/exports/records?${next.toString()}>; rel="next"`; // RFC 8288
     }

@@ -1,6 +1,6 @@
 /** SQLite implementation of ExportStore (migration 0008 and the evidence tables); statements are prepared once. */
 import type { Db } from '../core/db.ts';
-import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
+import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordFilter, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
 
 interface BindingDbRow {
   binding_key: string;
@@ -66,35 +66,50 @@ const FROM = 'recorded_at >= @from';
 const ACTION_TYPE = 'substr(action_key, length(vertical) + 2, length(action_key) - length(vertical) - 28)';
 
 export function createSqliteExportStore(db: Db): ExportStore {
-  const pageEnd = (after: boolean) =>
-    db.prepare<Record<string, unknown>, { recorded_at: string; tenant_seq: number }>(
-      `SELECT recorded_at, tenant_seq FROM (
-         SELECT recorded_at, tenant_seq FROM sealed_records
-          WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from AND recorded_at < @to
-          ORDER BY recorded_at, tenant_seq LIMIT @limit)
-        ORDER BY recorded_at DESC, tenant_seq DESC LIMIT 1`,
-    );
-  const pageEndFirst = pageEnd(false);
-  const pageEndNext = pageEnd(true);
-  // Rows are read as arrays (better-sqlite3's raw mode builds them much faster than objects
-  // with named columns) and shaped into ExportRecordRow literals; the attestation is the stored
-  // JCS text, spliced into the line as is.
-  const records = (after: boolean) =>
-    db
-      .prepare<Record<string, unknown>, unknown[]>(
-        `SELECT tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash, packet_hash,
-                attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details
-           FROM sealed_records
-          WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from
-            AND (recorded_at, tenant_seq) <= (@endAt, @endSeq)
-          ORDER BY recorded_at, tenant_seq LIMIT @limit`,
-      )
-      .raw(true);
-  const recordsFirst = records(false);
-  const recordsNext = records(true);
-  const countRange = db.prepare<[string, string, string], { n: number }>(
-    'SELECT count(*) AS n FROM sealed_records WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ?',
-  );
+  // A filtered export adds its conditions to the same keyset scan; the unfiltered statements
+  // stay as they were, so the common path pays nothing for the option.
+  const statements = (filtered: boolean) => {
+    const where = filtered ? ' AND (@pack IS NULL OR pack = @pack) AND (@kind IS NULL OR kind = @kind) AND (@decision IS NULL OR decision = @decision)' : '';
+    const pageEnd = (after: boolean) =>
+      db.prepare<Record<string, unknown>, { recorded_at: string; tenant_seq: number }>(
+        `SELECT recorded_at, tenant_seq FROM (
+           SELECT recorded_at, tenant_seq FROM sealed_records
+            WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from AND recorded_at < @to${where}
+            ORDER BY recorded_at, tenant_seq LIMIT @limit)
+          ORDER BY recorded_at DESC, tenant_seq DESC LIMIT 1`,
+      );
+    // Rows are read as arrays (better-sqlite3's raw mode builds them much faster than objects
+    // with named columns) and shaped into ExportRecordRow literals; the attestation is the stored
+    // JCS text, spliced into the line as is.
+    const records = (after: boolean) =>
+      db
+        .prepare<Record<string, unknown>, unknown[]>(
+          `SELECT tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash, packet_hash,
+                  attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details
+             FROM sealed_records
+            WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from
+              AND (recorded_at, tenant_seq) <= (@endAt, @endSeq)${where}
+            ORDER BY recorded_at, tenant_seq LIMIT @limit`,
+        )
+        .raw(true);
+    return {
+      pageEndFirst: pageEnd(false),
+      pageEndNext: pageEnd(true),
+      recordsFirst: records(false),
+      recordsNext: records(true),
+      countRange: db.prepare<Record<string, unknown>, { n: number }>(
+        `SELECT count(*) AS n FROM sealed_records WHERE tenant_id = @tenantId AND recorded_at >= @from AND recorded_at < @to${where}`,
+      ),
+    };
+  };
+  const plain = statements(false);
+  let filteredStatements: ReturnType<typeof statements> | undefined;
+  /** The statements for `filter` and its parameters (none when nothing is filtered). */
+  const forFilter = (filter: RecordFilter | undefined) => {
+    if (!filter || (filter.pack === undefined && filter.kind === undefined && filter.decision === undefined)) return { st: plain, params: {} };
+    filteredStatements ??= statements(true);
+    return { st: filteredStatements, params: { pack: filter.pack ?? null, kind: filter.kind ?? null, decision: filter.decision ?? null } };
+  };
   const decisionCounts = db.prepare<[number, string, string, string], { bucket: string; decision: string; n: number }>(
     `SELECT substr(recorded_at, 1, ?) AS bucket, decision, count(*) AS n FROM sealed_records
       WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ? AND decision IS NOT NULL
@@ -164,14 +179,15 @@ export function createSqliteExportStore(db: Db): ExportStore {
   const afterParams = (after: RecordPosition | undefined) => (after ? { afterAt: after.recordedAt, afterSeq: after.tenantSeq } : {});
 
   return {
-    pageEnd(tenantId, { from, to, after }, limit) {
-      const stmt = after ? pageEndNext : pageEndFirst;
-      const r = stmt.get({ tenantId, from, to, limit, ...afterParams(after) });
+    pageEnd(tenantId, { from, to, after, filter }, limit) {
+      const { st, params } = forFilter(filter);
+      const r = (after ? st.pageEndNext : st.pageEndFirst).get({ tenantId, from, to, limit, ...afterParams(after), ...params });
       return r && { recordedAt: r.recorded_at, tenantSeq: r.tenant_seq };
     },
-    *records(tenantId, { from, after, end }, limit) {
-      const stmt = after ? recordsNext : recordsFirst;
-      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after) })) {
+    *records(tenantId, { from, after, end, filter }, limit) {
+      const { st, params } = forFilter(filter);
+      const stmt = after ? st.recordsNext : st.recordsFirst;
+      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after), ...params })) {
         const row: ExportRecordRow = {
           tenantSeq: r[0] as number,
           actionKey: r[1] as string,
@@ -195,8 +211,9 @@ export function createSqliteExportStore(db: Db): ExportStore {
         yield row;
       }
     },
-    countRange(tenantId, from, to) {
-      return countRange.get(tenantId, from, to)!.n;
+    countRange(tenantId, from, to, filter) {
+      const { st, params } = forFilter(filter);
+      return st.countRange.get({ tenantId, from, to, ...params })!.n;
     },
     decisionCounts(tenantId, from, to, bucketChars) {
       return decisionCounts.all(bucketChars, tenantId, from, to).map((r) => ({ bucket: r.bucket, decision: r.decision, count: r.n }));

@@ -83,16 +83,23 @@ export interface RunFilter {
   validationStatus?: string | undefined;
 }
 
+/** Only records matching every field given (exact values of the stored columns). */
+export interface RecordFilter {
+  pack?: string | undefined;
+  kind?: string | undefined;
+  decision?: string | undefined;
+}
+
 export interface ExportStore {
   /**
    * The last position of the next page: the `limit`-th record after `after` (or from `from`)
    * with recorded_at < `to`, or the last such record when fewer remain; undefined when none.
    */
-  pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined }, limit: number): RecordPosition | undefined;
+  pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined; filter?: RecordFilter }, limit: number): RecordPosition | undefined;
   /** Records strictly after `after` (or from `from`) up to and including `end`, in order, at most `limit`. */
-  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition }, limit: number): Iterable<ExportRecordRow>;
+  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition; filter?: RecordFilter }, limit: number): Iterable<ExportRecordRow>;
   /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
-  countRange(tenantId: string, from: string, to: string): number;
+  countRange(tenantId: string, from: string, to: string, filter?: RecordFilter): number;
   coverage(tenantId: string): CoverageRow[];
   /**
    * Gate decisions with from <= recorded_at < to, counted per bucket (the first `bucketChars`

@@ -186,6 +186,38 @@ describe('GET /tenant/exports/records', () => {
   });
 });
 
+describe('GET /tenant/exports/records with filters', () => {
+  it('returns only the records of the pack, kind and decision asked for, counts them, and keeps the filters in the next link', async () => {
+    const [record] = await sealBatch(1);
+    const law = await ctx.request('/v1/gate', { json: gateBody('law'), key });
+    const medicine = await ctx.request('/v1/gate', { json: gateBody('medicine'), key });
+    expect([law.status, medicine.status]).toEqual([201, 201]);
+    const keys = async (query: string) => {
+      const res = await exportPage(query);
+      expect(res.status, query).toBe(200);
+      return { keys: res.body.records.map((r: any) => r.action_key), total: res.headers.get('x-total-count'), link: res.headers.get('link') };
+    };
+    expect(await keys('?pack=law')).toMatchObject({ keys: [law.body.action_key], total: '1' });
+    expect((await keys('?kind=record')).keys).toEqual([record]);
+    expect((await keys('?kind=gate')).keys).toEqual([law.body.action_key, medicine.body.action_key]);
+    expect((await keys(`?kind=gate&decision=${law.body.decision}&pack=medicine`)).keys).toEqual(
+      medicine.body.decision === law.body.decision ? [medicine.body.action_key] : [],
+    );
+    expect((await keys('?pack=law')).link).toMatch(/[?&]pack=law&cursor=/);
+    // The same page shape, record for record, as the unfiltered export.
+    const all = (await exportPage()).body.records;
+    expect((await exportPage('?pack=law')).body.records).toEqual(all.filter((r: any) => r.pack === 'law'));
+    const nd = await exportNdjson('?kind=record');
+    expect(nd.lines.map((l) => l.action_key)).toEqual([record]);
+  });
+
+  it('refuses an empty or overlong filter at its field', async () => {
+    const res = await exportPage(`?pack=&decision=${'x'.repeat(65)}`);
+    expect(res.status).toBe(422);
+    expect(res.body.errors.map((e: any) => e.path).sort()).toEqual(['/decision', '/pack']);
+  });
+});
+
 describe('sealer clock', () => {
   it("never stamps a record earlier than its tenant's log head, even when the server clock steps back", async () => {
     const first = await sealAt('2025-05-01T12:00:00.000Z');

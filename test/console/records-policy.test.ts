@@ -43,11 +43,18 @@ describe('Records', () => {
     await expect.poll(() => page.locator('.badge', { hasText: 'verified' }).count()).toBe(2);
     await expect.poll(() => page.locator('.badge', { hasText: 'waiting for the epoch' }).count()).toBe(2);
 
-    // Filter by pack over the loaded records.
+    // Filters apply on the service, over the whole range.
     await page.getByLabel('Pack').selectOption('law');
+    await page.getByRole('button', { name: 'Load records' }).click();
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain(first.action_key.slice(-12));
+    await page.getByLabel('Kind').selectOption('record');
+    await page.getByRole('button', { name: 'Load records' }).click();
+    await expect.poll(() => page.getByText('0 shown of 0 loaded; 0 match.').isVisible()).toBe(true);
+    await page.getByLabel('Kind').selectOption('');
     await page.getByLabel('Pack').selectOption('');
+    await page.getByRole('button', { name: 'Load records' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
     await checkPage(world, 'records');
 
     // The hour ends and its epoch closes: the same records now show their epoch.

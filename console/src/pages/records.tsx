@@ -1,7 +1,7 @@
 /**
- * Records: the records export (GET /tenant/exports/records) for a time range, filtered by pack
- * and decision, each record verified in this browser, with its anchoring status (an inclusion
- * proof once its hour's epoch has closed) and its seal bundle to download.
+ * Records: the records export (GET /tenant/exports/records) for a time range, filtered by pack,
+ * kind and decision on the service, each record verified in this browser, with its anchoring
+ * status (an inclusion proof once its hour's epoch has closed) and its seal bundle to download.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, api, apiResponse, query, seg } from '../api.ts';
@@ -11,6 +11,7 @@ import { shortKey, when } from '../format.ts';
 import { Badge, decisionTone } from '../ui/badge.tsx';
 import { saveResponse } from '../ui/download.ts';
 import { Field } from '../ui/field.tsx';
+import { useLoad } from '../ui/load.ts';
 import { ErrorNotice, NeedsCapability } from '../ui/notice.tsx';
 import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
@@ -30,6 +31,8 @@ interface RecordsPage {
 }
 
 const SHOWN = 25;
+const KINDS = ['gate', 'record', 'review', 'policy'];
+const DECISIONS = ['allow', 'needs_review', 'blocked', 'approved', 'rejected', 'escalated'];
 
 /** A datetime-local value (the browser's zone) as RFC 3339 UTC, or undefined when empty. */
 function utc(local: string): string | undefined {
@@ -42,7 +45,9 @@ export default function Records({ me }: PageProps) {
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
   const [pack, setPack] = useState('');
+  const [kind, setKind] = useState('');
   const [decision, setDecision] = useState('');
+  const packs = useLoad(() => api<{ packs: { name: string }[] }>('/v1/packs'));
   const [records, setRecords] = useState<ExportedRecord[]>([]);
   const [total, setTotal] = useState<number | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -56,7 +61,8 @@ export default function Records({ me }: PageProps) {
     setLoading(true);
     setError(undefined);
     try {
-      const res = await apiResponse(`/tenant/exports/records${query({ from: utc(from), to: utc(to), cursor: more ? (cursor ?? undefined) : undefined })}`);
+      const filters = { from: utc(from), to: utc(to), pack, kind, decision };
+      const res = await apiResponse(`/tenant/exports/records${query({ ...filters, cursor: more ? (cursor ?? undefined) : undefined })}`);
       const page = (await res.json()) as RecordsPage;
       if (!more) setTotal(Number(res.headers.get('x-total-count') ?? page.records.length));
       setRecords((list) => (more ? [...list, ...page.records] : page.records));
@@ -74,13 +80,8 @@ export default function Records({ me }: PageProps) {
     if (canRead) void load(false);
   }, []);
 
-  const packs = useMemo(() => [...new Set(records.map((r) => r.pack))].sort(), [records]);
-  const decisions = useMemo(() => [...new Set(records.map((r) => r.decision ?? r.kind))].sort(), [records]);
   // Newest first; the export itself is chronological.
-  const filtered = useMemo(
-    () => records.filter((r) => (!pack || r.pack === pack) && (!decision || (r.decision ?? r.kind) === decision)).reverse(),
-    [records, pack, decision],
-  );
+  const newest = useMemo(() => [...records].reverse(), [records]);
   const fieldError = (name: string) => (error instanceof ApiError ? error.fieldError(`/${name}`) : undefined);
 
   if (!canRead) return <NeedsCapability capability="exports:read" what="read the tenant's records" />;
@@ -99,21 +100,31 @@ export default function Records({ me }: PageProps) {
         <Field label="To (exclusive)" error={fieldError('to')}>
           {(a11y) => <input {...a11y} type="datetime-local" step={1} value={to} onInput={(e) => setTo(e.currentTarget.value)} />}
         </Field>
-        <Field label="Pack">
+        <Field label="Pack" error={fieldError('pack')}>
           {(a11y) => (
             <select {...a11y} value={pack} onChange={(e) => setPack(e.currentTarget.value)}>
               <option value="">All packs</option>
-              {packs.map((p) => (
-                <option key={p}>{p}</option>
+              {(packs.data?.packs ?? []).map((p) => (
+                <option key={p.name}>{p.name}</option>
               ))}
             </select>
           )}
         </Field>
-        <Field label="Decision">
+        <Field label="Kind" error={fieldError('kind')}>
+          {(a11y) => (
+            <select {...a11y} value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
+              <option value="">Any kind</option>
+              {KINDS.map((k) => (
+                <option key={k}>{k}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Decision" error={fieldError('decision')}>
           {(a11y) => (
             <select {...a11y} value={decision} onChange={(e) => setDecision(e.currentTarget.value)}>
               <option value="">Any decision</option>
-              {decisions.map((d) => (
+              {DECISIONS.map((d) => (
                 <option key={d}>{d}</option>
               ))}
             </select>
@@ -131,15 +142,15 @@ export default function Records({ me }: PageProps) {
           ? 'Loading…'
           : total === null
             ? ''
-            : `${filtered.length} shown of ${records.length} loaded; ${total} in the time range.${pack || decision ? ' Pack and decision filter the loaded records.' : ''}`}
+            : `${Math.min(shown, newest.length)} shown of ${records.length} loaded; ${total} match.`}
       </p>
-      {filtered.length > 0 ? (
+      {newest.length > 0 ? (
         <TableWrap label="Records">
           <table>
             <caption class="visually-hidden">Sealed records, newest first</caption>
             <Columns names={['Recorded', 'Record', 'Pack', 'Decision', 'Seal', 'Anchoring', 'Bundle']} />
             <tbody>
-              {filtered.slice(0, shown).map((r) => (
+              {newest.slice(0, shown).map((r) => (
                 <RecordRow key={r.action_key} record={r} generation={generation} />
               ))}
             </tbody>
@@ -147,9 +158,9 @@ export default function Records({ me }: PageProps) {
         </TableWrap>
       ) : null}
       <div class="toolbar">
-        {filtered.length > shown ? (
+        {newest.length > shown ? (
           <button type="button" class="secondary" onClick={() => setShown(shown + SHOWN)}>
-            Show {Math.min(SHOWN, filtered.length - shown)} more
+            Show {Math.min(SHOWN, newest.length - shown)} more
           </button>
         ) : null}
         {cursor ? (
