@@ -1,15 +1,8 @@
 /** Signing in and out: an API key is exchanged once for the account session (POST /account/session). */
+import type { Capability } from '../../companion/account/people.ts';
 import { api, apiResponse, setCsrfToken } from './api.ts';
 
-export type Capability =
-  | 'billing:manage'
-  | 'account:rename'
-  | 'account:retention'
-  | 'people:manage'
-  | 'reviews:decide'
-  | 'policy:manage'
-  | 'integrations:manage'
-  | 'exports:read';
+export type { Capability };
 
 export interface Usage {
   tenant_kind: 'sandbox' | 'production';

@@ -6,14 +6,14 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, query, seg } from '../api.ts';
 import { when } from '../format.ts';
-import { Badge } from '../ui/badge.tsx';
+import { EVENT_KINDS } from '../../../companion/webhooks/events.ts';
+import { Badge, ReadinessBadge } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
 import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
 
-const EVENTS = ['record.sealed', 'receipt.anchored', 'verify.failed', 'meter.threshold', 'review.reminder', 'review.escalated'] as const;
 
 interface ReadinessList {
   integrations: { channel: string; target: string; readiness: { state: string; detail: string } }[];
@@ -69,7 +69,7 @@ export default function Integrations({ me }: PageProps) {
                       <code>{i.target}</code>
                     </td>
                     <td>
-                      <Badge tone={i.readiness.state === 'ready' ? 'ok' : i.readiness.state === 'disabled' ? 'neutral' : 'bad'}>{i.readiness.state.replaceAll('_', ' ')}</Badge>
+                      <ReadinessBadge state={i.readiness.state} />
                     </td>
                     <td>{i.readiness.detail}</td>
                   </tr>
@@ -239,7 +239,7 @@ function RegisterWebhook({ onRegistered }: { onRegistered: () => void }) {
         </div>
         <fieldset>
           <legend>Events</legend>
-          {EVENTS.map((ev) => (
+          {EVENT_KINDS.map((ev) => (
             <label key={ev} class="checkbox">
               <input
                 type="checkbox"

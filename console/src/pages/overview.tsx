@@ -5,10 +5,11 @@
 import { api } from '../api.ts';
 import { count, duration, percent } from '../format.ts';
 import type { Usage } from '../session.ts';
-import { Badge } from '../ui/badge.tsx';
+import { Badge, ReadinessBadge } from '../ui/badge.tsx';
 import { StackedBars } from '../ui/chart.tsx';
 import { useLoad } from '../ui/load.ts';
-import { ErrorNotice, NeedsCapability } from '../ui/notice.tsx';
+import { Loaded } from '../ui/loaded.tsx';
+import { NeedsCapability } from '../ui/notice.tsx';
 import type { PageProps } from './types.ts';
 
 interface Timeline {
@@ -41,31 +42,22 @@ export default function Overview({ me }: PageProps) {
   const usage = useLoad(() => api<Usage>('/tenant/usage'));
   const insights = useLoad(() => api<Insights>('/reviews/insights'));
   const canExports = me.capabilities.includes('exports:read');
-  const timeline = useLoad(() => (canExports ? api<Timeline>('/tenant/exports/records/timeline?bucket=day') : Promise.resolve(undefined)));
   return (
     <div class="grid">
       <section aria-labelledby="usage-h" class="card">
         <h2 id="usage-h">Usage</h2>
-        {usage.error ? <ErrorNotice error={usage.error} /> : usage.data ? <UsageGauge usage={usage.data} /> : <p>Loading…</p>}
+        <Loaded state={usage}>{(u) => <UsageGauge usage={u} />}</Loaded>
       </section>
       <section aria-labelledby="reviews-h" class="card">
         <h2 id="reviews-h">Reviews</h2>
-        {insights.error ? <ErrorNotice error={insights.error} /> : insights.data ? <ReviewStats insights={insights.data} /> : <p>Loading…</p>}
+        <Loaded state={insights}>{(i) => <ReviewStats insights={i} />}</Loaded>
       </section>
       <section aria-labelledby="decisions-h" class="card wide">
         <h2 id="decisions-h">Decisions, last 14 days</h2>
-        {!canExports ? (
-          <NeedsCapability capability="exports:read" what="see decisions over time" />
-        ) : timeline.error ? (
-          <ErrorNotice error={timeline.error} />
-        ) : timeline.data ? (
-          <StackedBars
-            title="Gate decisions per day"
-            keys={timeline.data.decisions}
-            series={timeline.data.buckets.map((b) => ({ label: b.start.slice(0, 10), counts: b.counts }))}
-          />
+        {canExports ? (
+          <DecisionsChart />
         ) : (
-          <p>Loading…</p>
+          <NeedsCapability capability="exports:read" what="see decisions over time" />
         )}
       </section>
       <section aria-labelledby="ready-h" class="card wide">
@@ -73,6 +65,15 @@ export default function Overview({ me }: PageProps) {
         <ReadinessPanel />
       </section>
     </div>
+  );
+}
+
+function DecisionsChart() {
+  const timeline = useLoad(() => api<Timeline>('/tenant/exports/records/timeline?bucket=day'));
+  return (
+    <Loaded state={timeline}>
+      {(t) => <StackedBars title="Gate decisions per day" keys={t.decisions} series={t.buckets.map((b) => ({ label: b.start.slice(0, 10), counts: b.counts }))} />}
+    </Loaded>
   );
 }
 
@@ -131,41 +132,36 @@ function ReadinessPanel() {
     <div class="two">
       <div>
         <h3>Service and workers</h3>
-        {service.data ? (
-          <ul class="checks">
-            {Object.entries(service.data.checks ?? {}).map(([name, check]) => (
-              <li key={name}>
-                <Badge tone={check.ok ? 'ok' : 'bad'}>{check.ok ? 'ready' : 'failing'}</Badge> {name.replaceAll('_', ' ')}
-                {check.detail ? <span class="muted"> — {check.detail}</span> : null}
-              </li>
-            ))}
-          </ul>
-        ) : service.error ? (
-          <ErrorNotice error={service.error} />
-        ) : (
-          <p>Loading…</p>
-        )}
-      </div>
-      <div>
-        <h3>Routes and webhooks</h3>
-        {routes.error ? (
-          <ErrorNotice error={routes.error} />
-        ) : routes.data ? (
-          routes.data.integrations.length === 0 ? (
-            <p>No routes or webhooks yet. Add one under Integrations.</p>
-          ) : (
+        <Loaded state={service}>
+          {(s) => (
             <ul class="checks">
-              {routes.data.integrations.map((i) => (
-                <li key={`${i.channel}/${i.target}`}>
-                  <Badge tone={i.readiness.state === 'ready' ? 'ok' : i.readiness.state === 'disabled' ? 'neutral' : 'bad'}>{i.readiness.state.replaceAll('_', ' ')}</Badge>{' '}
-                  {i.channel} <code>{i.target}</code>
+              {Object.entries(s.checks ?? {}).map(([name, check]) => (
+                <li key={name}>
+                  <Badge tone={check.ok ? 'ok' : 'bad'}>{check.ok ? 'ready' : 'failing'}</Badge> {name.replaceAll('_', ' ')}
+                  {check.detail ? <span class="muted"> — {check.detail}</span> : null}
                 </li>
               ))}
             </ul>
-          )
-        ) : (
-          <p>Loading…</p>
-        )}
+          )}
+        </Loaded>
+      </div>
+      <div>
+        <h3>Routes and webhooks</h3>
+        <Loaded state={routes}>
+          {(r) =>
+            r.integrations.length === 0 ? (
+              <p>No routes or webhooks yet. Add one under Integrations.</p>
+            ) : (
+              <ul class="checks">
+                {r.integrations.map((i) => (
+                  <li key={`${i.channel}/${i.target}`}>
+                    <ReadinessBadge state={i.readiness.state} /> {i.channel} <code>{i.target}</code>
+                  </li>
+                ))}
+              </ul>
+            )
+          }
+        </Loaded>
       </div>
     </div>
   );

@@ -17,3 +17,8 @@ export function decisionTone(decision: string | null): BadgeTone {
   if (decision === 'needs_review' || decision === 'escalated' || decision === 'pending') return 'wait';
   return 'neutral';
 }
+
+/** An integration's readiness state (integrations/ readiness), as a badge. */
+export function ReadinessBadge({ state }: { state: string }) {
+  return <Badge tone={state === 'ready' ? 'ok' : state === 'disabled' ? 'neutral' : 'bad'}>{state.replaceAll('_', ' ')}</Badge>;
+}
