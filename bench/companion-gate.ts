@@ -1,9 +1,11 @@
 /**
- * Durable sealed gate decisions per second (issue: companion core), in-process and over HTTP on
+ * Durable sealed gate decisions per second, in-process and over HTTP on
  * loopback at 10 and 50 connections, each as a ratio to floors measured in this run:
  *   floor A: canonicalize + SHA-256 + node:crypto Ed25519 sign in a tight loop (no storage);
  *   floor B: floor A + one SQLite insert per seal, each its own durable (synchronous=FULL)
  *            transaction: the naive durable path that group commit must beat.
+ * Also: the pipelined group commit against the fsync inside the commit (alternating rounds),
+ * and for each HTTP load the batches, seals per batch and commit times the service reports.
  * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -18,8 +20,9 @@ import { createApp } from '../companion/app.ts';
 import { generateApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
+import type { WalSyncOptions } from '../companion/core/wal-sync.ts';
 import { closeDeps, openDeps } from '../companion/deps.ts';
-import { compare, line, measure, percentile, section } from './harness.ts';
+import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion } from './companion-process.ts';
 import type { ServerLatency } from './companion-process.ts';
@@ -114,23 +117,60 @@ function printLoad(r: LoadResult, floor: { crypto: Rate; cryptoInsert: Rate }): 
   );
 }
 
-async function inProcess(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+/** A production tenant's gate on an in-process app with its background work running. */
+async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Promise<number>; close: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
   const apiKey = seedProductionTenant(dataDir);
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
   // Background work as in the real server (the WAL checkpoint worker, the review sweep).
   await deps.lifecycle.start();
   const app = createApp(deps);
   const body = JSON.stringify(GATE_BODY);
-  const send = async () => {
-    const res = await app.request('/v1/gate', { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-key': apiKey } });
-    await res.arrayBuffer();
-    return res.status;
+  return {
+    async send() {
+      const res = await app.request('/v1/gate', { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-key': apiKey } });
+      await res.arrayBuffer();
+      return res.status;
+    },
+    async close() {
+      await closeDeps(deps);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
   };
-  await load('warm-up', 10, 500, send);
-  for (const c of [10, 50]) printLoad(await load(`in-process, ${c} in flight`, c, 3000, send), floor);
-  await closeDeps(deps);
-  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function inProcess(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+  const gate = await inProcessGate();
+  await load('warm-up', 10, 500, gate.send);
+  for (const c of [10, 50]) printLoad(await load(`in-process, ${c} in flight`, c, 3000, gate.send), floor);
+  await gate.close();
+}
+
+/**
+ * The pipeline's own gain: the same service with the fsync inside the commit, on the event
+ * loop (core/wal-sync.ts `pipelined: false`), in alternating 1-second rounds at 50 in flight.
+ */
+async function pipelinedAgainstInline(): Promise<void> {
+  const inline = await inProcessGate({ pipelined: false });
+  const pipelined = await inProcessGate();
+  try {
+    await load('warm-up', 50, 500, inline.send);
+    await load('warm-up', 50, 500, pipelined.send);
+    const inlineRates: number[] = [];
+    const pipelinedRates: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      inlineRates.push((await load('inline', 50, 1000, inline.send)).rate);
+      pipelinedRates.push((await load('pipelined', 50, 1000, pipelined.send)).rate);
+    }
+    const [a, b] = [median(inlineRates), median(pipelinedRates)];
+    line(
+      'in-process, 50 in flight: fsync off the event loop / inside the commit',
+      `${Math.round(b).toLocaleString('en-US')} / ${Math.round(a).toLocaleString('en-US')} sealed/s (${(b / a).toFixed(2)}x; medians of 5 alternating rounds)`,
+    );
+  } finally {
+    await inline.close();
+    await pipelined.close();
+  }
 }
 
 async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
@@ -156,8 +196,10 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
         });
       await load('warm-up', c, 500, send);
       await companion.serverLatency();
+      const before = await pipeline(companion.url);
       printLoad(await load(`HTTP on loopback, ${c} connections (node client)`, c, 4000, send), floor);
       printServerLatency(await companion.serverLatency());
+      printPipeline(before, await pipeline(companion.url));
       agent.destroy();
     }
     // wrk (C, one thread) costs the server's machine far less than a Node client, so it shows
@@ -180,12 +222,42 @@ function hasWrk(): boolean {
   return spawnSync('wrk', ['--version']).error === undefined;
 }
 
-/** 2 s of warm-up, then 6 s measured, by wrk with `connections` keep-alive connections. */
+/** Totals of the group-commit series on the companion's /metrics (ops/metrics.ts). */
+interface PipelineTotals {
+  batches: number;
+  seals: number;
+  commitSeconds: number;
+  durableSeconds: number;
+}
+
+async function pipeline(url: string): Promise<PipelineTotals> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    batches: value('svc_seal_batch_size_count'),
+    seals: value('svc_seal_batch_size_sum'),
+    commitSeconds: value('svc_seal_commit_duration_seconds_sum'),
+    durableSeconds: value('svc_seal_durable_duration_seconds_sum'),
+  };
+}
+
+/** The pipeline during one load: how many seals shared a commit, and how long commit and fsync took. */
+function printPipeline(a: PipelineTotals, b: PipelineTotals): void {
+  const batches = b.batches - a.batches;
+  if (batches === 0) return;
+  const ms = (seconds: number) => ((seconds * 1000) / batches).toFixed(2);
+  line(
+    '  group commit',
+    `${batches.toLocaleString('en-US')} batches, ${((b.seals - a.seals) / batches).toFixed(1)} seals each; commit ${ms(b.commitSeconds - a.commitSeconds)} ms on the event loop, ${ms(b.durableSeconds - a.durableSeconds)} ms until on disk (means)`,
+  );
+}
+
 /** The server's own request → response-finish times: what a client sees, less its own scheduling. */
 function printServerLatency(l: ServerLatency): void {
   line('  of which inside the server', `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms (${l.n} requests)`);
 }
 
+/** 2 s of warm-up, then 6 s measured, by wrk with `connections` keep-alive connections. */
 function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer, afterWarmUp: () => void): LoadResult {
   const script = path.join(os.tmpdir(), `svc-bench-wrk-${process.pid}.lua`);
   fs.writeFileSync(
@@ -225,5 +297,6 @@ export async function benchCompanionGate(): Promise<void> {
   const floor = floors();
   compare(floor.crypto, floor.cryptoInsert);
   await inProcess(floor);
+  await pipelinedAgainstInline();
   await overHttp(floor);
 }

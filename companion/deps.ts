@@ -19,6 +19,7 @@ import type { Capability, SessionEnv } from './account/people.ts';
 import { createSandboxSigner } from './core/signer.ts';
 import type { Signer } from './core/signer.ts';
 import { openProductionSigner } from './core/signers/select.ts';
+import type { WalSyncOptions } from './core/wal-sync.ts';
 import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
 import type { SealParticipant } from './evidence/participants.ts';
@@ -88,12 +89,14 @@ export interface OpenDepsOptions {
   ids?: IdFactory;
   /** Also export the process's own metrics (CPU, memory, event loop lag); main.ts sets it. */
   processMetrics?: boolean;
+  /** How seal batches reach the disk (core/wal-sync.ts); tests stand in a slow or failing disk. */
+  walSync?: WalSyncOptions;
 }
 
 export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps & { store: SqliteStore } {
   const clock = options.clock ?? systemClock;
   installNativeSha256();
-  const store = openSqliteStore({ dataDir: config.dataDir });
+  const store = openSqliteStore({ dataDir: config.dataDir, ...(options.walSync ? { walSync: options.walSync } : {}) });
   let production: Signer | undefined;
   try {
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
@@ -113,6 +116,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
       idempotency: store.idempotency,
       participants: sealParticipants(store, webhooks, routing),
       transaction: store.transaction,
+      durability: store.walSync,
       idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
@@ -122,7 +126,7 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
     const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks, routing });
     const readiness = new Readiness();
-    readiness.register('database_writable', databaseWritable(store.db));
+    readiness.register('database_writable', databaseWritable(store.db, store.walSync));
     readiness.register('migrations_current', migrationsCurrent(store.db));
     readiness.register('signer_usable', signersUsable(keyring, () => clock.now().getTime()));
     readiness.register('workers_alive', workersAlive(lifecycle, workers));

@@ -31,6 +31,8 @@ import type { ReviewStore } from './reviews/store.ts';
 import type { RoutingStore } from './routing/store.ts';
 import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
+import { WalSync } from './core/wal-sync.ts';
+import type { WalSyncOptions } from './core/wal-sync.ts';
 import { DATABASE_FILE, openDatabase } from './core/db.ts';
 import type { KeyHistoryStore } from './core/signers/key-history.ts';
 import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
@@ -67,6 +69,12 @@ export interface Store {
   readonly productionKeys: KeyHistoryStore;
   /** Runs `fn` in one transaction: all of its writes commit together or none do. */
   transaction<T>(fn: () => T): T;
+  /**
+   * Resolves once every commit made so far is on disk; undefined when nothing is waiting for
+   * the disk. Awaited before sealed facts leave the service other than as a seal's own answer
+   * (deliveries, dispatches, exports): a seal batch may be readable before its fsync ends.
+   */
+  durable(): Promise<void> | undefined;
   close(): void;
 }
 
@@ -75,11 +83,14 @@ export interface SqliteStore extends Store {
   readonly engine: 'sqlite';
   readonly db: Db;
   readonly file: string;
+  /** Seal batches commit without an fsync and are synced off the event loop (core/wal-sync.ts). */
+  readonly walSync: WalSync;
 }
 
 export interface OpenSqliteStoreOptions {
   dataDir: string;
   migrationsDir?: string;
+  walSync?: WalSyncOptions;
 }
 
 /** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
@@ -93,14 +104,16 @@ export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
     db.close();
     throw err;
   }
-  return createSqliteStore(db, file);
+  return createSqliteStore(db, file, options.walSync);
 }
 
-export function createSqliteStore(db: Db, file: string): SqliteStore {
+export function createSqliteStore(db: Db, file: string, walSyncOptions?: WalSyncOptions): SqliteStore {
+  const walSync = new WalSync(db, walSyncOptions);
   return {
     engine: 'sqlite',
     db,
     file,
+    walSync,
     tenants: createSqliteTenantStore(db),
     account: createSqliteAccountStore(db),
     evidence: createSqliteEvidenceStore(db),
@@ -115,7 +128,9 @@ export function createSqliteStore(db: Db, file: string): SqliteStore {
     exports: createSqliteExportStore(db),
     productionKeys: createSqliteKeyHistoryStore(db),
     transaction: (fn) => db.transaction(fn)(),
+    durable: () => walSync.settled(),
     close: () => {
+      walSync.close();
       if (db.open) db.close();
     },
   };

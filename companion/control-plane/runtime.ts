@@ -182,8 +182,8 @@ export function workerPlan(deps: AppDeps): z.infer<typeof WorkerPlan> {
 /** What each check of ops/readiness.ts (and deps.ts) means, and what to do when it fails. */
 const EXPLANATIONS: Record<string, { checks: string; when_failing: string }> = {
   database_writable: {
-    checks: 'the SQLite database accepts a write transaction',
-    when_failing: 'check the data directory is writable by the service user, the disk is not full, and no other process holds the write lock',
+    checks: 'the SQLite database accepts a write transaction, and its write-ahead log can be made durable (no fsync has failed)',
+    when_failing: 'check the data directory is writable by the service user, the disk is not full, and no other process holds the write lock; after a failed fsync, check the disk and restart the service',
   },
   migrations_current: {
     checks: 'every migration this build ships is applied, and none it does not know',

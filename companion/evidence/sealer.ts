@@ -7,10 +7,12 @@
  * transitions). The participants are owned by their capabilities (./participants.ts).
  *
  * Durability with speed comes from group commit: requests that arrive while the event loop is
- * busy are sealed together in one transaction, so many answers share one fsync under
- * synchronous=FULL. Nothing is answered before its transaction commits, so an answered seal
- * survives a power cut. Each request runs in its own savepoint: one refused request (402, 422)
- * never takes its neighbours down with it.
+ * busy are sealed together in one transaction, so many answers share one fsync. With
+ * `durability` (core/wal-sync.ts) that fsync runs off the event loop and the next batch is
+ * sealed while it is in flight (pipelined group commit); without it, the commit itself syncs
+ * (synchronous=FULL). Nothing is answered before its transaction is durable, so an answered
+ * seal survives a power cut. Each request runs in its own savepoint: one refused request (402,
+ * 422) never takes its neighbours down with it.
  */
 import { packetHash } from '../../shared/attestation.ts';
 import { canonicalize } from '../../shared/canonical-json.ts';
@@ -20,8 +22,11 @@ import type { AttestationV2, EvidencePacket, PacketFields, SealKind, VerifyReque
 import type { AuthContext } from '../core/auth.ts';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
+import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
+import { DurabilityError } from '../core/wal-sync.ts';
+import type { WalSync } from '../core/wal-sync.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
 import type { IdempotencyClaim } from './idempotency/replay.ts';
 import type { IdempotencyStore } from './idempotency/store.ts';
@@ -101,6 +106,8 @@ export interface SealerDeps {
   /** Called in order inside each seal's savepoint (./participants.ts). */
   participants: readonly SealParticipant[];
   transaction<T>(fn: () => T): T;
+  /** Commits batches without waiting for the disk and syncs them off the event loop. */
+  durability?: Pick<WalSync, 'transaction' | 'sync'>;
   /** Idempotency window: a key older than this is forgotten and its request sealed anew. */
   idempotencyTtlSeconds?: number;
   keyring: Keyring;
@@ -113,14 +120,26 @@ export interface SealerDeps {
 }
 
 export interface SealObserver {
-  /** `size` requests shared one transaction whose commit took `seconds`; `sealed` are the new seals. */
-  committed(batch: { size: number; seconds: number; sealed: readonly SealRequest[] }): void;
+  /**
+   * `size` requests shared one transaction that took `seconds` to commit and `durableSeconds`
+   * until it was on disk (the same, or more when the fsync runs after the commit); `sealed` are
+   * the new seals.
+   */
+  committed(batch: { size: number; seconds: number; durableSeconds: number; sealed: readonly SealRequest[] }): void;
 }
 
 interface Pending {
   request: SealRequest;
   resolve(outcome: SealOutcome): void;
   reject(err: unknown): void;
+}
+
+/** After a failed fsync (core/wal-sync.ts): 503, and the service seals nothing until restarted. */
+function notDurable(cause: unknown): ProblemError {
+  return new ProblemError(
+    { status: 503, code: 'service_unavailable', detail: 'the seal could not be made durable on disk; the service must be restarted before it seals again' },
+    { cause },
+  );
 }
 
 export function evidenceHref(vertical: string, actionKey: string): string {
@@ -132,6 +151,8 @@ export class Sealer {
   readonly #maxBatch: number;
   #queue: Pending[] = [];
   #scheduled = false;
+  /** Committed batches waiting for their fsync. */
+  #syncing = 0;
   #idle: (() => void)[] = [];
 
   constructor(deps: SealerDeps) {
@@ -152,9 +173,9 @@ export class Sealer {
     return this.#queue.length;
   }
 
-  /** Resolves when every queued seal has been committed (graceful shutdown). */
+  /** Resolves when every queued seal is durable and answered (graceful shutdown). */
   drain(): Promise<void> {
-    if (this.#queue.length === 0 && !this.#scheduled) return Promise.resolve();
+    if (this.#queue.length === 0 && !this.#scheduled && this.#syncing === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
@@ -171,10 +192,11 @@ export class Sealer {
     const batch = this.#queue.splice(0, this.#maxBatch);
     const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
     const started = performance.now();
+    const { durability } = this.#deps;
     try {
       // Each tenant's log head is read once per batch, then carried from seal to seal.
       const heads = new Map<string, LogHead | undefined>();
-      this.#deps.transaction(() => {
+      (durability ?? this.#deps).transaction(() => {
         for (const item of batch) {
           try {
             // A nested transaction is a savepoint: a refused request rolls back alone.
@@ -186,28 +208,43 @@ export class Sealer {
       });
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
-      for (const item of batch) item.reject(error);
+      for (const item of batch) item.reject(error instanceof DurabilityError ? notDurable(error) : error);
       this.#afterFlush();
       return;
     }
-    if (this.#deps.observer) {
-      const sealed = batch.filter((_, i) => {
-        const o = outcomes[i]!;
-        return o.ok && !o.value.replayed;
-      });
-      this.#deps.observer.committed({ size: batch.length, seconds: (performance.now() - started) / 1000, sealed: sealed.map((p) => p.request) });
-    }
-    batch.forEach((item, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) item.resolve(o.value);
-      else item.reject(o.error);
+    const committedSeconds = (performance.now() - started) / 1000;
+    // The next batch may be sealed while this one's fsync runs; its answers wait for it.
+    this.#syncing++;
+    (durability?.sync() ?? Promise.resolve()).then(
+      () => {
+        this.#deps.observer?.committed({
+          size: batch.length,
+          seconds: committedSeconds,
+          durableSeconds: (performance.now() - started) / 1000,
+          sealed: batch.filter((_, i) => {
+            const o = outcomes[i]!;
+            return o.ok && !o.value.replayed;
+          }).map((p) => p.request),
+        });
+        batch.forEach((item, i) => {
+          const o = outcomes[i]!;
+          if (o.ok) item.resolve(o.value);
+          else item.reject(o.error);
+        });
+      },
+      (error: unknown) => {
+        for (const item of batch) item.reject(notDurable(error));
+      },
+    ).finally(() => {
+      this.#syncing--;
+      this.#afterFlush();
     });
     this.#afterFlush();
   }
 
   #afterFlush(): void {
     if (this.#queue.length > 0) this.#schedule();
-    else for (const done of this.#idle.splice(0)) done();
+    else if (!this.#scheduled && this.#syncing === 0) for (const done of this.#idle.splice(0)) done();
   }
 
   #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {

@@ -13,6 +13,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import type { Db } from '../core/db.ts';
 import type { Keyring } from '../core/keyring.ts';
 import type { Lifecycle } from '../core/lifecycle.ts';
+import type { WalSync } from '../core/wal-sync.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { readMigrations } from '../core/migrations.ts';
 
@@ -62,9 +63,11 @@ export class Readiness {
  * transaction, so a read-only file, a read-only connection or a full lock fails here, while
  * nothing is written.
  */
-export function databaseWritable(db: Db): ReadinessCheck {
+export function databaseWritable(db: Db, walSync?: Pick<WalSync, 'failure'>): ReadinessCheck {
   return () => {
     if (!db.open) return failed('the database connection is closed');
+    // After a failed fsync nothing more is sealed until a restart (core/wal-sync.ts).
+    if (walSync?.failure) return failed(`${walSync.failure.message}; restart the service`);
     try {
       db.transaction(() => db.prepare('UPDATE schema_migrations SET version = version WHERE 0').run())();
       return ok();

@@ -32,7 +32,7 @@ export const DISPATCH_QUEUE = 'route_dispatches';
 
 export interface RoutingServiceDeps {
   db: Db;
-  store: { routing: RoutingStore; integrations: IntegrationStore; webhooks: WebhookStore };
+  store: { routing: RoutingStore; integrations: IntegrationStore; webhooks: WebhookStore; durable(): Promise<void> | undefined };
   secrets: SecretResolver;
   clock: Clock;
   ids: IdFactory;
@@ -81,6 +81,7 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     clock,
     log: deps.log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
+    durable: () => store.durable(),
     handle: (job, signal) =>
       attemptDispatch({ integrations: store.integrations, webhooks: store.webhooks, secrets: deps.secrets, outbound, clock, externalSend }, job, signal),
     settled(job, _outcome, stored) {

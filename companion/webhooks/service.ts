@@ -31,7 +31,7 @@ export const DELIVERY_QUEUE = 'webhook_deliveries';
 
 export interface WebhookServiceDeps {
   db: Db;
-  store: { webhooks: WebhookStore; integrations: IntegrationStore };
+  store: { webhooks: WebhookStore; integrations: IntegrationStore; durable(): Promise<void> | undefined };
   secrets: SecretResolver;
   clock: Clock;
   ids: IdFactory;
@@ -80,6 +80,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     clock,
     log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
+    durable: () => store.durable(),
     handle: (job, signal) => attemptDelivery({ webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock }, job, signal),
     settled(job, _outcome, stored) {
       const { tenant_id: tenantId, target } = job.row;

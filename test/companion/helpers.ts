@@ -15,6 +15,7 @@ import type { Config } from '../../companion/core/config.ts';
 import { createMemoryLogger } from '../../companion/core/log.ts';
 import { openApiDocument } from '../../companion/core/openapi.ts';
 import type { MemoryLogger } from '../../companion/core/log.ts';
+import type { WalSyncOptions } from '../../companion/core/wal-sync.ts';
 import { closeDeps, openDeps } from '../../companion/deps.ts';
 import type { AppDeps } from '../../companion/deps.ts';
 import type { SqliteStore } from '../../companion/store.ts';
@@ -71,6 +72,8 @@ export interface TestContextOptions {
   env?: Record<string, string>;
   /** Reuse a data directory (e.g. to test restarts); it is then not removed on close. */
   dataDir?: string;
+  /** A stand-in for the disk's fdatasync (wal-sync.test.ts). */
+  walSync?: WalSyncOptions;
 }
 
 let emailCounter = 0;
@@ -85,7 +88,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const config = loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0', ...options.env }, []);
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
-  const deps = openDeps(config, { clock, log });
+  const deps = openDeps(config, { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) });
   const app = createApp(deps);
 
   let description: ReturnType<typeof openApiDocument> | undefined;

@@ -28,6 +28,11 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
   log: Logger;
   /** Runs one attempt. `signal` aborts at the lease's end or on stop. */
   handle(job: ClaimedJob<Row>, signal: AbortSignal): Promise<JobOutcome>;
+  /**
+   * Resolves once the claimed rows' own commit is on disk, when it may not be yet (a seal's
+   * outbox rows, core/wal-sync.ts); nothing is sent on the strength of a row that could vanish.
+   */
+  durable?(): Promise<void> | undefined;
   /** Called in the storing transaction after each outcome (e.g. endpoint health bookkeeping). */
   settled?(job: ClaimedJob<Row>, outcome: JobOutcome, stored: StoredOutcome): void;
   leaseMs: number;
@@ -137,6 +142,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     const deadline = setTimeout(() => controller.abort(), Math.max(1, this.#o.leaseMs - 250));
     let outcome: JobOutcome;
     try {
+      await this.#o.durable?.();
       outcome = await this.#o.handle(job, controller.signal);
     } catch (err) {
       this.#o.log.error('job handler threw', { queue: this.#o.queue.table, job: job.row.id, ...errorFields(err) });

@@ -1,0 +1,174 @@
+/**
+ * Pipelined group commit: seal transactions commit without waiting for the disk, and the
+ * fsync that makes them durable runs on a libuv thread while the event loop goes on parsing,
+ * deciding and signing the next batch. No answer leaves before its fsync.
+ *
+ * How it stays durable (SQLite "Write-Ahead Logging" §"Performance Considerations", "PRAGMA
+ * synchronous"): in WAL mode a commit appends its frames to the -wal file; synchronous=FULL
+ * only adds an fsync of that file at the commit. Here the commit runs with synchronous=OFF and
+ * `sync()` then calls fdatasync on the same file through a descriptor of our own. fsync covers
+ * every written page of the file, whichever descriptor wrote it, so one completed fdatasync
+ * makes every frame committed before it started durable, exactly as FULL would have. Commits
+ * that arrive while one fdatasync runs share the next one: at most one is in flight.
+ *
+ * What still holds:
+ * - Checkpoints copy frames into the database file only after syncing the WAL (the
+ *   checkpointer's connection keeps synchronous=FULL), so the WAL is never reset over frames
+ *   that are not durable.
+ * - Other writers (policy, account, job bookkeeping) keep their own synchronous level; a FULL
+ *   commit among them also syncs every earlier frame.
+ * - A reader on this connection may see a seal up to one fsync before it is durable. Nothing
+ *   leaves the service on the strength of it first: the sealer answers after `sync()`, and the
+ *   workers that send sealed facts out (webhook deliveries, route dispatches) and the records
+ *   export wait for `settled()`.
+ * - A failed fsync is fatal, as in PostgreSQL since 2018 ("fsyncgate"): Linux may have dropped
+ *   the dirty pages and a retried fsync would then report success over lost data. Every later
+ *   `sync()` fails, readiness reports it, and a restart recovers from what is on disk.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Db } from './db.ts';
+
+export class DurabilityError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DurabilityError';
+  }
+}
+
+interface Waiter {
+  /** The commit count this waiter needs on disk. */
+  upTo: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export interface WalSyncStats {
+  /** fdatasync calls completed, and the seconds the last one took. */
+  syncs: number;
+  lastSyncSeconds: number;
+}
+
+export interface WalSyncOptions {
+  /**
+   * False commits with synchronous=FULL, the fsync inside the commit on the event loop, and
+   * `sync()` has nothing left to do: the unpipelined baseline the gate benchmark compares with.
+   */
+  pipelined?: boolean;
+  /** The OS call, fs.fdatasync by default (tests stand in a slow or failing disk). */
+  fdatasync?: (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => void;
+}
+
+export class WalSync {
+  readonly #db: Db;
+  readonly #fdatasync: NonNullable<WalSyncOptions['fdatasync']>;
+  readonly #pipelined: boolean;
+  readonly #walFile: string;
+  #fd: number | undefined;
+  /** Unsynced commits made through `transaction`, counted; `#synced` of them are on disk. */
+  #committed = 0;
+  #synced = 0;
+  #running = false;
+  #waiters: Waiter[] = [];
+  #failure: DurabilityError | undefined;
+  readonly stats: WalSyncStats = { syncs: 0, lastSyncSeconds: 0 };
+
+  constructor(db: Db, options: WalSyncOptions = {}) {
+    this.#db = db;
+    this.#fdatasync = options.fdatasync ?? fs.fdatasync;
+    this.#pipelined = options.pipelined ?? true;
+    this.#walFile = `${db.name}-wal`;
+  }
+
+  /** Set once an fsync failed; nothing can be made durable until a restart. */
+  get failure(): DurabilityError | undefined {
+    return this.#failure;
+  }
+
+  /** Runs `fn` in one transaction committed without an fsync; durable only once `sync()` resolves. */
+  transaction<T>(fn: () => T): T {
+    if (this.#failure) throw this.#failure;
+    const db = this.#db;
+    if (db.inTransaction || !this.#pipelined) return db.transaction(fn)();
+    // A safety-level pragma applies when it is prepared, so db.pragma, not a prepared statement.
+    db.pragma('synchronous = OFF');
+    try {
+      const result = db.transaction(fn)();
+      this.#committed++;
+      return result;
+    } finally {
+      db.pragma('synchronous = FULL');
+    }
+  }
+
+  /** Resolves once every commit made so far is on disk. */
+  sync(): Promise<void> {
+    return this.#until(this.#committed);
+  }
+
+  /** Like `sync()`, free when nothing is waiting for the disk: for readers about to send sealed facts out. */
+  settled(): Promise<void> | undefined {
+    return this.#synced >= this.#committed && !this.#failure ? undefined : this.sync();
+  }
+
+  /** Closes our descriptor of the WAL (the database closes its own). */
+  close(): void {
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+
+  #until(upTo: number): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#synced >= upTo) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ upTo, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    if (this.#running || this.#waiters.length === 0) return;
+    const covers = this.#committed;
+    let fd: number;
+    try {
+      fd = this.#descriptor();
+    } catch (err) {
+      return this.#fail(err);
+    }
+    this.#running = true;
+    const started = performance.now();
+    this.#fdatasync(fd, (err) => {
+      this.#running = false;
+      if (err) return this.#fail(err);
+      this.stats.syncs++;
+      this.stats.lastSyncSeconds = (performance.now() - started) / 1000;
+      this.#synced = covers;
+      const waiting: Waiter[] = [];
+      for (const w of this.#waiters) {
+        if (w.upTo <= covers) w.resolve();
+        else waiting.push(w);
+      }
+      this.#waiters = waiting;
+      this.#pump();
+    });
+  }
+
+  #descriptor(): number {
+    if (this.#fd === undefined) {
+      this.#fd = fs.openSync(this.#walFile, 'r');
+      // The -wal file's own directory entry must be durable too (fsync(2) NOTES).
+      const dir = fs.openSync(path.dirname(this.#walFile), 'r');
+      try {
+        fs.fsyncSync(dir);
+      } finally {
+        fs.closeSync(dir);
+      }
+    }
+    return this.#fd;
+  }
+
+  #fail(err: unknown): void {
+    this.#failure = new DurabilityError(`could not make the write-ahead log durable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    for (const w of this.#waiters.splice(0)) w.reject(this.#failure);
+  }
+}
