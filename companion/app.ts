@@ -30,7 +30,7 @@ import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { reviewRecordPart } from './reviews/record-review.ts';
 import { requestTelemetry, routePattern } from './ops/access-log.ts';
-import { opsRoutes } from './ops/routes.ts';
+import { opsRoutes, PROBE_PATHS } from './ops/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
 import { policyPreviewRoutes } from './gate/policy-preview.ts';
 import { gateRoutes } from './gate/routes.ts';
@@ -105,6 +105,23 @@ export function createApp(deps: AppDeps): App {
 
   const max = deps.config.maxBodyBytes;
   app.use('*', limitRequestBody(max));
+  // A seal batch is readable from its commit, a moment before its fsync ends
+  // (core/wal-sync.ts): a read answers only once what it read is on disk, and after a failed
+  // fsync it answers 503, since what it read may be gone after the restart. Seals need no wait
+  // of their own (the sealer answers after their fsync), so writes are not held for later
+  // ones; the probes read no evidence and must answer whatever the disk does.
+  app.on(['GET', 'HEAD'], '*', async (c, next) => {
+    await next();
+    if (PROBE_PATHS.has(c.req.path)) return;
+    try {
+      await deps.store.durable();
+    } catch {
+      const problem = new ProblemError({ status: 503, code: 'service_unavailable', detail: 'what this read returned may not be on disk; the service must be restarted' });
+      void c.res.body?.cancel();
+      c.res = undefined; // so none of the read's own headers carry over to the problem
+      c.res = problemResponse(problem, { path: c.req.path, requestId: c.get('requestId') });
+    }
+  });
 
   for (const routes of CAPABILITIES) app.route('/', routes(routeDeps));
   mountOpenApi(app, describe);

@@ -23,6 +23,9 @@ const ReadinessSchema = z
   .openapi('Readiness', { description: 'Every readiness check passed' });
 
 /** Bearer token for /metrics, compared as SHA-256 digests so the comparison is constant-time. */
+/** The probes: they read no evidence, and answer on their own terms whatever the disk does. */
+export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 export function metricsTokenAuth(token: string): AuthRequirement {
   const expected = createHash('sha256').update(token).digest();
   return {

@@ -72,7 +72,7 @@ describe('pipelined group commit', () => {
     expect(ctx.store.walSync.stats.syncs).toBe(2);
   });
 
-  it('after a failed fsync answers 503 problem+json, seals nothing more, and fails readiness', async () => {
+  it('after a failed fsync answers 503 problem+json to seals and reads, seals nothing more, and fails readiness', async () => {
     const disk = heldDisk();
     let key: string;
     ({ ctx, key } = await freshTenantContext({ walSync: { fdatasync: disk.fdatasync } }));
@@ -88,6 +88,10 @@ describe('pipelined group commit', () => {
     const refused = await ctx.request('/v1/gate', { json: { ...LAW_GATE, source_key: 'later' }, key });
     expect(refused.status).toBe(503);
     expect(sealedCount()).toBe(before); // not even committed
+    const read = await ctx.request('/tenant/exports/records', { key });
+    expect(read.status).toBe(503);
+    expect(read.body.code).toBe('service_unavailable');
+    expect(read.headers.get('x-total-count')).toBeNull();
     const ready = await ctx.request('/readyz');
     expect(ready.status).toBe(503);
     expect(ready.body.checks.database_writable.detail).toMatch(/could not make the write-ahead log durable: EIO.*restart the service/);
