@@ -110,9 +110,9 @@ export function createApp(deps: AppDeps): App {
   // fsync it answers 503, since what it read may be gone after the restart. Seals need no wait
   // of their own (the sealer answers after their fsync), so writes are not held for later
   // ones; the probes read no evidence and must answer whatever the disk does.
-  app.on(['GET', 'HEAD'], '*', async (c, next) => {
+  app.use('*', async (c, next) => {
     await next();
-    if (PROBE_PATHS.has(c.req.path)) return;
+    if ((c.req.method !== 'GET' && c.req.method !== 'HEAD') || PROBE_PATHS.has(c.req.path)) return;
     try {
       await deps.store.durable();
     } catch {
