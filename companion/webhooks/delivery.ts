@@ -58,15 +58,29 @@ export function deliveryHeaders(row: Pick<DeliveryRow, 'id' | 'event' | 'body'>,
   };
 }
 
-export async function attemptDelivery(deps: DeliveryDeps, job: ClaimedJob<DeliveryRow>, signal: AbortSignal): Promise<JobOutcome> {
-  const row = job.row;
+/** What every attempt to one target needs: where to POST, how to sign, with which keys. */
+type TargetSettings = { ok: true; config: WebhookConfig; keys: string[] } | { ok: false; error: string };
+
+function targetSettings(deps: DeliveryDeps, row: DeliveryRow, now: Date): TargetSettings {
   const integration = deps.integrations.find(row.tenant_id, 'webhook', row.target);
   if (!integration) return { ok: false, error: 'the webhook target no longer exists' };
-  const config = JSON.parse(integration.config) as WebhookConfig;
-  const now = deps.clock.now();
   const keys = signingKeys(deps, row.tenant_id, row.target, integration.secretRef, now);
-  if (!keys.ok) return { ok: false, error: keys.error };
-  const headers = deliveryHeaders(row, keys.keys, config.signature_scheme, Math.floor(now.getTime() / 1000));
+  return keys.ok ? { ok: true, config: JSON.parse(integration.config) as WebhookConfig, keys: keys.keys } : keys;
+}
+
+/**
+ * The deliveries of one claim share `shared` (JobWorker): each target's settings and keys are
+ * read once, at the first of its attempts in the claim.
+ */
+export async function attemptDelivery(deps: DeliveryDeps, job: ClaimedJob<DeliveryRow>, signal: AbortSignal, shared: Map<string, unknown>): Promise<JobOutcome> {
+  const row = job.row;
+  const now = deps.clock.now();
+  const targetKey = `${row.tenant_id}/${row.target}`;
+  let target = shared.get(targetKey) as TargetSettings | undefined;
+  if (!target) shared.set(targetKey, (target = targetSettings(deps, row, now)));
+  if (!target.ok) return { ok: false, error: target.error };
+  const config = target.config;
+  const headers = deliveryHeaders(row, target.keys, config.signature_scheme, Math.floor(now.getTime() / 1000));
   try {
     const res = await deps.outbound.post({ url: config.url, headers, body: row.body, signal });
     if (res.status >= 200 && res.status < 300) return { ok: true };

@@ -73,6 +73,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     claimableWhere: DELIVERY_CLAIMABLE,
   });
   const receipts = new TickReceipts(db);
+  const deliveryDeps = { webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock };
   const worker = new JobWorker<DeliveryRow>({
     name: 'webhooks',
     queue,
@@ -81,7 +82,7 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
     durable: () => store.durable(),
-    handle: (job, signal) => attemptDelivery({ webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock }, job, signal),
+    handle: (job, signal, shared) => attemptDelivery(deliveryDeps, job, signal, shared),
     settled(job, _outcome, stored) {
       const { tenant_id: tenantId, target } = job.row;
       if (stored === 'succeeded') return store.integrations.recordSuccess(tenantId, 'webhook', target);

@@ -26,8 +26,12 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
   receipts: TickReceipts;
   clock: Clock;
   log: Logger;
-  /** Runs one attempt. `signal` aborts at the lease's end or on stop. */
-  handle(job: ClaimedJob<Row>, signal: AbortSignal): Promise<JobOutcome>;
+  /**
+   * Runs one attempt. `signal` aborts at the lease's end or on stop. `shared` is one map for
+   * the jobs claimed together, so what they have in common (a target's settings and keys) is
+   * looked up once per claim rather than once per job.
+   */
+  handle(job: ClaimedJob<Row>, signal: AbortSignal, shared: Map<string, unknown>): Promise<JobOutcome>;
   /**
    * Resolves once the claimed rows' own commit is on disk, when it may not be yet (a seal's
    * outbox rows, core/wal-sync.ts); nothing is sent on the strength of a row that could vanish.
@@ -46,6 +50,7 @@ const FLUSH_DELAY_MS = 1;
 interface Tick {
   receipt: TickReceipt;
   remaining: number;
+  shared: Map<string, unknown>;
   resolve(receipt: TickReceipt): void;
 }
 
@@ -127,7 +132,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     };
     if (jobs.length === 0) return Promise.resolve(receipt);
     return new Promise((resolve) => {
-      const tick: Tick = { receipt, remaining: jobs.length, resolve };
+      const tick: Tick = { receipt, remaining: jobs.length, shared: new Map(), resolve };
       for (const job of jobs) this.#start(job, tick);
     });
   }
@@ -143,7 +148,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     let outcome: JobOutcome;
     try {
       await this.#o.durable?.();
-      outcome = await this.#o.handle(job, controller.signal);
+      outcome = await this.#o.handle(job, controller.signal, tick.shared);
     } catch (err) {
       this.#o.log.error('job handler threw', { queue: this.#o.queue.table, job: job.row.id, ...errorFields(err) });
       outcome = { ok: false, error: 'internal error while running the job' };
