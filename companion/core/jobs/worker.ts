@@ -11,6 +11,7 @@
  * receivers nor burns an attempt; a kill -9 leaves leases that simply expire.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
@@ -47,10 +48,13 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
 
 const FLUSH_DELAY_MS = 1;
 
+/** The jobs of one claim: one lease, so one deadline and one abort signal for them all. */
 interface Tick {
   receipt: TickReceipt;
   remaining: number;
   shared: Map<string, unknown>;
+  controller: AbortController;
+  deadline: NodeJS.Timeout;
   resolve(receipt: TickReceipt): void;
 }
 
@@ -58,7 +62,6 @@ interface Settled<Row> {
   job: ClaimedJob<Row>;
   outcome: JobOutcome;
   tick: Tick;
-  controller: AbortController;
   done(): void;
 }
 
@@ -72,7 +75,8 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   #stopping = false;
   #wakeSleep: (() => void) | undefined;
   #loop: Promise<void> | undefined;
-  readonly #inFlight = new Map<AbortController, Promise<void>>();
+  readonly #inFlight = new Map<ClaimedJob<Row>, Promise<void>>();
+  readonly #ticks = new Set<Tick>();
   #settling: Settled<Row>[] = [];
   #flushScheduled = false;
   #lastTickAt: string | null = null;
@@ -94,7 +98,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   async stop(): Promise<void> {
     this.#running = false;
     this.#stopping = true;
-    for (const c of this.#inFlight.keys()) c.abort();
+    for (const tick of this.#ticks) tick.controller.abort();
     this.#wakeSleep?.();
     await this.#loop;
     await Promise.all(this.#inFlight.values());
@@ -132,31 +136,28 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     };
     if (jobs.length === 0) return Promise.resolve(receipt);
     return new Promise((resolve) => {
-      const tick: Tick = { receipt, remaining: jobs.length, shared: new Map(), resolve };
-      for (const job of jobs) this.#start(job, tick);
+      const controller = new AbortController();
+      // Every attempt of the claim listens on this one signal (the HTTP client adds a listener each).
+      setMaxListeners(jobs.length + 1, controller.signal);
+      // The lease bounds the attempts: past it another worker may claim the rows.
+      const deadline = setTimeout(() => controller.abort(), Math.max(1, leaseMs - 250));
+      const tick: Tick = { receipt, remaining: jobs.length, shared: new Map(), controller, deadline, resolve };
+      this.#ticks.add(tick);
+      for (const job of jobs) this.#inFlight.set(job, this.#runOne(job, tick));
     });
   }
 
-  #start(job: ClaimedJob<Row>, tick: Tick): void {
-    const controller = new AbortController();
-    this.#inFlight.set(controller, this.#runOne(job, tick, controller));
-  }
-
-  async #runOne(job: ClaimedJob<Row>, tick: Tick, controller: AbortController): Promise<void> {
-    // The lease bounds the attempt: past it another worker may claim the row.
-    const deadline = setTimeout(() => controller.abort(), Math.max(1, this.#o.leaseMs - 250));
+  async #runOne(job: ClaimedJob<Row>, tick: Tick): Promise<void> {
     let outcome: JobOutcome;
     try {
       await this.#o.durable?.();
-      outcome = await this.#o.handle(job, controller.signal, tick.shared);
+      outcome = await this.#o.handle(job, tick.controller.signal, tick.shared);
     } catch (err) {
       this.#o.log.error('job handler threw', { queue: this.#o.queue.table, job: job.row.id, ...errorFields(err) });
       outcome = { ok: false, error: 'internal error while running the job' };
-    } finally {
-      clearTimeout(deadline);
     }
     await new Promise<void>((done) => {
-      this.#settling.push({ job, outcome, tick, controller, done });
+      this.#settling.push({ job, outcome, tick, done });
       if (this.#flushScheduled) return;
       this.#flushScheduled = true;
       // A short wait lets the other jobs in flight settle into the same commit: one commit
@@ -171,37 +172,43 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     const batch = this.#settling.splice(0);
     const { queue, clock, log, receipts } = this.#o;
     const finished: Tick[] = [];
+    for (const { job, tick } of batch) {
+      this.#inFlight.delete(job);
+      if (--tick.remaining > 0) continue;
+      finished.push(tick);
+      clearTimeout(tick.deadline);
+      this.#ticks.delete(tick);
+    }
+    let stored = false;
     try {
       queue.transaction(() => {
         const now = clock.now();
-        for (const { job, outcome, tick, controller } of batch) {
-          this.#inFlight.delete(controller);
-          if (this.#stopping && controller.signal.aborted) {
+        for (const { job, outcome, tick } of batch) {
+          if (this.#stopping && tick.controller.signal.aborted) {
             queue.release(job); // stopped mid-attempt: hand it back untried
-          } else {
-            const stored: StoredOutcome = outcome.ok ? (queue.complete(job, now) ? 'succeeded' : 'lease_lost') : queue.fail(job, outcome.error, now);
-            if (stored === 'succeeded') tick.receipt.succeeded++;
-            else if (stored === 'retrying') tick.receipt.retrying++;
-            else if (stored === 'dead') tick.receipt.dead++;
-            else tick.receipt.leaseLost++;
-            this.#o.settled?.(job, outcome, stored);
+            continue;
           }
-          if (--tick.remaining === 0) {
-            tick.receipt.finishedAt = now.toISOString();
-            receipts.record(tick.receipt);
-            finished.push(tick);
-          }
+          const result: StoredOutcome = outcome.ok ? (queue.complete(job, now) ? 'succeeded' : 'lease_lost') : queue.fail(job, outcome.error, now);
+          if (result === 'succeeded') tick.receipt.succeeded++;
+          else if (result === 'retrying') tick.receipt.retrying++;
+          else if (result === 'dead') tick.receipt.dead++;
+          else tick.receipt.leaseLost++;
+          this.#o.settled?.(job, outcome, result);
+        }
+        for (const tick of finished) {
+          tick.receipt.finishedAt = now.toISOString();
+          receipts.record(tick.receipt);
         }
         if (this.#running) void this.tick();
       });
+      stored = true;
       this.#lastError = null;
     } catch (err) {
       // The database is gone (shutdown) or failing: the leases expire and the jobs run again.
-      for (const { controller } of batch) this.#inFlight.delete(controller);
       this.#lastError = err instanceof Error ? err.message : String(err);
       log.error('job outcomes not stored', { queue: queue.table, jobs: batch.length, ...errorFields(err) });
     }
-    for (const tick of finished) tick.resolve(tick.receipt);
+    if (stored) for (const tick of finished) tick.resolve(tick.receipt);
     for (const item of batch) item.done();
   }
 
