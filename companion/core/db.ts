@@ -2,7 +2,7 @@
  * The embedded SQLite database (DESIGN.md §2): one file under the data directory, opened with
  * the durability the evidence needs. WAL + synchronous=FULL makes every committed transaction
  * survive power loss; throughput comes from group commit (many requests' rows in one
- * transaction), never from weaker durability (notes/performance.md).
+ * transaction, its fsync run off the event loop by wal-sync.ts), never from weaker durability.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
