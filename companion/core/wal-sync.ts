@@ -18,9 +18,9 @@
  * - Other writers (policy, account, job bookkeeping) keep their own synchronous level; a FULL
  *   commit among them also syncs every earlier frame.
  * - A reader on this connection may see a seal up to one fsync before it is durable. Nothing
- *   leaves the service on the strength of it first: the sealer answers after `sync()`, and the
- *   workers that send sealed facts out (webhook deliveries, route dispatches) and the records
- *   export wait for `settled()`.
+ *   leaves the service on the strength of it first: the sealer answers after `sync()`, every
+ *   read answers after `settled()` (app.ts), and so do the workers that send sealed facts out
+ *   (webhook deliveries, route dispatches) before they send.
  * - A failed fsync is fatal, as in PostgreSQL since 2018 ("fsyncgate"): Linux may have dropped
  *   the dirty pages and a retried fsync would then report success over lost data. Every later
  *   `sync()` fails, readiness reports it, and a restart recovers from what is on disk.
@@ -41,12 +41,6 @@ interface Waiter {
   upTo: number;
   resolve(): void;
   reject(err: unknown): void;
-}
-
-export interface WalSyncStats {
-  /** fdatasync calls completed, and the seconds the last one took. */
-  syncs: number;
-  lastSyncSeconds: number;
 }
 
 export interface WalSyncOptions {
@@ -71,13 +65,18 @@ export class WalSync {
   #running = false;
   #waiters: Waiter[] = [];
   #failure: DurabilityError | undefined;
-  readonly stats: WalSyncStats = { syncs: 0, lastSyncSeconds: 0 };
+  #syncs = 0;
 
   constructor(db: Db, options: WalSyncOptions = {}) {
     this.#db = db;
     this.#fdatasync = options.fdatasync ?? fs.fdatasync;
     this.#pipelined = options.pipelined ?? true;
     this.#walFile = `${db.name}-wal`;
+  }
+
+  /** fdatasync calls completed. */
+  get syncs(): number {
+    return this.#syncs;
   }
 
   /** Set once an fsync failed; nothing can be made durable until a restart. */
@@ -103,7 +102,13 @@ export class WalSync {
 
   /** Resolves once every commit made so far is on disk. */
   sync(): Promise<void> {
-    return this.#until(this.#committed);
+    const upTo = this.#committed;
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#synced >= upTo) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ upTo, resolve, reject });
+      this.#pump();
+    });
   }
 
   /** Like `sync()`, free when nothing is waiting for the disk: for readers about to send sealed facts out. */
@@ -117,15 +122,6 @@ export class WalSync {
     this.#fd = undefined;
   }
 
-  #until(upTo: number): Promise<void> {
-    if (this.#failure) return Promise.reject(this.#failure);
-    if (this.#synced >= upTo) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.#waiters.push({ upTo, resolve, reject });
-      this.#pump();
-    });
-  }
-
   #pump(): void {
     if (this.#running || this.#waiters.length === 0) return;
     const covers = this.#committed;
@@ -136,12 +132,10 @@ export class WalSync {
       return this.#fail(err);
     }
     this.#running = true;
-    const started = performance.now();
     this.#fdatasync(fd, (err) => {
       this.#running = false;
       if (err) return this.#fail(err);
-      this.stats.syncs++;
-      this.stats.lastSyncSeconds = (performance.now() - started) / 1000;
+      this.#syncs++;
       this.#synced = covers;
       const waiting: Waiter[] = [];
       for (const w of this.#waiters) {
