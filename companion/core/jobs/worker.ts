@@ -34,8 +34,9 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
    */
   handle(job: ClaimedJob<Row>, signal: AbortSignal, shared: Map<string, unknown>): Promise<JobOutcome>;
   /**
-   * Resolves once the claimed rows' own commit is on disk, when it may not be yet (a seal's
-   * outbox rows, core/wal-sync.ts); nothing is sent on the strength of a row that could vanish.
+   * Called after each claim; resolves once the claimed rows' own commit is on disk, when it may
+   * not be yet (a seal's outbox rows, core/wal-sync.ts): nothing is sent on the strength of a
+   * row that could vanish.
    */
   durable?(): Promise<void> | undefined;
   /** Called in the storing transaction after each outcome (e.g. endpoint health bookkeeping). */
@@ -55,6 +56,8 @@ interface Tick {
   shared: Map<string, unknown>;
   controller: AbortController;
   deadline: NodeJS.Timeout;
+  /** The claimed rows are on disk (JobWorkerOptions.durable). */
+  ready: Promise<void> | undefined;
   resolve(receipt: TickReceipt): void;
 }
 
@@ -141,7 +144,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       setMaxListeners(jobs.length + 1, controller.signal);
       // The lease bounds the attempts: past it another worker may claim the rows.
       const deadline = setTimeout(() => controller.abort(), Math.max(1, leaseMs - 250));
-      const tick: Tick = { receipt, remaining: jobs.length, shared: new Map(), controller, deadline, resolve };
+      const tick: Tick = { receipt, remaining: jobs.length, shared: new Map(), controller, deadline, ready: this.#o.durable?.(), resolve };
       this.#ticks.add(tick);
       for (const job of jobs) this.#inFlight.set(job, this.#runOne(job, tick));
     });
@@ -150,7 +153,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   async #runOne(job: ClaimedJob<Row>, tick: Tick): Promise<void> {
     let outcome: JobOutcome;
     try {
-      await this.#o.durable?.();
+      await tick.ready;
       outcome = await this.#o.handle(job, tick.controller.signal, tick.shared);
     } catch (err) {
       this.#o.log.error('job handler threw', { queue: this.#o.queue.table, job: job.row.id, ...errorFields(err) });
