@@ -5,16 +5,18 @@
  *
  * How it stays durable (SQLite "Write-Ahead Logging" §"Performance Considerations", "PRAGMA
  * synchronous"): in WAL mode a commit appends its frames to the -wal file; synchronous=FULL
- * only adds an fsync of that file at the commit. Here the commit runs with synchronous=OFF and
- * `sync()` then calls fdatasync on the same file through a descriptor of our own. fsync covers
+ * adds an fsync of that file at the commit, and NORMAL leaves it out (but keeps the syncs
+ * around checkpoints). Here the commit runs with NORMAL and `sync()` then calls fdatasync on
+ * the same file through a descriptor of our own. fsync covers
  * every written page of the file, whichever descriptor wrote it, so one completed fdatasync
  * makes every frame committed before it started durable, exactly as FULL would have. Commits
  * that arrive while one fdatasync runs share the next one: at most one is in flight.
  *
  * What still holds:
- * - Checkpoints copy frames into the database file only after syncing the WAL (the
- *   checkpointer's connection keeps synchronous=FULL), so the WAL is never reset over frames
- *   that are not durable.
+ * - Checkpoints copy frames into the database file only after syncing the WAL, and sync the
+ *   database file before the WAL is reused: NORMAL keeps those syncs (OFF would drop them, and
+ *   a checkpoint run inside a seal's commit could then let the WAL be overwritten over pages
+ *   not yet on disk), and the checkpointer's own connection keeps FULL.
  * - Other writers (policy, account, job bookkeeping) keep their own synchronous level; a FULL
  *   commit among them also syncs every earlier frame.
  * - A reader on this connection may see a seal up to one fsync before it is durable. Nothing
@@ -84,13 +86,13 @@ export class WalSync {
     return this.#failure;
   }
 
-  /** Runs `fn` in one transaction committed without an fsync; durable only once `sync()` resolves. */
+  /** Runs `fn` in one transaction committed without its fsync; durable only once `sync()` resolves. */
   transaction<T>(fn: () => T): T {
     if (this.#failure) throw this.#failure;
     const db = this.#db;
     if (db.inTransaction || !this.#pipelined) return db.transaction(fn)();
     // A safety-level pragma applies when it is prepared, so db.pragma, not a prepared statement.
-    db.pragma('synchronous = OFF');
+    db.pragma('synchronous = NORMAL');
     try {
       const result = db.transaction(fn)();
       this.#committed++;

@@ -70,6 +70,8 @@ describe('pipelined group commit', () => {
     disk.calls[1]!.complete();
     expect((await second.promise).status).toBe(201);
     expect(ctx.store.walSync.syncs).toBe(2);
+    // Only the seal batches skip the commit's fsync: the connection is back at FULL for any other write.
+    expect(ctx.store.db.pragma('synchronous', { simple: true })).toBe(2);
   });
 
   it('after a failed fsync answers 503 problem+json to seals and reads, seals nothing more, and fails readiness', async () => {
