@@ -8,6 +8,8 @@
  * migration is applied entirely or not at all, and two processes starting at once serialise
  * on the write lock instead of both applying it. Running the set again changes nothing.
  * An applied migration whose file later changed (checksum) stops startup: history is fixed.
+ * Each file has its PostgreSQL counterpart of the same name in `companion/migrations/postgres/`
+ * (test/companion/postgres-schema.test.ts keeps the two schemas the same).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';

@@ -1,0 +1,49 @@
+/**
+ * A throwaway PostgreSQL server from Debian's `postgresql` package (.ci/run installs it): initdb
+ * into a temp dir, the server listening on a unix socket in that dir only (no TCP port, so
+ * parallel runs never clash), stopped and removed by `stop()`. PostgreSQL refuses to run as
+ * root, so as root (CI) the server runs as the `postgres` user the package creates.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface TestPostgres {
+  /** The socket directory: the `host` a client passes. */
+  socketDir: string;
+  /** Runs SQL through psql, stopping at the first error; returns its unaligned, tuples-only output. */
+  psql(sql: string): string;
+  stop(): void;
+}
+
+function binDir(): string {
+  for (const version of fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort().reverse() : []) {
+    const dir = `/usr/lib/postgresql/${version}/bin`;
+    if (fs.existsSync(`${dir}/initdb`)) return dir;
+  }
+  throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql: apt-get install postgresql');
+}
+
+export function startPostgres(): TestPostgres {
+  const bin = binDir();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (tool: string, args: string[]) =>
+    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', `${bin}/${tool}`, ...args], { stdio: 'pipe' }) : execFileSync(`${bin}/${tool}`, args, { stdio: 'pipe' });
+  if (asRoot) execFileSync('chown', ['postgres:', dir]);
+  const data = path.join(dir, 'data');
+  run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`, 'start']);
+  return {
+    socketDir: dir,
+    psql: (sql) => execFileSync('psql', ['-h', dir, '-U', 'postgres', '-d', 'postgres', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8', stdio: 'pipe' }),
+    stop() {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-s', 'stop']);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
