@@ -59,7 +59,7 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   return migrations;
 }
 
-interface AppliedRow {
+export interface AppliedRow {
   version: number;
   name: string;
   checksum: string;
@@ -94,7 +94,8 @@ export function runMigrations(db: Db, migrations: Migration[] = readMigrations()
   return applied;
 }
 
-function checkHistory(rows: AppliedRow[], migrations: Migration[]): void {
+/** Refuses a database whose applied history this build does not know or whose files changed since. */
+export function checkHistory(rows: AppliedRow[], migrations: Migration[]): void {
   const known = new Map(migrations.map((m) => [m.version, m]));
   for (const row of rows) {
     const m = known.get(row.version);

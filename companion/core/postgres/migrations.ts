@@ -1,0 +1,46 @@
+/**
+ * The PostgreSQL engine's schema: the files of companion/migrations/postgres/, numbered and
+ * named as SQLite's (../migrations.ts), applied by the same rules: what is missing, in order,
+ * each file in its own transaction together with its `schema_migrations` row; an applied file
+ * that changed since, or a migration this build does not know, refuses the start.
+ *
+ * Several companions may start at once on one database (the scale-out engine's point): each
+ * transaction first takes the same transaction-level advisory lock (PostgreSQL "Advisory
+ * Locks"), so they apply one at a time, and each re-reads what is applied under the lock.
+ */
+import path from 'node:path';
+import type { Sql } from 'postgres';
+import { checkHistory, MIGRATIONS_DIR, readMigrations } from '../migrations.ts';
+import type { AppliedRow, Migration } from '../migrations.ts';
+
+export const POSTGRES_MIGRATIONS_DIR = path.join(MIGRATIONS_DIR, 'postgres');
+
+/** The advisory lock key held while migrating: an arbitrary constant, used for nothing else. */
+export const MIGRATION_LOCK_KEY = 7_401_001;
+
+/** Applies what is missing, in order; returns the versions this call applied. */
+export async function runPostgresMigrations(sql: Sql, migrations: Migration[] = readMigrations(POSTGRES_MIGRATIONS_DIR), now: () => Date = () => new Date()): Promise<number[]> {
+  const applied: number[] = [];
+  // The first transaction only checks history (and creates the table on a fresh database).
+  for (const migration of [undefined, ...migrations]) {
+    await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    bigint PRIMARY KEY,
+        name       text NOT NULL,
+        checksum   text NOT NULL,
+        applied_at text NOT NULL
+      )`;
+      const rows = (await tx<{ version: string; name: string; checksum: string }[]>`SELECT version, name, checksum FROM schema_migrations ORDER BY version`).map(
+        (r): AppliedRow => ({ version: Number(r.version), name: r.name, checksum: r.checksum }),
+      );
+      checkHistory(rows, migrations);
+      if (!migration || rows.some((r) => r.version === migration.version)) return;
+      await tx.unsafe(migration.sql).simple();
+      await tx`INSERT INTO schema_migrations (version, name, checksum, applied_at)
+        VALUES (${migration.version}, ${migration.name}, ${migration.checksum}, ${now().toISOString()})`;
+      applied.push(migration.version);
+    });
+  }
+  return applied;
+}
