@@ -42,7 +42,7 @@ function nextName(ahead: number, name: string): string {
 function copyMigrations(to: string, extra: Record<string, string> = {}): string {
   const dir = path.join(to, 'migrations');
   fs.mkdirSync(dir);
-  for (const f of fs.readdirSync(MIGRATIONS_DIR)) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
+  for (const f of fs.readdirSync(MIGRATIONS_DIR).filter((name) => name.endsWith('.sql'))) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f));
   for (const [name, sql] of Object.entries(extra)) fs.writeFileSync(path.join(dir, name), sql);
   return dir;
 }
