@@ -7,10 +7,10 @@
  * synchronous"): in WAL mode a commit appends its frames to the -wal file; synchronous=FULL
  * adds an fsync of that file at the commit, and NORMAL leaves it out (but keeps the syncs
  * around checkpoints). Here the commit runs with NORMAL and `sync()` then calls fdatasync on
- * the same file through a descriptor of our own. fsync covers
- * every written page of the file, whichever descriptor wrote it, so one completed fdatasync
- * makes every frame committed before it started durable, exactly as FULL would have. Commits
- * that arrive while one fdatasync runs share the next one: at most one is in flight.
+ * the same file through a descriptor of our own. fsync covers every written page of the file,
+ * whichever descriptor wrote it, so one completed fdatasync makes every frame committed before
+ * it started durable, exactly as FULL would have. Commits that arrive while one fdatasync runs
+ * share the next one: at most one is in flight.
  *
  * What still holds:
  * - Checkpoints copy frames into the database file only after syncing the WAL, and sync the

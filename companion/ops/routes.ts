@@ -22,10 +22,10 @@ const ReadinessSchema = z
   .object({ status: z.literal('ready'), checks: z.record(z.string(), CheckResultSchema) })
   .openapi('Readiness', { description: 'Every readiness check passed' });
 
-/** Bearer token for /metrics, compared as SHA-256 digests so the comparison is constant-time. */
 /** The probes: they read no evidence, and answer on their own terms whatever the disk does. */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** Bearer token for /metrics, compared as SHA-256 digests so the comparison is constant-time. */
 export function metricsTokenAuth(token: string): AuthRequirement {
   const expected = createHash('sha256').update(token).digest();
   return {

@@ -116,10 +116,10 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
   /**
    * Runs a worker's bookkeeping (claims, outcomes) in one transaction committed with
    * synchronous=NORMAL: in WAL mode that skips the fsync but keeps the database consistent
-   * (SQLite "WAL mode" §Performance Considerations), and the next fsync of the WAL (any seal's,
-   * core/wal-sync.ts) makes these frames durable too. Losing the last few on power loss only means a
-   * delivery is sent again with the same id, which at-least-once delivery allows; the rows
-   * themselves were enqueued durably with their cause. Measured here: 7 ms vs 0.05 ms a commit.
+   * (SQLite "WAL mode" §Performance Considerations), and the next fsync of the WAL (any
+   * seal's, core/wal-sync.ts) makes these frames durable too. Losing the last few on power loss
+   * only means a delivery is sent again with the same id, which at-least-once delivery allows;
+   * the rows themselves were enqueued durably with their cause. Measured here: 7 ms vs 0.05 ms a commit.
    */
   transaction<T>(fn: () => T): T {
     const db = this.#db;

@@ -9,7 +9,7 @@
  * Locks"), so they apply one at a time, and each re-reads what is applied under the lock.
  */
 import path from 'node:path';
-import type { Sql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import { checkHistory, MIGRATIONS_DIR, readMigrations } from '../migrations.ts';
 import type { AppliedRow, Migration } from '../migrations.ts';
 
@@ -18,24 +18,31 @@ export const POSTGRES_MIGRATIONS_DIR = path.join(MIGRATIONS_DIR, 'postgres');
 /** The advisory lock key held while migrating: an arbitrary constant, used for nothing else. */
 export const MIGRATION_LOCK_KEY = 7_401_001;
 
+/** The applied history, read under the lock (which the transaction then holds to its end). */
+async function lockedHistory(tx: TransactionSql): Promise<AppliedRow[]> {
+  await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+  await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    bigint PRIMARY KEY,
+    name       text NOT NULL,
+    checksum   text NOT NULL,
+    applied_at text NOT NULL
+  )`;
+  const rows = await tx<{ version: string; name: string; checksum: string }[]>`SELECT version, name, checksum FROM schema_migrations ORDER BY version`;
+  return rows.map((r) => ({ version: Number(r.version), name: r.name, checksum: r.checksum }));
+}
+
 /** Applies what is missing, in order; returns the versions this call applied. */
 export async function runPostgresMigrations(sql: Sql, migrations: Migration[] = readMigrations(POSTGRES_MIGRATIONS_DIR), now: () => Date = () => new Date()): Promise<number[]> {
+  const pending = await sql.begin(async (tx) => {
+    const rows = await lockedHistory(tx);
+    checkHistory(rows, migrations);
+    return migrations.filter((m) => !rows.some((r) => r.version === m.version));
+  });
   const applied: number[] = [];
-  // The first transaction only checks history (and creates the table on a fresh database).
-  for (const migration of [undefined, ...migrations]) {
+  for (const migration of pending) {
     await sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
-      await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version    bigint PRIMARY KEY,
-        name       text NOT NULL,
-        checksum   text NOT NULL,
-        applied_at text NOT NULL
-      )`;
-      const rows = (await tx<{ version: string; name: string; checksum: string }[]>`SELECT version, name, checksum FROM schema_migrations ORDER BY version`).map(
-        (r): AppliedRow => ({ version: Number(r.version), name: r.name, checksum: r.checksum }),
-      );
-      checkHistory(rows, migrations);
-      if (!migration || rows.some((r) => r.version === migration.version)) return;
+      // Another companion may have applied it since the history was read.
+      if ((await lockedHistory(tx)).some((r) => r.version === migration.version)) return;
       await tx.unsafe(migration.sql).simple();
       await tx`INSERT INTO schema_migrations (version, name, checksum, applied_at)
         VALUES (${migration.version}, ${migration.name}, ${migration.checksum}, ${now().toISOString()})`;
