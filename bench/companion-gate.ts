@@ -35,16 +35,16 @@ export const GATE_BODY = {
 };
 
 /** A production tenant (no sandbox cap) and its svc_live_ key, written through the stores. */
-export function seedProductionTenant(dataDir: string): string {
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+export async function seedProductionTenant(dataDir: string): Promise<string> {
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   const now = new Date().toISOString();
   const tenantId = deps.ids.next('ten');
   const key = generateApiKey('production');
-  deps.store.transaction(() => {
+  await deps.store.transaction(async (tx) => {
     deps.store.db
       .prepare('INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)')
       .run(tenantId, 'production', 'Benchmark tenant', now, now);
-    deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
+    await tx.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
   });
   deps.store.close();
   return key.key;
@@ -120,8 +120,8 @@ function printLoad(r: LoadResult, floor: { crypto: Rate; cryptoInsert: Rate }): 
 /** A production tenant's gate on an in-process app with its background work running. */
 async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Promise<number>; close: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
-  const apiKey = seedProductionTenant(dataDir);
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
+  const apiKey = await seedProductionTenant(dataDir);
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
   // Background work as in the real server (the WAL checkpoint worker, the review sweep).
   await deps.lifecycle.start();
   const app = createApp(deps);
@@ -175,7 +175,7 @@ async function pipelinedAgainstInline(): Promise<void> {
 
 async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
-  const apiKey = seedProductionTenant(dataDir);
+  const apiKey = await seedProductionTenant(dataDir);
   const companion = await startCompanion(dataDir);
   try {
     const { port } = new URL(companion.url);

@@ -49,7 +49,7 @@ async function main() {
   const [dataDir, tenantId] = process.argv.slice(2);
   const apiKey = process.env.SVC_API_KEY;
   if (!dataDir || !tenantId || !apiKey) throw new Error('usage: exports-measure.ts <data dir> <tenant id> (SVC_API_KEY set)');
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { log: createMemoryLogger() });
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { log: createMemoryLogger() });
   try {
     const rssBefore = process.memoryUsage().rss;
     // Export first, so its peak RSS is its own and not the raw scan's garbage; then the two

@@ -45,19 +45,19 @@ export async function benchExports(): Promise<void> {
   section(`Records export: ${RECORDS.toLocaleString('en-US')} sealed records`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-exports-'));
   const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { clock, log: createMemoryLogger() });
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { clock, log: createMemoryLogger() });
   let closed = false;
   try {
-    const { tenantId, apiKey } = productionTenant(deps);
+    const { tenantId, apiKey } = await productionTenant(deps);
     const template = await realSeal(deps, tenantId, apiKey);
     const setupStart = performance.now();
-    insertCopies(deps, template, RECORDS);
+    await insertCopies(deps, template, RECORDS);
     line('setup', `${RECORDS.toLocaleString('en-US')} rows inserted in ${((performance.now() - setupStart) / 1000).toFixed(1)} s`);
 
     // The copies bypassed the sealer: give the tenant log their leaves here, as a restart would,
     // so the measuring process opens a caught-up database and measures only the export.
-    catchUpTenantLogs(deps.store.anchoring, deps.store.transaction);
-    deps.store.db.pragma('wal_checkpoint(TRUNCATE)');
+    await catchUpTenantLogs(deps.store);
+    await deps.store.withConnection((db) => db.pragma('wal_checkpoint(TRUNCATE)'));
     await closeDeps(deps);
     closed = true;
     const m = measureInChild(dataDir, tenantId, apiKey);
@@ -70,17 +70,17 @@ export async function benchExports(): Promise<void> {
   }
 }
 
-type Deps = ReturnType<typeof openDeps>;
+type Deps = Awaited<ReturnType<typeof openDeps>>;
 
-function productionTenant(deps: Deps): { tenantId: string; apiKey: string } {
+async function productionTenant(deps: Deps): Promise<{ tenantId: string; apiKey: string }> {
   const now = deps.clock.now().toISOString();
   const tenantId = deps.ids.next('ten');
   const key = generateApiKey('production');
-  deps.store.transaction(() => {
+  await deps.store.transaction(async (tx) => {
     deps.store.db
       .prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Bench tenant', 0, ?, ?)")
       .run(tenantId, now, now);
-    deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
+    await tx.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
   });
   return { tenantId, apiKey: key.key };
 }
@@ -92,24 +92,24 @@ async function realSeal(deps: Deps, tenantId: string, apiKey: string): Promise<S
   const res = await app.request('/v1/record', { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': apiKey }, body: JSON.stringify(body) });
   if (res.status !== 201) throw new Error(`seal failed: ${res.status} ${await res.text()}`);
   const { action_key } = (await res.json()) as { action_key: string };
-  const row = deps.store.evidence.findRecord(tenantId, action_key)!;
-  deps.store.db.prepare('DELETE FROM sealed_records WHERE action_key = ?').run(action_key);
+  const row = (await deps.store.evidence.findRecord(tenantId, action_key))!;
+  await deps.store.withConnection((db) => db.prepare('DELETE FROM sealed_records WHERE action_key = ?').run(action_key));
   return row;
 }
 
-function insertCopies(deps: Deps, t: SealedRecordRow, n: number): void {
+async function insertCopies(deps: Deps, t: SealedRecordRow, n: number): Promise<void> {
   const start = Date.parse('2026-01-01T00:00:00.000Z');
   const prefix = t.actionKey.slice(0, t.actionKey.lastIndexOf(':') + 1);
   for (let from = 0; from < n; from += INSERT_BATCH) {
-    deps.store.transaction(() => {
+    await deps.store.transaction(async (tx) => {
       for (let i = from; i < Math.min(n, from + INSERT_BATCH); i++) {
         // Ten records per millisecond: the export's keyset must order ties by tenant_seq.
         const recordedAt = new Date(start + Math.floor(i / 10)).toISOString();
-        deps.store.evidence.insertRecord({ ...t, tenantSeq: i, actionKey: `${prefix}${String(i).padStart(26, '0')}`, recordedAt });
+        await tx.evidence.insertRecord({ ...t, tenantSeq: i, actionKey: `${prefix}${String(i).padStart(26, '0')}`, recordedAt });
       }
     });
     // No checkpoint worker runs here: keep the WAL from growing to the size of the table.
-    deps.store.db.pragma('wal_checkpoint(TRUNCATE)');
+    await deps.store.withConnection((db) => db.pragma('wal_checkpoint(TRUNCATE)'));
   }
 }
 

@@ -33,16 +33,16 @@ const TOKEN = 'bench-route-token';
 
 type BenchDeps = AppDeps & { store: SqliteStore; dataDir: string; tenantId: string; apiKey: string };
 
-function open(env: Record<string, string> = {}): BenchDeps {
+async function open(env: Record<string, string> = {}): Promise<BenchDeps> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-routing-'));
-  const apiKey = seedProductionTenant(dataDir);
-  const probe = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
-  const tenantId = probe.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey))!.tenantId;
+  const apiKey = await seedProductionTenant(dataDir);
+  const probe = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const tenantId = (await probe.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey)))!.tenantId;
   probe.store.close();
   process.env.BENCH_ROUTE_TOKEN = TOKEN;
   process.env.BENCH_SLACK_SIGNING = SIGNING;
   const grants = JSON.stringify({ [tenantId]: ['env://BENCH_ROUTE_TOKEN', 'env://BENCH_SLACK_SIGNING'] });
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_SECRET_GRANTS: grants, ...env }, []), { log: createMemoryLogger() });
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_SECRET_GRANTS: grants, ...env }, []), { log: createMemoryLogger() });
   return Object.assign(deps, { dataDir, tenantId, apiKey });
 }
 
@@ -81,7 +81,7 @@ function listen(fetch: (req: Request) => Response | Promise<Response>): Promise<
 }
 
 async function modalLatency(): Promise<{ plain: number[]; modal: number[] }> {
-  const deps = open();
+  const deps = await open();
   const app = createApp(deps);
   const plainApp = new Hono().post('/plain', (c) => c.json({ ok: true, trigger_id: 'x' }));
   const served = await listen(app.fetch);
@@ -90,7 +90,7 @@ async function modalLatency(): Promise<{ plain: number[]; modal: number[] }> {
     await call(app, deps.apiKey, 'PUT', '/tenant/integrations/chat/legal-desk', { enabled: true, config: { channel_id: 'C1', signing_secret_ref: 'env://BENCH_SLACK_SIGNING' }, secret_ref: 'env://BENCH_ROUTE_TOKEN' });
     await call(app, deps.apiKey, 'PUT', '/tenant/policy?policy_pack=law', { review_routes: { 'proposed-action': 'chat:legal-desk' } });
     const gate = await call(app, deps.apiKey, 'POST', '/v1/gate', { pack: 'law', proposed_action: 'Draft the reply in matter 42', law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' } });
-    const dispatchKey = deps.store.routing.findByAction(deps.tenantId, gate.action_key)!.id;
+    const dispatchKey = (await deps.store.routing.findByAction(deps.tenantId, gate.action_key))!.id;
     const ts = Math.floor(Date.now() / 1000);
     // Each request differs (action_ts), so none is refused as a replay; signed before timing.
     const modalRequests = Array.from({ length: REQUESTS + 200 }, (_, i) => {
@@ -122,7 +122,7 @@ async function pauseAll(app: ReturnType<typeof createApp>, apiKey: string): Prom
 }
 
 async function dispatchRate(url: string, count: () => number): Promise<{ noRoute: number; sealRate: number; sendRate: number }> {
-  const bare = open();
+  const bare = await open();
   let noRoute: number;
   try {
     noRoute = await pauseAll(createApp(bare), bare.apiKey);
@@ -130,7 +130,7 @@ async function dispatchRate(url: string, count: () => number): Promise<{ noRoute
     await closeDeps(bare);
     fs.rmSync(bare.dataDir, { recursive: true, force: true });
   }
-  const deps = open({ SVC_OUTBOX_EXTERNAL_SEND: '1' });
+  const deps = await open({ SVC_OUTBOX_EXTERNAL_SEND: '1' });
   const app = createApp(deps);
   try {
     await call(app, deps.apiKey, 'PUT', '/tenant/integrations/workflow/privacy-office', { enabled: true, config: { url }, secret_ref: 'env://BENCH_ROUTE_TOKEN' });

@@ -19,8 +19,8 @@ const ACTIONS = 2000;
 export async function benchStorage(): Promise<void> {
   section(`storage: bytes per sealed action over ${ACTIONS} law gate decisions with idempotency keys`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-storage-'));
-  const apiKey = seedProductionTenant(dataDir);
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const apiKey = await seedProductionTenant(dataDir);
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   try {
     const app = createApp(deps);
     const before = tableBytes(deps.store.db);

@@ -94,11 +94,11 @@ export async function plainPostLoop(url: string, total: number): Promise<number>
 }
 
 /** A fresh data directory with one production tenant (no sandbox cap), and the app's deps on it. */
-function open(): AppDeps & { store: SqliteStore; dataDir: string; tenantId: string; apiKey: string } {
+async function open(): Promise<AppDeps & { store: SqliteStore; dataDir: string; tenantId: string; apiKey: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-webhooks-'));
-  const apiKey = seedProductionTenant(dataDir);
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1' }, []), { log: createMemoryLogger() });
-  const tenantId = deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey))!.tenantId;
+  const apiKey = await seedProductionTenant(dataDir);
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1' }, []), { log: createMemoryLogger() });
+  const tenantId = (await deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey)))!.tenantId;
   return Object.assign(deps, { dataDir, tenantId, apiKey });
 }
 
@@ -118,21 +118,24 @@ async function subscribe(deps: AppDeps, apiKey: string, url: string): Promise<vo
 }
 
 async function deliveryRate(url: string, count: () => number, total = DELIVERIES): Promise<number> {
-  const deps = open();
+  const deps = await open();
   try {
     const { tenantId, apiKey } = deps;
     await subscribe(deps, apiKey, url);
     const outbox = deps.webhooks.outbox;
     const createdAt = new Date().toISOString();
-    deps.store.transaction(() => {
+    await deps.store.transaction(async (tx) => {
       for (let i = 0; i < total; i++) {
-        outbox.enqueue({
-          tenantId,
-          event: 'record.sealed',
-          eventKey: `bench:${i}`,
-          fields: { action_key: `law:proposed-action:${i}`, decision: 'allow', attestation_root: 'a'.repeat(64), stamp_id: `${tenantId}/${i}`, href: `/law/evidence-packets/law:proposed-action:${i}` },
-          createdAt,
-        });
+        await outbox.enqueue(
+          {
+            tenantId,
+            event: 'record.sealed',
+            eventKey: `bench:${i}`,
+            fields: { action_key: `law:proposed-action:${i}`, decision: 'allow', attestation_root: 'a'.repeat(64), stamp_id: `${tenantId}/${i}`, href: `/law/evidence-packets/law:proposed-action:${i}` },
+            createdAt,
+          },
+          tx,
+        );
       }
     });
     const before = count();
@@ -151,7 +154,7 @@ async function deliveryRate(url: string, count: () => number, total = DELIVERIES
 
 /** A tenant with or without a subscribed target, its gate runner, and how many were delivered. */
 async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Promise<number>; delivered(): number; close(): Promise<void> }> {
-  const deps = open();
+  const deps = await open();
   const { apiKey } = deps;
   if (url) await subscribe(deps, apiKey, url);
   await deps.lifecycle.start();

@@ -93,7 +93,7 @@ export interface OpenDepsOptions {
   walSync?: WalSyncOptions;
 }
 
-export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps & { store: SqliteStore } {
+export async function openDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore }> {
   const clock = options.clock ?? systemClock;
   installNativeSha256();
   const store = openSqliteStore({ dataDir: config.dataDir, ...(options.walSync ? { walSync: options.walSync } : {}) });
@@ -102,21 +102,18 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
     // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
     production = openProductionSigner(config, secrets);
-    const retired = store.productionKeys.activate(production, clock.now().toISOString());
+    const retired = await store.productionKeys.activate(production, clock.now().toISOString());
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production, retired });
     const ids = options.ids ?? createIdFactory(clock);
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
     const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
-    catchUpTenantLogs(store.anchoring, store.transaction);
-    const webhooks = createWebhookService({ db: store.db, store, secrets, clock, ids, log, config });
-    const routing = createRoutingService({ db: store.db, store, secrets, clock, ids, log, config, outbound: webhooks.outbound });
+    await catchUpTenantLogs(store);
+    const webhooks = createWebhookService({ store, secrets, clock, ids, log, config });
+    const routing = createRoutingService({ store, secrets, clock, ids, log, config, outbound: webhooks.outbound });
     const sealer = new Sealer({
-      evidence: store.evidence,
-      idempotency: store.idempotency,
-      participants: sealParticipants(store, webhooks, routing),
-      transaction: store.transaction,
-      durability: store.walSync,
+      store,
+      participants: sealParticipants(webhooks, routing),
       idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
@@ -126,8 +123,8 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
     metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
     const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks, routing });
     const readiness = new Readiness();
-    readiness.register('database_writable', databaseWritable(store.db, store.walSync));
-    readiness.register('migrations_current', migrationsCurrent(store.db));
+    readiness.register('database_writable', databaseWritable(store));
+    readiness.register('migrations_current', migrationsCurrent(store));
     readiness.register('signer_usable', signersUsable(keyring, () => clock.now().getTime()));
     readiness.register('workers_alive', workersAlive(lifecycle, workers));
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
@@ -142,13 +139,13 @@ export function openDeps(config: Config, options: OpenDepsOptions = {}): AppDeps
  * The seal transaction's participants, in this order (evidence/participants.ts): metering
  * refuses first and records the usage totals the later participants may read.
  */
-export function sealParticipants(store: Store, webhooks: WebhookService, routing: RoutingService): SealParticipant[] {
+export function sealParticipants(webhooks: WebhookService, routing: RoutingService): SealParticipant[] {
   return [
-    meteringParticipant(store.usage),
-    reviewsParticipant(store.reviews),
+    meteringParticipant(),
+    reviewsParticipant(),
     webhookParticipant(webhooks.outbox),
     routing.participant,
-    tenantLogParticipant(store.anchoring),
+    tenantLogParticipant(),
   ];
 }
 
@@ -157,7 +154,7 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   try {
     await deps.lifecycle.stop();
   } finally {
-    deps.store.close();
+    await deps.store.close();
     deps.keyring.close();
   }
 }

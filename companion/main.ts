@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   }
 
   const log = createJsonLogger({ level: config.logLevel });
-  const deps = openDeps(config, { log, processMetrics: true });
+  const deps = await openDeps(config, { log, processMetrics: true });
   const app = createApp(deps);
   const running = await startServer(app, { host: config.host, port: config.port, graceMs: config.shutdownGraceMs, log });
   await deps.lifecycle.start();

@@ -4,8 +4,9 @@
  * (account/store.ts, …) and a SQLite implementation of it; this file composes them. A second
  * engine supplies another `Store` with the same members; nothing above this file changes.
  *
- * The interfaces are synchronous, like better-sqlite3 (the embedded default, DESIGN.md §2):
- * group commit batches many requests' rows into one synchronous transaction.
+ * The interfaces are asynchronous (core/async-store.ts), so an engine behind a network can
+ * implement them; the SQLite implementations stay synchronous underneath and are lifted onto
+ * the boundary here. Group commit batches many requests' rows into one transaction.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,9 +39,12 @@ import type { KeyHistoryStore } from './core/signers/key-history.ts';
 import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
 import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
+import { ConnectionLock, promised } from './core/async-store.ts';
+import type { Sync } from './core/async-store.ts';
+import { savepoint, transaction } from './core/sqlite-transaction.ts';
 
-export interface Store {
-  readonly engine: string;
+/** Every capability's store: what code outside a transaction and inside one both see. */
+export interface Stores {
   /** Tenants and API keys (account capability); also the API key lookup for auth. */
   readonly tenants: TenantStore;
   /** People, account sessions and billing checkouts (account capability). */
@@ -67,15 +71,39 @@ export interface Store {
   readonly exports: ExportStore;
   /** The production keys that have signed here: the running one and the retired ones. */
   readonly productionKeys: KeyHistoryStore;
-  /** Runs `fn` in one transaction: all of its writes commit together or none do. */
-  transaction<T>(fn: () => T): T;
+}
+
+/** The stores as one open transaction sees them; a nested transaction is a savepoint. */
+export interface Tx extends Stores {
+  /** Runs `fn` in a savepoint: throwing rolls back its writes alone and rethrows. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+export interface TransactionOptions {
+  /**
+   * When the commit reaches the disk. Unset: before `transaction` resolves. 'deferred': later,
+   * and `durable()` resolves once it has (the seal pipeline's group commit, whose answers wait
+   * for it; core/wal-sync.ts). 'relaxed': with the next commit anyone syncs, for bookkeeping
+   * whose loss on power failure is only redone work (job claims and outcomes: at-least-once).
+   */
+  sync?: 'deferred' | 'relaxed';
+}
+
+export interface Store extends Stores {
+  readonly engine: string;
+  /**
+   * Runs `fn` in one transaction: all of its writes commit together or none do. Inside it,
+   * use the `tx` it receives; the outside stores wait until it has committed.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Resolves once every commit made so far is on disk; undefined when nothing is waiting for
    * the disk. Awaited before sealed facts leave the service other than as a seal's own answer
    * (deliveries, dispatches, exports): a seal batch may be readable before its fsync ends.
    */
   durable(): Promise<void> | undefined;
-  close(): void;
+  /** Closes the connection (SQLite) or ends the pool once its queries finish (PostgreSQL). */
+  close(): void | Promise<void>;
 }
 
 /** The SQLite store, with the connection exposed for engine-specific work (tests, backups). */
@@ -85,6 +113,12 @@ export interface SqliteStore extends Store {
   readonly file: string;
   /** Seal batches commit without an fsync and are synced off the event loop (core/wal-sync.ts). */
   readonly walSync: WalSync;
+  /**
+   * Runs synchronous work on the connection itself (the job queues, probes) once no
+   * transaction holds it, so it never lands inside someone else's transaction.
+   */
+  withConnection<T>(fn: (db: Db) => T): Promise<T>;
+  close(): void;
 }
 
 export interface OpenSqliteStoreOptions {
@@ -107,13 +141,9 @@ export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
   return createSqliteStore(db, file, options.walSync);
 }
 
-export function createSqliteStore(db: Db, file: string, walSyncOptions?: WalSyncOptions): SqliteStore {
-  const walSync = new WalSync(db, walSyncOptions);
+/** The synchronous SQLite implementation of every capability's store, on one connection. */
+function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
   return {
-    engine: 'sqlite',
-    db,
-    file,
-    walSync,
     tenants: createSqliteTenantStore(db),
     account: createSqliteAccountStore(db),
     evidence: createSqliteEvidenceStore(db),
@@ -127,7 +157,30 @@ export function createSqliteStore(db: Db, file: string, walSyncOptions?: WalSync
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
     productionKeys: createSqliteKeyHistoryStore(db),
-    transaction: (fn) => db.transaction(fn)(),
+  };
+}
+
+function viewOf(impl: { [K in keyof Stores]: Sync<Stores[K]> }, lock?: ConnectionLock): Stores {
+  const view = {} as Record<keyof Stores, object>;
+  for (const name of Object.keys(impl) as (keyof Stores)[]) view[name] = promised(impl[name] as object, lock);
+  return view as unknown as Stores;
+}
+
+export function createSqliteStore(db: Db, file: string, walSyncOptions?: WalSyncOptions): SqliteStore {
+  const walSync = new WalSync(db, walSyncOptions);
+  const lock = new ConnectionLock();
+  const impl = sqliteStores(db);
+  // Inside a transaction the lock is already held: the transaction's view runs at once.
+  const tx: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(tx)) };
+  return {
+    engine: 'sqlite',
+    db,
+    file,
+    walSync,
+    ...viewOf(impl, lock),
+    transaction: (fn, options) =>
+      lock.hold(() => (options?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), options?.sync === 'relaxed'))),
+    withConnection: (fn) => lock.when(() => fn(db)),
     durable: () => walSync.settled(),
     close: () => {
       walSync.close();

@@ -76,7 +76,6 @@ export function registerWorkers(deps: WorkerDeps): Workers {
   const epochs = new EpochCloser({
     store: deps.store,
     events: deps.webhooks.outbox,
-    immediate: (fn) => deps.store.db.transaction(fn).immediate(),
     // Epoch headers are signed like a seal by the production key, published in the JWKS; the
     // header's own format (svc.epoch/v1) keeps it from ever passing as an attestation.
     signer: deps.keyring.production,

@@ -87,17 +87,17 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function createSessionAuth(store: AccountStore, now: () => string): AuthRequirement<SessionEnv> {
   const middleware: MiddlewareHandler<SessionEnv> = async function requireSession(c, next) {
-    c.set('session', resolveSession(store, now(), c));
+    c.set('session', await resolveSession(store, now(), c));
     await next();
   };
   return { security: [{ ServiceAccountSession: [] }], middleware };
 }
 
-function resolveSession(store: AccountStore, now: string, c: Context): SessionContext {
+async function resolveSession(store: AccountStore, now: string, c: Context): Promise<SessionContext> {
   const token = getCookie(c, SESSION_COOKIE);
   if (token === undefined || token.length > 128) throw sessionRequired();
   const hash = hashToken(token);
-  const match = store.findLiveSession(hash, now);
+  const match = await store.findLiveSession(hash, now);
   if (!match || !sameDigest(match.tokenHash, hash)) throw sessionRequired();
   if (!SAFE_METHODS.has(c.req.method)) {
     const csrf = c.req.header(CSRF_HEADER);
@@ -129,9 +129,9 @@ export function createKeyOrSessionAuth(lookup: ApiKeyLookup, store: AccountStore
       if (key !== undefined || getCookie(c, SESSION_COOKIE) === undefined) {
         // No credential at all answers as the key-only routes do (401 with a Bearer challenge).
         if (key === undefined) throw unauthorized();
-        c.set('auth', authenticateApiKey(lookup, key));
+        c.set('auth', await authenticateApiKey(lookup, key));
       } else {
-        const session = resolveSession(store, now(), c);
+        const session = await resolveSession(store, now(), c);
         if (capability) requireCapability(session, capability);
         const personId = session.person?.id;
         c.set('auth', { tenantId: session.tenantId, tenantKind: session.tenantKind, keyId: personId ?? session.sessionId, ...(personId ? { personId } : {}) });

@@ -63,9 +63,9 @@ export function accountRoutes(deps: RouteDeps) {
     },
   });
 
-  router.openapi(signup, (c) => {
+  router.openapi(signup, async (c) => {
     const { email } = c.req.valid('json');
-    const { tenant, apiKey, keyId } = signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, email);
+    const { tenant, apiKey, keyId } = await signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, email);
     // RFC 9111 §5.2.2.5: a response carrying a secret must not be stored by any cache.
     c.header('cache-control', 'no-store');
     return c.json(
@@ -95,9 +95,9 @@ export function accountRoutes(deps: RouteDeps) {
     responses: { 200: jsonContent(ApiKeyList, "The tenant's keys, oldest first") },
   });
 
-  router.openapi(listKeys, (c) => {
+  router.openapi(listKeys, async (c) => {
     const { tenantId, tenantKind } = c.var.auth;
-    const keys = deps.store.tenants.listApiKeys(tenantId).map((k) => ({
+    const keys = (await deps.store.tenants.listApiKeys(tenantId)).map((k) => ({
       id: k.id,
       prefix: k.prefix,
       last_four: k.lastFour,

@@ -154,9 +154,9 @@ export function accountSessionRoutes(deps: RouteDeps) {
   const returnUrl = deps.config.billingReturnUrl ?? `http://${host}:${deps.config.port}/`;
   const secureCookie = !listensOnLoopback(deps.config.host);
 
-  const accountState = (s: SessionContext) => {
-    const t = tenants.getTenant(s.tenantId)!;
-    const billing = account.getTenantBilling(s.tenantId);
+  const accountState = async (s: SessionContext) => {
+    const t = (await tenants.getTenant(s.tenantId))!;
+    const billing = await account.getTenantBilling(s.tenantId);
     return {
       tenant_id: t.id,
       tenant_kind: t.kind,
@@ -167,7 +167,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
       person: personBody(s.person),
       capabilities: s.capabilities,
       billing: { provider: billing.provider, has_customer: billing.customerRef !== null },
-      usage: usageBody(deps, t.id, t.kind),
+      usage: await usageBody(deps, t.id, t.kind),
     };
   };
 
@@ -180,15 +180,15 @@ export function accountSessionRoutes(deps: RouteDeps) {
     summary: 'Exchange an API key for an account session (svc_session cookie) and its CSRF token',
     responses: { 201: jsonContent(AccountSession, 'Signed in; Set-Cookie carries the session') },
   });
-  router.openapi(signIn, (c) => {
+  router.openapi(signIn, async (c) => {
     const auth = c.var.auth;
-    const person = account.getKeyPerson(auth.keyId);
+    const person = await account.getKeyPerson(auth.keyId);
     const session = newSecretToken();
     const csrf = newSecretToken();
     const ttl = deps.config.sessionTtlSeconds;
     const createdAt = deps.clock.now();
     const expiresAt = rfc3339(new Date(createdAt.getTime() + ttl * 1000));
-    account.createSession({
+    await account.createSession({
       id: deps.ids.next('ses'),
       tokenHash: session.hash,
       csrfHash: csrf.hash,
@@ -222,8 +222,8 @@ export function accountSessionRoutes(deps: RouteDeps) {
     summary: 'End the session: the cookie is cleared and the session refused from now on',
     responses: { 200: jsonContent(z.object({ ended: z.literal(true) }).openapi('AccountLogout'), 'Signed out') },
   });
-  router.openapi(logout, (c) => {
-    account.revokeSession(c.var.session.sessionId, now());
+  router.openapi(logout, async (c) => {
+    await account.revokeSession(c.var.session.sessionId, now());
     setCookie(c, SESSION_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'Strict', secure: secureCookie, maxAge: 0 });
     return c.json({ ended: true as const }, 200);
   });
@@ -237,7 +237,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     summary: 'Account state, the signed-in person and the usage ledger',
     responses: { 200: jsonContent(Account, 'The account') },
   });
-  router.openapi(getMe, (c) => c.json(accountState(c.var.session), 200));
+  router.openapi(getMe, async (c) => c.json(await accountState(c.var.session), 200));
 
   const patchMe = defineRoute({
     method: 'patch',
@@ -249,16 +249,16 @@ export function accountSessionRoutes(deps: RouteDeps) {
     request: { body: jsonBody(AccountPatch) },
     responses: { 200: jsonContent(Account, 'The account after the change') },
   });
-  router.openapi(patchMe, (c) => {
+  router.openapi(patchMe, async (c) => {
     const body = c.req.valid('json');
     const s = c.var.session;
     // Each field is checked against its own capability before anything is written.
     if (body.display_name !== undefined) requireCapability(s, 'account:rename');
     if (body.retain_statutory_metadata !== undefined) requireCapability(s, 'account:retention');
     if (body.display_name !== undefined || body.retain_statutory_metadata !== undefined) {
-      account.updateTenant(s.tenantId, { displayName: body.display_name, retainStatutoryMetadata: body.retain_statutory_metadata }, now());
+      await account.updateTenant(s.tenantId, { displayName: body.display_name, retainStatutoryMetadata: body.retain_statutory_metadata }, now());
     }
-    return c.json(accountState(s), 200);
+    return c.json(await accountState(s), 200);
   });
 
   const addPerson = defineRoute({
@@ -274,7 +274,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
       409: problemContent('person_exists: this email is already a person of the tenant'),
     },
   });
-  router.openapi(addPerson, (c) => {
+  router.openapi(addPerson, async (c) => {
     const body = c.req.valid('json');
     const s = c.var.session;
     requireCapability(s, 'people:manage');
@@ -289,7 +289,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     };
     const apiKey = generateApiKey(s.tenantKind);
     const key: NewApiKeyRow = { id: deps.ids.next('key'), tenantId: s.tenantId, keyHash: apiKey.hash, prefix: apiKey.prefix, lastFour: apiKey.lastFour, createdAt: at, personId: person.id };
-    if (account.addPerson(person, key) === 'email_taken') throw ProblemError.conflict('person_exists', 'this email is already a person of this tenant');
+    if ((await account.addPerson(person, key)) === 'email_taken') throw ProblemError.conflict('person_exists', 'this email is already a person of this tenant');
     c.header('cache-control', 'no-store');
     return c.json({ person: personBody(person)!, api_key: apiKey.key, api_key_id: key.id, key_prefix: apiKey.prefix, key_last_four: apiKey.lastFour }, 201);
   });
@@ -322,7 +322,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
       deps.log.warn('billing checkout failed', { tenant_id: s.tenantId });
       throw billingUnavailable('provider_error', `the ${provider.name} billing provider did not create a checkout; try again`);
     }
-    account.createCheckout({
+    await account.createCheckout({
       id: checkoutId,
       tenantId: s.tenantId,
       personId: person.id,
@@ -366,7 +366,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     const s = c.var.session;
     const person = requirePerson(s);
     requireCapability(s, 'billing:manage');
-    const chk = account.getCheckout(s.tenantId, body.checkout_id);
+    const chk = await account.getCheckout(s.tenantId, body.checkout_id);
     if (!chk) throw ProblemError.notFound('no such checkout for this tenant');
     if (chk.status === 'completed') throw ProblemError.conflict('checkout_completed', 'this checkout has already completed an upgrade');
     if (s.tenantKind !== 'sandbox') throw ProblemError.conflict('already_production', 'this tenant is already a production tenant');
@@ -385,7 +385,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     const at = now();
     const apiKey = generateApiKey('production');
     const newKey: NewApiKeyRow = { id: deps.ids.next('key'), tenantId: s.tenantId, keyHash: apiKey.hash, prefix: apiKey.prefix, lastFour: apiKey.lastFour, createdAt: at, personId: person.id };
-    const outcome = account.upgradeToProduction({ tenantId: s.tenantId, checkoutId: chk.id, customerRef, provider: chk.provider, newKey, at });
+    const outcome = await account.upgradeToProduction({ tenantId: s.tenantId, checkoutId: chk.id, customerRef, provider: chk.provider, newKey, at });
     if (outcome === 'not_sandbox') throw ProblemError.conflict('already_production', 'this tenant is already a production tenant');
     deps.log.info('tenant upgraded to production', { tenant_id: s.tenantId });
     c.header('cache-control', 'no-store');
@@ -411,7 +411,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     if (s.tenantKind === 'sandbox') return unavailable('sandbox_tenant');
     const configured = provider.unavailable();
     if (configured) return unavailable(configured);
-    const billing = account.getTenantBilling(s.tenantId);
+    const billing = await account.getTenantBilling(s.tenantId);
     if (billing.customerRef === null || billing.provider !== provider.name) return unavailable(billing.customerRef === null ? 'no_customer' : 'provider_unconfigured');
     try {
       const result = await provider.createPortal({ customerRef: billing.customerRef, returnUrl });
@@ -447,8 +447,8 @@ export function accountSessionRoutes(deps: RouteDeps) {
         throw new ProblemError({ status: 400, code: 'webhook_signature_invalid', detail: 'the Stripe-Signature header does not verify for this payload' });
       }
       if (event.paid && event.checkoutRef !== null) {
-        const chk = account.findCheckoutByProviderRef('stripe', event.checkoutRef);
-        if (chk) account.markCheckoutVerified(chk.id, event.customerRef);
+        const chk = await account.findCheckoutByProviderRef('stripe', event.checkoutRef);
+        if (chk) await account.markCheckoutVerified(chk.id, event.customerRef);
       }
       return c.json({ received: true as const }, 200);
     });

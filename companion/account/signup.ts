@@ -47,7 +47,7 @@ export interface SignupDeps {
   ids: IdFactory;
 }
 
-export function signUpSandbox(deps: SignupDeps, email: string): SandboxSignup {
+export async function signUpSandbox(deps: SignupDeps, email: string): Promise<SandboxSignup> {
   const now = rfc3339(deps.clock.now());
   const tenant: TenantRecord = {
     id: deps.ids.next('ten'),
@@ -70,7 +70,7 @@ export function signUpSandbox(deps: SignupDeps, email: string): SandboxSignup {
     createdAt: now,
     personId: owner.id,
   };
-  const outcome = deps.tenants.createSandboxTenant({ tenant, emailDigest: digest, owner, key });
+  const outcome = await deps.tenants.createSandboxTenant({ tenant, emailDigest: digest, owner, key });
   if (outcome === 'email_taken') {
     // The spec answers a repeat email with 409 and an upgrade pointer (interface-spec Errors).
     throw ProblemError.conflict('sandbox_exists', 'a sandbox already exists for this email; use its key, or sign in with it and upgrade it to production', UPGRADE_POINTERS);

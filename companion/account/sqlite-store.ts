@@ -2,6 +2,7 @@
  * TenantStore over SQLite (migrations/0001_tenants.sql). Statements are prepared once.
  * better-sqlite3 binds Buffers, not plain Uint8Arrays, hence the Buffer.from at the edges.
  */
+import type { Sync } from '../core/async-store.ts';
 import type { ApiKeyMatch, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
 import type { Db } from '../core/db.ts';
 import type {
@@ -42,7 +43,7 @@ interface KeyMatchRow {
   key_sha256: Buffer;
 }
 
-export function createSqliteTenantStore(db: Db): TenantStore {
+export function createSqliteTenantStore(db: Db): Sync<TenantStore> {
   const insertTenant = db.prepare(
     `INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at)
      VALUES (@id, @kind, @displayName, @retain, @createdAt, @updatedAt)`,
@@ -232,7 +233,7 @@ function checkoutFromRow(row: CheckoutRow): CheckoutRecord {
   };
 }
 
-export function createSqliteAccountStore(db: Db): AccountStore {
+export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
   const insertPerson = preparePersonInsert(db);
   const addKey = prepareKeyInsert(db);
   const selectPerson = db.prepare<[string], PersonRow>('SELECT * FROM people WHERE id = ?');

@@ -55,13 +55,13 @@ export interface TenantStore extends ApiKeyLookup {
    * Creates the tenant, its one-sandbox-per-email marker and its first key atomically.
    * 'email_taken' (and nothing written) when that email already has a sandbox.
    */
-  createSandboxTenant(input: NewSandboxTenant): 'created' | 'email_taken';
-  getTenant(tenantId: string): TenantRecord | undefined;
-  addApiKey(key: NewApiKeyRow): void;
+  createSandboxTenant(input: NewSandboxTenant): Promise<'created' | 'email_taken'>;
+  getTenant(tenantId: string): Promise<TenantRecord | undefined>;
+  addApiKey(key: NewApiKeyRow): Promise<void>;
   /** Revokes one of the tenant's keys at once; false when the tenant has no such active key. */
-  revokeApiKey(tenantId: string, keyId: string, revokedAt: string): boolean;
+  revokeApiKey(tenantId: string, keyId: string, revokedAt: string): Promise<boolean>;
   /** The tenant's keys, oldest first. */
-  listApiKeys(tenantId: string): ApiKeyRecord[];
+  listApiKeys(tenantId: string): Promise<ApiKeyRecord[]>;
 }
 
 /** A person acting for a tenant, with the capabilities it holds (account/people.ts). */
@@ -129,22 +129,22 @@ export interface UpgradeToProduction {
 
 /** People, sessions and billing checkouts (migrations/0012). */
 export interface AccountStore {
-  getKeyPerson(keyId: string): PersonRecord | null;
-  addPerson(person: PersonRecord, key: NewApiKeyRow): 'created' | 'email_taken';
-  createSession(row: NewSessionRow): void;
+  getKeyPerson(keyId: string): Promise<PersonRecord | null>;
+  addPerson(person: PersonRecord, key: NewApiKeyRow): Promise<'created' | 'email_taken'>;
+  createSession(row: NewSessionRow): Promise<void>;
   /** The unrevoked, unexpired session with this token digest, or undefined. */
-  findLiveSession(tokenHash: Uint8Array, now: string): SessionMatch | undefined;
-  revokeSession(sessionId: string, at: string): void;
-  updateTenant(tenantId: string, changes: { displayName?: string; retainStatutoryMetadata?: boolean }, at: string): void;
-  getTenantBilling(tenantId: string): TenantBilling;
-  createCheckout(row: CheckoutRecord): void;
+  findLiveSession(tokenHash: Uint8Array, now: string): Promise<SessionMatch | undefined>;
+  revokeSession(sessionId: string, at: string): Promise<void>;
+  updateTenant(tenantId: string, changes: { displayName?: string; retainStatutoryMetadata?: boolean }, at: string): Promise<void>;
+  getTenantBilling(tenantId: string): Promise<TenantBilling>;
+  createCheckout(row: CheckoutRecord): Promise<void>;
   /** The tenant's own checkout only: another tenant's id answers undefined. */
-  getCheckout(tenantId: string, checkoutId: string): CheckoutRecord | undefined;
-  findCheckoutByProviderRef(provider: BillingProviderName, providerRef: string): CheckoutRecord | undefined;
-  markCheckoutVerified(checkoutId: string, customerRef: string | null): void;
+  getCheckout(tenantId: string, checkoutId: string): Promise<CheckoutRecord | undefined>;
+  findCheckoutByProviderRef(provider: BillingProviderName, providerRef: string): Promise<CheckoutRecord | undefined>;
+  markCheckoutVerified(checkoutId: string, customerRef: string | null): Promise<void>;
   /**
    * Makes the tenant production, revokes its svc_test_ keys, adds the svc_live_ key and closes
    * the checkout, atomically; 'not_sandbox' (nothing written) when it is already production.
    */
-  upgradeToProduction(input: UpgradeToProduction): 'upgraded' | 'not_sandbox';
+  upgradeToProduction(input: UpgradeToProduction): Promise<'upgraded' | 'not_sandbox'>;
 }

@@ -1,10 +1,10 @@
 /**
  * Closing epochs (DESIGN.md §4; interface-spec Events receipt.anchored). Each due period is
- * closed in one IMMEDIATE transaction that writes the epoch, its leaves, the tenants' anchored
- * sizes and the receipt.anchored events together: a crash mid-close leaves nothing behind and
- * the next round closes the same period again. The transaction re-reads the last epoch under
- * the write lock, so a period is closed exactly once even if two closers ever raced, and
- * `epochs.period_end` is UNIQUE besides.
+ * closed in one transaction that writes the epoch, its leaves, the tenants' anchored sizes and
+ * the receipt.anchored events together: a crash mid-close leaves nothing behind and the next
+ * round closes the same period again. The transaction re-reads the last epoch, so a period is
+ * closed exactly once even if two closers ever raced (the store runs one transaction at a
+ * time), and `epochs.period_end` is UNIQUE besides.
  *
  * Cost: the tenant logs with unanchored leaves are found through a partial index, and each
  * costs one index probe for its size at the boundary and O(log n) stored nodes for its root:
@@ -21,9 +21,10 @@ import { rfc3339 } from '../core/clock.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Logger } from '../core/log.ts';
 import type { Signer } from '../core/signer.ts';
+import type { Store, Tx } from '../store.ts';
 import { nextPeriod } from './schedule.ts';
 import type { Period } from './schedule.ts';
-import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
+import type { EpochLeafRow, EpochRow } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 
 /** log_id of the epoch log in merkle_nodes; '#' never starts a tenant id. */
@@ -33,21 +34,21 @@ export const MAX_EPOCHS_PER_ROUND = 100;
 
 /** The one event an epoch close emits; the webhook outbox satisfies it (webhooks/outbox.ts). */
 export interface AnchoredEvents {
+  /** Enqueues through `tx`, the close transaction, so the events commit with the epoch. */
   enqueue(e: {
     tenantId: string;
     event: 'receipt.anchored';
     eventKey: string;
     fields: { epoch_seq: number; canonical_root: string; epoch_digest: string; tenant_chain_root: string; tenant_seq: number; leaf_index: number };
     createdAt: string;
-  }): number;
+  }, tx: Tx): Promise<number>;
 }
 
 export interface EpochDeps {
-  store: { anchoring: AnchoringStore };
+  /** Read for the next period; each period is closed in one of its transactions. */
+  store: Pick<Store, 'anchoring' | 'transaction'>;
   /** Where receipt.anchored is enqueued, in the close transaction (the webhook outbox). */
   events: AnchoredEvents;
-  /** Runs fn in one IMMEDIATE transaction (takes the write lock first). */
-  immediate<T>(fn: () => T): T;
   /** Signs epoch headers and checkpoints; its public key is in the JWKS. */
   signer: Signer;
   clock: Clock;
@@ -63,34 +64,32 @@ export function checkpointOrigin(signer: Signer): string {
 
 export class EpochCloser {
   readonly #d: EpochDeps;
-  readonly #trees: StoredTrees;
 
   constructor(deps: EpochDeps) {
     this.#d = deps;
-    this.#trees = new StoredTrees(deps.store.anchoring.nodes);
   }
 
   /** The first record's time, once known: it never changes, and finding it is a table scan. */
   #firstRecordedAt: string | undefined;
 
   /** The next period to close and whether it is due now. */
-  next(): { period: Period; due: boolean } | undefined {
+  async next(): Promise<{ period: Period; due: boolean } | undefined> {
     const a = this.#d.store.anchoring;
-    const last = a.lastEpoch();
-    const first = last ? undefined : (this.#firstRecordedAt ??= a.firstRecordedAt());
+    const last = await a.lastEpoch();
+    const first = last ? undefined : (this.#firstRecordedAt ??= await a.firstRecordedAt());
     const period = nextPeriod(last && new Date(last.periodEnd), first === undefined ? undefined : new Date(first), this.#d.cadenceSeconds);
     return period && { period, due: period.end.getTime() <= this.#d.clock.now().getTime() };
   }
 
   /** Closes every due period, oldest first (bounded per call); returns the epochs closed. */
-  closeDue(): EpochRow[] {
+  async closeDue(): Promise<EpochRow[]> {
     const closed: EpochRow[] = [];
     for (let i = 0; i < MAX_EPOCHS_PER_ROUND; i++) {
-      const next = this.next();
+      const next = await this.next();
       if (!next?.due) break;
       const periodEnd = rfc3339(next.period.end);
       this.#d.log.info('epoch closing', { period_end: periodEnd });
-      const epoch = this.#d.immediate(() => this.#close(next.period));
+      const epoch = await this.#d.store.transaction((tx) => this.#close(tx, next.period));
       if (!epoch) continue;
       this.#d.log.info('epoch closed', { epoch_seq: epoch.epochSeq, period_end: periodEnd, tenants: epoch.tenantCount });
       closed.push(epoch);
@@ -98,22 +97,23 @@ export class EpochCloser {
     return closed;
   }
 
-  #close(period: Period): EpochRow | undefined {
-    const { store, signer, clock, cadenceSeconds } = this.#d;
-    const a = store.anchoring;
-    const last = a.lastEpoch();
-    // Under the write lock: another closer may have closed it since `next()` looked.
+  async #close(tx: Tx, period: Period): Promise<EpochRow | undefined> {
+    const { signer, clock, cadenceSeconds } = this.#d;
+    const a = tx.anchoring;
+    const trees = new StoredTrees(a.nodes);
+    const last = await a.lastEpoch();
+    // Inside the transaction: another closer may have closed it since `next()` looked.
     if (last && Date.parse(last.periodEnd) >= period.end.getTime()) return undefined;
     const periodEnd = rfc3339(period.end);
 
     const leaves: EpochLeaf[] = [];
-    for (const log of a.unanchoredLogs()) {
+    for (const log of await a.unanchoredLogs()) {
       // Leaves sealed before the boundary (usually the whole log: no probe then), never fewer
       // than already anchored (a clock that stepped back cannot un-anchor anything).
-      const before = log.lastRecordedAt < periodEnd ? log.size : a.recordsBefore(log.tenantId, periodEnd);
+      const before = log.lastRecordedAt < periodEnd ? log.size : await a.recordsBefore(log.tenantId, periodEnd);
       const size = Math.max(log.anchoredSize, Math.min(log.size, before));
       if (size === log.anchoredSize) continue;
-      leaves.push({ tenant_id: log.tenantId, tenant_size: size, tenant_chain_root: toHex(this.#trees.rootAt(log.tenantId, size)) });
+      leaves.push({ tenant_id: log.tenantId, tenant_size: size, tenant_chain_root: toHex(trees.rootAt(log.tenantId, size)) });
     }
     const canonicalRoot = toHex(treeHead(leaves.map((l) => leafHash(epochLeafBytes(l)))));
     const epochSeq = last ? last.epochSeq + 1 : 0;
@@ -125,8 +125,8 @@ export class EpochCloser {
       cadence_seconds: cadenceSeconds,
     };
     const digest = epochDigest(digestInput);
-    this.#trees.append(EPOCH_LOG_ID, epochSeq, fromHex(digest));
-    const epochLogRoot = this.#trees.rootAt(EPOCH_LOG_ID, epochSeq + 1);
+    trees.append(EPOCH_LOG_ID, epochSeq, fromHex(digest));
+    const epochLogRoot = trees.rootAt(EPOCH_LOG_ID, epochSeq + 1);
 
     const header: EpochHeader = {
       format: EPOCH_HEADER_FORMAT,
@@ -163,14 +163,14 @@ export class EpochCloser {
       tenantSize: l.tenant_size,
       tenantChainRoot: l.tenant_chain_root,
     }));
-    a.insertEpoch(row, rows);
-    for (const l of rows) this.#enqueueAnchored(row, l);
+    await a.insertEpoch(row, rows);
+    for (const l of rows) await this.#enqueueAnchored(tx, row, l);
     return row;
   }
 
   /** interface-spec Events: receipt.anchored, once per tenant per epoch (dedupe key). */
-  #enqueueAnchored(epoch: EpochRow, leaf: EpochLeafRow): void {
-    this.#d.events.enqueue({
+  async #enqueueAnchored(tx: Tx, epoch: EpochRow, leaf: EpochLeafRow): Promise<void> {
+    await this.#d.events.enqueue({
       tenantId: leaf.tenantId,
       event: 'receipt.anchored',
       eventKey: `receipt.anchored:${epoch.epochSeq}`,
@@ -184,7 +184,7 @@ export class EpochCloser {
         leaf_index: leaf.leafIndex,
       },
       createdAt: epoch.anchoredAt,
-    });
+    }, tx);
   }
 }
 

@@ -48,7 +48,7 @@ export interface RecordLeaf {
   attestationHash: string;
 }
 
-export type InclusionProof = ReturnType<InclusionProver['prove']>;
+export type InclusionProof = Awaited<ReturnType<InclusionProver['prove']>>;
 
 export class InclusionProver {
   readonly #store: AnchoringStore;
@@ -62,10 +62,10 @@ export class InclusionProver {
   }
 
   /** The proof, or undefined while no closed epoch anchors the record yet. */
-  prove(record: RecordLeaf) {
-    const anchoring = this.#anchoringLeaf(record.tenantId, record.tenantSeq);
+  async prove(record: RecordLeaf) {
+    const anchoring = await this.#anchoringLeaf(record.tenantId, record.tenantSeq);
     if (!anchoring) return undefined;
-    const { epoch, epoch_header } = this.#epochHop(anchoring);
+    const { epoch, epoch_header } = await this.#epochHop(anchoring);
     return {
       action_key: record.actionKey,
       tenant_id: record.tenantId,
@@ -83,13 +83,14 @@ export class InclusionProver {
   }
 
   /** The epoch leaf that first anchored the tenant's leaf `seq`, remembered by span. */
-  #anchoringLeaf(tenantId: string, seq: number): EpochLeafRow | undefined {
-    const spans = this.#spans.get(tenantId);
-    const known = spans?.find((s) => s.from <= seq && seq < s.leaf.tenantSize);
+  async #anchoringLeaf(tenantId: string, seq: number): Promise<EpochLeafRow | undefined> {
+    const known = this.#spans.get(tenantId)?.find((s) => s.from <= seq && seq < s.leaf.tenantSize);
     if (known) return known.leaf;
-    const leaf = this.#store.anchoringLeaf(tenantId, seq);
+    const leaf = await this.#store.anchoringLeaf(tenantId, seq);
     if (!leaf) return undefined;
-    const span = { from: this.#store.anchoredBefore(tenantId, leaf.tenantSize), leaf };
+    const span = { from: await this.#store.anchoredBefore(tenantId, leaf.tenantSize), leaf };
+    // Read again after the awaits: another proof may have added this tenant's first span.
+    const spans = this.#spans.get(tenantId);
     if (spans) {
       // A handful per tenant suffice: proofs cluster on recent epochs.
       if (spans.length >= 16) spans.shift();
@@ -102,8 +103,8 @@ export class InclusionProver {
   }
 
   /** The epoch hop of every record the epoch leaf anchors, built once. */
-  #epochHop(anchoring: EpochLeafRow): EpochHop {
-    const c = this.#canonicalTree(anchoring.epochSeq);
+  async #epochHop(anchoring: EpochLeafRow): Promise<EpochHop> {
+    const c = await this.#canonicalTree(anchoring.epochSeq);
     let hop = c.hops.get(anchoring.leafIndex);
     if (!hop) {
       const leaf = c.leaves[anchoring.leafIndex]!;
@@ -126,11 +127,11 @@ export class InclusionProver {
     return hop;
   }
 
-  #canonicalTree(epochSeq: number) {
+  async #canonicalTree(epochSeq: number) {
     let entry = this.#canonical.get(epochSeq);
     if (!entry) {
-      const epoch = this.#store.epoch(epochSeq)!;
-      const leaves = this.#store.epochLeaves(epochSeq).map((l) => ({ tenant_id: l.tenantId, tenant_size: l.tenantSize, tenant_chain_root: l.tenantChainRoot }));
+      const epoch = (await this.#store.epoch(epochSeq))!;
+      const leaves = (await this.#store.epochLeaves(epochSeq)).map((l) => ({ tenant_id: l.tenantId, tenant_size: l.tenantSize, tenant_chain_root: l.tenantChainRoot }));
       entry = { epoch, leaves, tree: MerkleTree.fromLeafHashes(leaves.map((l) => leafHash(epochLeafBytes(l)))), hops: new Map() };
       if (this.#canonical.size >= CANONICAL_TREE_CACHE) this.#canonical.delete(this.#canonical.keys().next().value!);
       this.#canonical.set(epochSeq, entry);

@@ -64,11 +64,11 @@ export function anchoringRoutes(deps: RouteDeps) {
       409: problemContent('Not anchored yet (code not_yet_anchored): the problem also carries epoch_cadence, epoch_cadence_seconds, next_epoch_hint and estimated_next_epoch_at'),
     },
   });
-  router.openapi(inclusion, (c) => {
+  router.openapi(inclusion, async (c) => {
     const { action_key } = c.req.valid('param');
-    const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
+    const row = await deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
     if (!row) throw ProblemError.notFound(`no sealed record ${action_key} for this tenant`);
-    const proof = prover.prove(row);
+    const proof = await prover.prove(row);
     if (!proof) throw notYetAnchored(row.recordedAt, deps.clock.now(), cadence);
     return c.json(proof as never, 200);
   });
@@ -83,10 +83,10 @@ export function anchoringRoutes(deps: RouteDeps) {
     request: { query: EpochListQuery },
     responses: { 200: jsonContent(EpochList, 'A page of epochs; pass next_after as after for the next page') },
   });
-  router.openapi(list, (c) => {
+  router.openapi(list, async (c) => {
     const q = c.req.valid('query');
     const limit = q.limit === undefined ? 50 : Number(q.limit);
-    const rows = store.epochs(q.after === undefined ? -1 : Number(q.after), limit);
+    const rows = await store.epochs(q.after === undefined ? -1 : Number(q.after), limit);
     return c.json({ epochs: rows.map(signedHeader), next_after: rows.length === limit ? rows[rows.length - 1]!.epochSeq : null } as never, 200);
   });
 
@@ -101,10 +101,10 @@ export function anchoringRoutes(deps: RouteDeps) {
     request: { query: EpochConsistencyQuery },
     responses: { 200: jsonContent(EpochConsistency, 'Both heads and the proof'), 404: problemContent('No such closed epoch') },
   });
-  router.openapi(epochConsistency, (c) => {
+  router.openapi(epochConsistency, async (c) => {
     const q = c.req.valid('query');
-    const from = store.epoch(Number(q.from));
-    const to = q.to === undefined ? store.lastEpoch() : store.epoch(Number(q.to));
+    const from = await store.epoch(Number(q.from));
+    const to = q.to === undefined ? await store.lastEpoch() : await store.epoch(Number(q.to));
     if (!from || !to) throw ProblemError.notFound(`no closed epoch ${!from ? q.from : q.to ?? '(none yet)'}`);
     if (to.epochSeq < from.epochSeq) {
       throw ProblemError.validation([{ in: 'query', path: '/to', message: `expected to >= from (${from.epochSeq}), got ${to.epochSeq}` }]);
@@ -122,9 +122,9 @@ export function anchoringRoutes(deps: RouteDeps) {
     request: { params: EpochSeqParam },
     responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: problemContent('No such closed epoch') },
   });
-  router.openapi(one, (c) => {
+  router.openapi(one, async (c) => {
     const { epoch_seq } = c.req.valid('param');
-    const epoch = store.epoch(Number(epoch_seq));
+    const epoch = await store.epoch(Number(epoch_seq));
     if (!epoch) throw ProblemError.notFound(`no closed epoch ${epoch_seq}`);
     return c.json(signedHeader(epoch) as never, 200);
   });
@@ -138,9 +138,9 @@ export function anchoringRoutes(deps: RouteDeps) {
     summary: 'The tenant log’s current head (size and RFC 9162 root) and how much of it epochs have anchored',
     responses: { 200: jsonContent(TenantLogHead, 'The head') },
   });
-  router.openapi(head, (c) => {
+  router.openapi(head, async (c) => {
     const tenantId = c.var.auth.tenantId;
-    const log = store.tenantLog(tenantId) ?? { size: 0, anchoredSize: 0 };
+    const log = (await store.tenantLog(tenantId)) ?? { size: 0, anchoredSize: 0 };
     return c.json({ tenant_id: tenantId, size: log.size, root: toHex(trees.rootAt(tenantId, log.size)), anchored_size: log.anchoredSize }, 200);
   });
 
@@ -154,10 +154,10 @@ export function anchoringRoutes(deps: RouteDeps) {
     request: { query: TenantConsistencyQuery },
     responses: { 200: jsonContent(TenantConsistency, 'Both heads and the proof') },
   });
-  router.openapi(tenantConsistency, (c) => {
+  router.openapi(tenantConsistency, async (c) => {
     const tenantId = c.var.auth.tenantId;
     const q = c.req.valid('query');
-    const size = store.tenantLogSize(tenantId);
+    const size = await store.tenantLogSize(tenantId);
     const from = Number(q.from_size);
     const to = q.to_size === undefined ? size : Number(q.to_size);
     const errors = [

@@ -1,4 +1,5 @@
 /** SQLite implementation of AnchoringStore (migration 0005); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
 
@@ -59,7 +60,7 @@ const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
 export const TENANT_LOG_UNSTORED_LEVELS = 4;
 const isTenantLog = (logId: string) => !logId.startsWith('#');
 
-export function createSqliteAnchoringStore(db: Db): AnchoringStore {
+export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
   const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');
   const leafCount = db.prepare<[string], { n: number | null }>('SELECT max(idx) + 1 AS n FROM merkle_nodes WHERE log_id = ? AND level = 0');

@@ -39,27 +39,27 @@ export interface EpochLeafRow {
 
 export interface AnchoringStore {
   readonly nodes: NodeStore;
-  tenantLogSize(tenantId: string): number;
-  tenantLog(tenantId: string): TenantLogState | undefined;
-  setTenantLogSize(tenantId: string, size: number, lastRecordedAt: string): void;
+  tenantLogSize(tenantId: string): Promise<number>;
+  tenantLog(tenantId: string): Promise<TenantLogState | undefined>;
+  setTenantLogSize(tenantId: string, size: number, lastRecordedAt: string): Promise<void>;
   /** Tenant logs with leaves no epoch has anchored yet. */
-  unanchoredLogs(): TenantLogState[];
+  unanchoredLogs(): Promise<TenantLogState[]>;
   /** Tenants whose records outnumber their log's leaves (records sealed before anchoring existed); O(tenants). */
-  logsBehind(): { tenantId: string; records: number; size: number }[];
+  logsBehind(): Promise<{ tenantId: string; records: number; size: number }[]>;
   /** The tenant's records with from <= tenant_seq < to, in order. */
-  recordLeaves(tenantId: string, from: number, to: number): { attestationHash: string; recordedAt: string }[];
+  recordLeaves(tenantId: string, from: number, to: number): Promise<{ attestationHash: string; recordedAt: string }[]>;
   /** How many of the tenant's records were sealed before `at` (recorded_at < at). */
-  recordsBefore(tenantId: string, at: string): number;
+  recordsBefore(tenantId: string, at: string): Promise<number>;
   /** The earliest recorded_at of any sealed record, or undefined when there is none. */
-  firstRecordedAt(): string | undefined;
-  lastEpoch(): EpochRow | undefined;
-  epoch(epochSeq: number): EpochRow | undefined;
+  firstRecordedAt(): Promise<string | undefined>;
+  lastEpoch(): Promise<EpochRow | undefined>;
+  epoch(epochSeq: number): Promise<EpochRow | undefined>;
   /** Epochs with epoch_seq > after, oldest first. */
-  epochs(after: number, limit: number): EpochRow[];
-  epochLeaves(epochSeq: number): EpochLeafRow[];
+  epochs(after: number, limit: number): Promise<EpochRow[]>;
+  epochLeaves(epochSeq: number): Promise<EpochLeafRow[]>;
   /** The epoch leaf that first anchored the tenant's leaf `tenantSeq`, or undefined. */
-  anchoringLeaf(tenantId: string, tenantSeq: number): EpochLeafRow | undefined;
+  anchoringLeaf(tenantId: string, tenantSeq: number): Promise<EpochLeafRow | undefined>;
   /** The tenant_size an epoch anchored for the tenant before reaching `size`, or 0. */
-  anchoredBefore(tenantId: string, size: number): number;
-  insertEpoch(epoch: EpochRow, leaves: readonly EpochLeafRow[]): void;
+  anchoredBefore(tenantId: string, size: number): Promise<number>;
+  insertEpoch(epoch: EpochRow, leaves: readonly EpochLeafRow[]): Promise<void>;
 }

@@ -6,23 +6,25 @@
  */
 import { fromHex } from '../../shared/encoding.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
+import type { Store } from '../store.ts';
 import type { AnchoringStore } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 
 /**
  * Brings the tenant's log up to `seq` leaves from its sealed records: the records sealed
- * before this capability existed, and nothing otherwise. Returns the log's size.
+ * before this capability existed, and nothing otherwise. Returns the log's size. `store` is
+ * the open transaction's, and `trees` are over its nodes.
  */
-export function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tenantId: string, seq: number): number {
-  let size = store.tenantLogSize(tenantId);
+export async function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tenantId: string, seq: number): Promise<number> {
+  let size = await store.tenantLogSize(tenantId);
   if (size >= seq) return size;
   let last = '';
-  for (const leaf of store.recordLeaves(tenantId, size, seq)) {
+  for (const leaf of await store.recordLeaves(tenantId, size, seq)) {
     trees.append(tenantId, size++, fromHex(leaf.attestationHash));
     last = leaf.recordedAt;
   }
-  if (size !== seq) throw new Error(`tenant log ${tenantId}: records ${store.tenantLogSize(tenantId)}..${seq} are missing`);
-  store.setTenantLogSize(tenantId, size, last);
+  if (size !== seq) throw new Error(`tenant log ${tenantId}: records ${await store.tenantLogSize(tenantId)}..${seq} are missing`);
+  await store.setTenantLogSize(tenantId, size, last);
   return size;
 }
 
@@ -30,24 +32,24 @@ export function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tena
  * Gives every log of records sealed before this capability existed its leaves. Run once at
  * startup, before the first seal (deps.ts): from then on every seal appends its own leaf.
  */
-export function catchUpTenantLogs(store: AnchoringStore, transaction: <T>(fn: () => T) => T): void {
-  const trees = new StoredTrees(store.nodes);
-  transaction(() => {
-    for (const log of store.logsBehind()) catchUpTenantLog(store, trees, log.tenantId, log.records);
+export async function catchUpTenantLogs(store: Store): Promise<void> {
+  await store.transaction(async (tx) => {
+    const trees = new StoredTrees(tx.anchoring.nodes);
+    for (const log of await tx.anchoring.logsBehind()) await catchUpTenantLog(tx.anchoring, trees, log.tenantId, log.records);
   });
 }
 
-export function tenantLogParticipant(store: AnchoringStore): SealParticipant {
-  const trees = new StoredTrees(store.nodes);
+export function tenantLogParticipant(): SealParticipant {
   return {
     name: 'anchoring',
-    sealed({ record }) {
+    async sealed({ record }, tx) {
       // tenant_seq is the leaf index (DESIGN.md §4). A log that were behind would lack the
       // left siblings this leaf completes, and append would throw: the seal is refused rather
       // than anchored wrongly.
       // The sealer computed this hex itself: Buffer's native decoder, no validating loop.
-      trees.append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
-      store.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
+      // Trees over the same node store share their caches, so building one per seal is cheap.
+      new StoredTrees(tx.anchoring.nodes).append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
+      await tx.anchoring.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
     },
   };
 }

@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AppDeps } from '../deps.ts';
 import { pragmaValue } from '../core/db.ts';
+import type { Db } from '../core/db.ts';
 import { readMigrations } from '../core/migrations.ts';
 import type { OpenApiDocument } from '../core/openapi.ts';
 import { z } from '../core/router.ts';
@@ -68,9 +69,13 @@ function sqliteOf(store: Store): SqliteStore {
   return store as SqliteStore;
 }
 
-export function databasePlan(deps: AppDeps): z.infer<typeof DatabasePlan> {
+export async function databasePlan(deps: AppDeps): Promise<z.infer<typeof DatabasePlan>> {
   const store = sqliteOf(deps.store);
-  const { db } = store;
+  // Read between transactions, so sizes and counts never include uncommitted work.
+  return store.withConnection((db) => planOf(store, db));
+}
+
+function planOf(store: SqliteStore, db: Db): z.infer<typeof DatabasePlan> {
   const num = (name: string) => Number(pragmaValue(db, name));
   const applied = db.prepare('SELECT version, name, applied_at FROM schema_migrations ORDER BY version').all() as { version: number; name: string; applied_at: string }[];
   shippedMigrations ??= readMigrations().length;

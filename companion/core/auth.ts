@@ -46,7 +46,7 @@ export interface ApiKeyMatch {
 
 export interface ApiKeyLookup {
   /** The active key with this SHA-256, or undefined (unknown and revoked look the same). */
-  findActiveApiKeyByHash(keyHash: Uint8Array): ApiKeyMatch | undefined;
+  findActiveApiKeyByHash(keyHash: Uint8Array): Promise<ApiKeyMatch | undefined>;
 }
 
 export interface NewApiKey {
@@ -109,11 +109,11 @@ export function presentedKey(headers: { get(name: string): string | null | undef
  * stored one without knowing the key. Whether a key exists, was revoked or never was
  * answers the same 401.
  */
-export function authenticateApiKey(lookup: ApiKeyLookup, key: string): AuthContext {
+export async function authenticateApiKey(lookup: ApiKeyLookup, key: string): Promise<AuthContext> {
   // The format is public, so rejecting malformed keys before any lookup leaks nothing.
   if (!isWellFormedApiKey(key)) throw unauthorized('invalid_token');
   const hash = hashApiKey(key);
-  const match = lookup.findActiveApiKeyByHash(hash);
+  const match = await lookup.findActiveApiKeyByHash(hash);
   if (!match || match.keyHash.length !== hash.length || !timingSafeEqual(match.keyHash, hash)) {
     throw unauthorized('invalid_token');
   }
@@ -128,7 +128,7 @@ export function createApiKeyAuth(lookup: ApiKeyLookup): AuthRequirement<AuthEnv>
   const middleware: MiddlewareHandler<AuthEnv> = async function requireApiKey(c, next) {
     const key = presentedKey(c.req.raw.headers);
     if (key === undefined) throw unauthorized();
-    c.set('auth', authenticateApiKey(lookup, key));
+    c.set('auth', await authenticateApiKey(lookup, key));
     await next();
   };
   return { security: API_KEY_SECURITY, middleware };
@@ -144,7 +144,7 @@ export type OptionalAuthEnv = { Variables: { auth: AuthContext | undefined } };
 export function createOptionalApiKeyAuth(lookup: ApiKeyLookup): AuthRequirement<OptionalAuthEnv> {
   const middleware: MiddlewareHandler<OptionalAuthEnv> = async function optionalApiKey(c, next) {
     const key = presentedKey(c.req.raw.headers);
-    c.set('auth', key === undefined ? undefined : authenticateApiKey(lookup, key));
+    c.set('auth', key === undefined ? undefined : await authenticateApiKey(lookup, key));
     await next();
   };
   return { security: [{}, ...API_KEY_SECURITY], middleware };

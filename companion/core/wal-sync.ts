@@ -30,6 +30,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Db } from './db.ts';
+import { transaction } from './sqlite-transaction.ts';
 
 export class DurabilityError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -86,20 +87,16 @@ export class WalSync {
     return this.#failure;
   }
 
-  /** Runs `fn` in one transaction committed without its fsync; durable only once `sync()` resolves. */
-  transaction<T>(fn: () => T): T {
+  /**
+   * Runs `fn` in one transaction committed without its fsync; durable only once `sync()`
+   * resolves. The caller holds the connection (core/async-store.ts) for the whole body.
+   */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#failure) throw this.#failure;
-    const db = this.#db;
-    if (db.inTransaction || !this.#pipelined) return db.transaction(fn)();
-    // A safety-level pragma applies when it is prepared, so db.pragma, not a prepared statement.
-    db.pragma('synchronous = NORMAL');
-    try {
-      const result = db.transaction(fn)();
-      this.#committed++;
-      return result;
-    } finally {
-      db.pragma('synchronous = FULL');
-    }
+    if (!this.#pipelined) return transaction(this.#db, fn);
+    const result = await transaction(this.#db, fn, true);
+    this.#committed++;
+    return result;
   }
 
   /** Resolves once every commit made so far is on disk. */

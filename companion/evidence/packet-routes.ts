@@ -16,6 +16,7 @@ import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package
 import type { PackageRecord } from './bundle-package.ts';
 import { proofKit } from './proof-kit.ts';
 import { viewRecord } from './record-view.ts';
+import type { SealedRecordRow } from './store.ts';
 import { VerifyRequest, VerifyResponse } from './schemas.ts';
 
 /** Records per batch package: bounded so one request's work and answer stay bounded. */
@@ -63,8 +64,8 @@ export function evidencePacketRoutes(deps: RouteDeps) {
   const trusted = trustedKeySet(deps.keyring.jwks());
   const publicKeyOf = (keyId: string) => deps.keyring.find(keyId)!.publicKey;
   // interface-spec Events: an authenticated verify call that does not pass.
-  const verifyFailed = (tenantId: string, packet: { action_key: string; href: string }, result: VerifyResult) => {
-    if (!result.verified) deps.webhooks.verifyFailed(tenantId, packet, failedChecks(result));
+  const verifyFailed = async (tenantId: string, packet: { action_key: string; href: string }, result: VerifyResult) => {
+    if (!result.verified) await deps.webhooks.verifyFailed(tenantId, packet, failedChecks(result));
   };
 
   const kit = defineRoute({
@@ -100,11 +101,11 @@ export function evidencePacketRoutes(deps: RouteDeps) {
       const result = await verifyBundle(files, trusted);
       const payload = tryJson(files['payload.json']);
       const packet = typeof payload?.action_key === 'string' && typeof payload.href === 'string' ? { action_key: payload.action_key, href: payload.href } : undefined;
-      if (packet) verifyFailed(c.var.auth.tenantId, packet, result);
+      if (packet) await verifyFailed(c.var.auth.tenantId, packet, result);
       return c.json({ ...result, action_key: packet?.action_key ?? null, failed_checks: failedChecks(result) }, 200);
     }
     const result = await verifyEvidence(body, trusted);
-    verifyFailed(c.var.auth.tenantId, body, result);
+    await verifyFailed(c.var.auth.tenantId, body, result);
     return c.json({ ...result, action_key: body.action_key, failed_checks: failedChecks(result) }, 200);
   });
 
@@ -157,10 +158,11 @@ export function evidencePacketRoutes(deps: RouteDeps) {
       404: problemContent('Unknown action keys: missing_action_keys lists every one of them; nothing was bundled'),
     },
   });
-  router.openapi(batch, (c) => {
+  router.openapi(batch, async (c) => {
     const keys = [...new Set(c.req.valid('json').action_keys)];
     const tenantId = c.var.auth.tenantId;
-    const rows = keys.map((k) => deps.store.evidence.findRecord(tenantId, k));
+    const rows: (SealedRecordRow | undefined)[] = [];
+    for (const k of keys) rows.push(await deps.store.evidence.findRecord(tenantId, k));
     const missing = keys.filter((_, i) => !rows[i]);
     if (missing.length > 0) {
       throw new ProblemError({

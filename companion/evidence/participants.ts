@@ -3,10 +3,12 @@
  * seal (metering, reviews, events, anchoring). The sealer knows only this interface; each
  * capability owns its participant and its queries, and deps.ts lists them in order.
  *
- * Both hooks run inside the seal's savepoint (./sealer.ts): throwing refuses this request
- * alone and rolls back every write made for it, the participants' included.
+ * Both hooks run inside the seal's savepoint (./sealer.ts) and write through its `tx`:
+ * throwing refuses this request alone and rolls back every write made for it, the
+ * participants' included.
  */
 import type { AuthContext } from '../core/auth.ts';
+import type { Tx } from '../store.ts';
 import type { SealedRecord, SealRequest } from './sealer.ts';
 
 /** Cumulative usage of one tenant (metering's counters). */
@@ -32,7 +34,7 @@ export interface SealParticipant {
   /** For logs and errors: the owning capability. */
   readonly name: string;
   /** Before anything is built or written: refuse by throwing (a ProblemError for the caller). */
-  admit?(request: SealRequest & { auth: AuthContext }): void;
+  admit?(request: SealRequest & { auth: AuthContext }, tx: Tx): void | Promise<void>;
   /** After the record row is written, in the same savepoint. */
-  sealed?(seal: SealContext): void;
+  sealed?(seal: SealContext, tx: Tx): void | Promise<void>;
 }

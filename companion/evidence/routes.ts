@@ -34,7 +34,7 @@ export interface RecordPart {
   name: string;
   schema: z.ZodType;
   /** The part for this record now, or undefined when it has none. */
-  view(deps: RouteDeps, row: SealedRecordRow, now: string): unknown;
+  view(deps: RouteDeps, row: SealedRecordRow, now: string): Promise<unknown>;
 }
 
 export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps) => {
@@ -54,12 +54,16 @@ export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps
       404: problemContent("Unknown record (another tenant's record answers the same)"),
     },
   });
-  router.openapi(getRecord, (c) => {
+  router.openapi(getRecord, async (c) => {
     const { action_key } = c.req.valid('param');
-    const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
+    const row = await deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
     if (!row) throw notFound(action_key);
     const now = rfc3339(deps.clock.now());
-    const extra = Object.fromEntries(parts.map((p) => [p.name, p.view(deps, row, now)]).filter(([, v]) => v !== undefined));
+    const extra: Record<string, unknown> = {};
+    for (const p of parts) {
+      const view = await p.view(deps, row, now);
+      if (view !== undefined) extra[p.name] = view;
+    }
     return c.json({ ...recordBody(row), ...extra } as z.infer<typeof SealedRecord>, 200);
   });
 
@@ -77,9 +81,9 @@ export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps
     },
     responses: { 200: jsonContent(EvidencePacket, 'The evidence packet'), 404: problemContent("Unknown record (another tenant's record answers the same)") },
   });
-  router.openapi(getPacket, (c) => {
+  router.openapi(getPacket, async (c) => {
     const { vertical, action_key } = c.req.valid('param');
-    const row = deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
+    const row = await deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
     if (!row || row.vertical !== vertical) throw notFound(action_key);
     return c.json(viewRecord(row).packet as z.infer<typeof EvidencePacket>, 200);
   });
@@ -99,7 +103,7 @@ export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps
     const result = await verifyEvidence(body, trusted);
     const failed = failedChecks(result);
     const auth = c.var.auth;
-    if (auth && !result.verified) deps.webhooks.verifyFailed(auth.tenantId, body, failed);
+    if (auth && !result.verified) await deps.webhooks.verifyFailed(auth.tenantId, body, failed);
     return c.json({ ...result, action_key: body.action_key, failed_checks: failed }, 200);
   });
 

@@ -7,11 +7,11 @@
  * transitions). The participants are owned by their capabilities (./participants.ts).
  *
  * Durability with speed comes from group commit: requests that arrive while the event loop is
- * busy are sealed together in one transaction, so many answers share one fsync. With
- * `durability` (core/wal-sync.ts) that fsync runs off the event loop and the next batch is
- * sealed while it is in flight (pipelined group commit); without it, the commit itself syncs
- * (synchronous=FULL). Nothing is answered before its transaction is durable, so an answered
- * seal survives a power cut. Each request runs in its own savepoint: one refused request (402,
+ * busy are sealed together in one transaction, so many answers share one fsync. The batch
+ * commits without waiting for the disk (sync 'deferred'; on SQLite core/wal-sync.ts runs the fsync
+ * off the event loop) and the next batch is sealed while it is in flight (pipelined group
+ * commit). Nothing is answered before its transaction is durable, so an answered seal
+ * survives a power cut. Each request runs in its own savepoint: one refused request (402,
  * 422) never takes its neighbours down with it.
  */
 import { packetHash } from '../../shared/attestation.ts';
@@ -26,12 +26,11 @@ import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import { DurabilityError } from '../core/wal-sync.ts';
-import type { WalSync } from '../core/wal-sync.ts';
+import type { Store, Tx } from '../store.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
 import type { IdempotencyClaim } from './idempotency/replay.ts';
-import type { IdempotencyStore } from './idempotency/store.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
-import type { EvidenceStore, LogHead } from './store.ts';
+import type { LogHead } from './store.ts';
 
 export interface SealRequest {
   auth: AuthContext;
@@ -74,7 +73,7 @@ export interface SealRequest {
    * Extra writes that must commit atomically with the seal (a pending review item, a policy
    * version). Runs inside the seal's transaction; throwing refuses this request alone.
    */
-  onSealed?(record: SealedRecord): void;
+  onSealed?(record: SealedRecord, tx: Tx): void | Promise<void>;
   /** Builds the response body from the sealed record; stored for idempotent replays. */
   respond(record: SealedRecord): unknown;
 }
@@ -101,13 +100,13 @@ export interface SealOutcome {
 }
 
 export interface SealerDeps {
-  evidence: EvidenceStore;
-  idempotency: IdempotencyStore;
+  /**
+   * Each batch is one transaction committed without waiting for the disk (sync 'deferred'); its
+   * answers wait for `durable()` (core/wal-sync.ts runs that fsync off the event loop).
+   */
+  store: Pick<Store, 'transaction' | 'durable'>;
   /** Called in order inside each seal's savepoint (./participants.ts). */
   participants: readonly SealParticipant[];
-  transaction<T>(fn: () => T): T;
-  /** Commits batches without waiting for the disk and syncs them off the event loop. */
-  durability?: Pick<WalSync, 'transaction' | 'sync'>;
   /** Idempotency window: a key older than this is forgotten and its request sealed anew. */
   idempotencyTtlSeconds?: number;
   keyring: Keyring;
@@ -184,38 +183,40 @@ export class Sealer {
     this.#scheduled = true;
     // setImmediate runs after the current I/O phase: every request parsed in this turn of the
     // event loop joins the same transaction.
-    setImmediate(() => this.#flush());
+    setImmediate(() => void this.#flush());
   }
 
-  #flush(): void {
+  async #flush(): Promise<void> {
     this.#scheduled = false;
     const batch = this.#queue.splice(0, this.#maxBatch);
     const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
     const started = performance.now();
-    const { durability } = this.#deps;
+    const { store } = this.#deps;
+    // Counted from here, so drain() also waits for a batch whose transaction is still open.
+    this.#syncing++;
     try {
       // Each tenant's log head is read once per batch, then carried from seal to seal.
       const heads = new Map<string, LogHead | undefined>();
-      (durability ?? this.#deps).transaction(() => {
+      await store.transaction(async (tx) => {
         for (const item of batch) {
           try {
             // A nested transaction is a savepoint: a refused request rolls back alone.
-            outcomes.push({ ok: true, value: this.#deps.transaction(() => this.#sealOne(item.request, heads)) });
+            outcomes.push({ ok: true, value: await tx.transaction((savepoint) => this.#sealOne(item.request, heads, savepoint)) });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
         }
-      });
+      }, { sync: 'deferred' });
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
       for (const item of batch) item.reject(error instanceof DurabilityError ? notDurable(error) : error);
+      this.#syncing--;
       this.#afterFlush();
       return;
     }
     const committedSeconds = (performance.now() - started) / 1000;
     // The next batch may be sealed while this one's fsync runs; its answers wait for it.
-    this.#syncing++;
-    (durability?.sync() ?? Promise.resolve()).then(
+    (store.durable() ?? Promise.resolve()).then(
       () => {
         this.#deps.observer?.committed({
           size: batch.length,
@@ -247,10 +248,10 @@ export class Sealer {
     else if (!this.#scheduled && this.#syncing === 0) for (const done of this.#idle.splice(0)) done();
   }
 
-  #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>): SealOutcome {
-    const { evidence, idempotency, participants, keyring, clock, ids } = this.#deps;
+  async #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>, tx: Tx): Promise<SealOutcome> {
+    const { participants, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
-    const head = heads.has(tenantId) ? heads.get(tenantId) : evidence.logHead(tenantId);
+    const head = heads.has(tenantId) ? heads.get(tenantId) : await tx.evidence.logHead(tenantId);
     // A tenant's log never goes back in time, even when the server clock steps back (NTP):
     // recorded_at follows tenant_seq, so the records export's keyset on (recorded_at,
     // tenant_seq) sees every new seal after every earlier one (interface-spec Tenant exports).
@@ -259,10 +260,10 @@ export class Sealer {
 
     const idempotencyWindow = { notBefore: rfc3339(new Date(clock.now().getTime() - (this.#deps.idempotencyTtlSeconds ?? IDEMPOTENCY_TTL_DEFAULT_SECONDS) * 1000)) };
     if (req.idempotency) {
-      const replay = findReplay(idempotency, evidence, tenantId, req.idempotency, idempotencyWindow);
+      const replay = await findReplay(tx.idempotency, tx.evidence, tenantId, req.idempotency, idempotencyWindow);
       if (replay) return { ...replay, replayed: true };
     }
-    for (const p of participants) p.admit?.(req);
+    for (const p of participants) await p.admit?.(req, tx);
 
     // interface-spec "What the service does" 9: credits are for sealed production actions; a
     // sandbox action counts against its allowance only.
@@ -314,7 +315,7 @@ export class Sealer {
       verifyRequest: verifyRequestFor(packet, fields),
     };
 
-    evidence.insertRecord({
+    await tx.evidence.insertRecord({
       tenantId,
       tenantSeq: attestation.tenant_seq,
       actionKey,
@@ -336,14 +337,14 @@ export class Sealer {
       details: canonicalize(req.details),
     });
     const context: SealContext = { request: req, record, credits };
-    for (const p of participants) p.sealed?.(context);
+    for (const p of participants) await p.sealed?.(context, tx);
 
-    req.onSealed?.(record);
+    await req.onSealed?.(record, tx);
     const body = req.respond(record);
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;
-      idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: compactResponse(body, record) }, at, idempotencyWindow);
+      await tx.idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: compactResponse(body, record) }, at, idempotencyWindow);
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
     heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });

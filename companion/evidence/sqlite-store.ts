@@ -1,4 +1,5 @@
 /** SQLite implementation of EvidenceStore; statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
 import type { SealedRecordRow } from './store.ts';
@@ -47,7 +48,7 @@ export const toRecord = (r: RecordDbRow): SealedRecordRow => ({
   details: r.details,
 });
 
-export function createSqliteEvidenceStore(db: Db): EvidenceStore {
+export function createSqliteEvidenceStore(db: Db): Sync<EvidenceStore> {
   const head = db.prepare<[string], { tenant_seq: number; attestation_hash: string; recorded_at: string }>(
     'SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
   );

@@ -36,7 +36,7 @@ export interface LogHead {
 
 export interface EvidenceStore {
   /** The newest entry of the tenant's log, or undefined for an empty log. */
-  logHead(tenantId: string): LogHead | undefined;
-  insertRecord(row: SealedRecordRow): void;
-  findRecord(tenantId: string, actionKey: string): SealedRecordRow | undefined;
+  logHead(tenantId: string): Promise<LogHead | undefined>;
+  insertRecord(row: SealedRecordRow): Promise<void>;
+  findRecord(tenantId: string, actionKey: string): Promise<SealedRecordRow | undefined>;
 }

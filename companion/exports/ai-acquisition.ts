@@ -19,7 +19,7 @@
  */
 import { CLAIM_BOUNDARY } from '../packs/manifest.ts';
 import { gatePacks, getPack } from '../packs/registry.ts';
-import type { PolicyStore } from '../policy/store.ts';
+import type { PolicyStore, PolicyVersionRow } from '../policy/store.ts';
 import type { ExportInputs } from './inputs.ts';
 import { asOf } from './inputs.ts';
 import { OWNER_REVIEW_NOTICE } from './notice.ts';
@@ -57,7 +57,7 @@ const POLICY_MARKETPLACE = 'M-25-22 policy 1: competitive American AI marketplac
 const POLICY_TAXPAYER = 'M-25-22 policy 2: safeguarding taxpayer dollars (performance tracking, risk management)';
 const POLICY_ENGAGEMENT = 'M-25-22 policy 3: cross-functional engagement';
 
-export function aiAcquisition(inputs: ExportInputs, policy: PolicyStore, validation: { passedKinds: readonly string[] }): Record<string, unknown> {
+export async function aiAcquisition(inputs: ExportInputs, policy: PolicyStore, validation: { passedKinds: readonly string[] }): Promise<Record<string, unknown>> {
   const { coverage, tenantId } = inputs;
   const gaps: Gap[] = [];
   const gap = (g: Gap) => gaps.push(g);
@@ -69,8 +69,11 @@ export function aiAcquisition(inputs: ExportInputs, policy: PolicyStore, validat
   const anchored = coverage.packs.reduce((n, p) => n + p.anchoring.anchored, 0);
 
   // Tenant policy and the review routes it and the packs set, per gate pack.
-  const packs = gatePacks().map((p) => {
-    const current = policy.current(tenantId, p.manifest.name);
+  const gate = gatePacks();
+  const currents: (PolicyVersionRow | undefined)[] = [];
+  for (const p of gate) currents.push(await policy.current(tenantId, p.manifest.name));
+  const packs = gate.map((p, i) => {
+    const current = currents[i];
     const doc = current ? (JSON.parse(current.document) as { review_routes?: Record<string, string>; deny_action_types?: string[]; review_action_types?: string[]; allow_action_types?: string[] }) : undefined;
     const routes = new Set<string>([p.manifest.review_route, ...p.manifest.action_types.flatMap((a) => (a.review_route ? [a.review_route] : [])), ...Object.values(doc?.review_routes ?? {})]);
     return {

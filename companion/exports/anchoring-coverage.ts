@@ -9,13 +9,13 @@ import type { ExportStore } from './store.ts';
 
 export interface AnchoredCounts {
   /** Anchored records per pack; a pack that is absent has none. */
-  anchoredByPack(tenantId: string): ReadonlyMap<string, number>;
+  anchoredByPack(tenantId: string): Promise<ReadonlyMap<string, number>>;
 }
 
 export function anchoredCounts(anchoring: AnchoringStore, exports: ExportStore): AnchoredCounts {
   return {
-    anchoredByPack(tenantId) {
-      const anchoredSize = anchoring.tenantLog(tenantId)?.anchoredSize ?? 0;
+    async anchoredByPack(tenantId) {
+      const anchoredSize = (await anchoring.tenantLog(tenantId))?.anchoredSize ?? 0;
       return anchoredSize === 0 ? new Map() : exports.recordsByPackBelowSeq(tenantId, anchoredSize);
     },
   };

@@ -33,7 +33,7 @@ export interface Coverage {
   packs: PackCoverage[];
 }
 
-export function evidenceCoverage(store: ExportStore, anchored: AnchoredCounts, tenantId: string, now: string): Coverage {
+export async function evidenceCoverage(store: ExportStore, anchored: AnchoredCounts, tenantId: string, now: string): Promise<Coverage> {
   const packs = new Map<string, PackCoverage>();
   for (const p of [...gatePacks(), ...recordPacks()]) packs.set(p.manifest.name, emptyPack(p.manifest.name, p.manifest.kind));
   const of = (name: string) => {
@@ -42,7 +42,7 @@ export function evidenceCoverage(store: ExportStore, anchored: AnchoredCounts, t
     return p;
   };
 
-  for (const row of store.coverage(tenantId)) {
+  for (const row of await store.coverage(tenantId)) {
     const p = of(row.pack);
     p.records += row.count;
     p.first_recorded_at = min(p.first_recorded_at, row.firstRecordedAt);
@@ -57,12 +57,12 @@ export function evidenceCoverage(store: ExportStore, anchored: AnchoredCounts, t
       p.records_by_event_type[id] = (p.records_by_event_type[id] ?? 0) + row.count;
     }
   }
-  for (const row of store.reviewCoverage(tenantId, now)) {
+  for (const row of await store.reviewCoverage(tenantId, now)) {
     const p = of(row.pack);
     if ((REVIEW_STATUSES as readonly string[]).includes(row.status)) p.reviews[row.status as (typeof REVIEW_STATUSES)[number]] += row.count;
     p.reviews.overdue += row.overdue;
   }
-  const anchoredByPack = anchored.anchoredByPack(tenantId);
+  const anchoredByPack = await anchored.anchoredByPack(tenantId);
   for (const p of packs.values()) {
     const a = Math.min(anchoredByPack.get(p.pack) ?? 0, p.records);
     p.anchoring = { anchored: a, not_yet_anchored: p.records - a };

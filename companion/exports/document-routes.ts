@@ -48,7 +48,7 @@ export function mountDocumentExports(router: OpenAPIHono<AppEnv>, deps: RouteDep
       request: { query: z.object({}).strict() },
       responses: { 200: jsonContent(Document(d.schema), 'The document') },
     });
-    router.openapi(route, (c) => c.json(buildDocument(d.kind, documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
+    router.openapi(route, async (c) => c.json(await buildDocument(d.kind, documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
   }
 
   const report = defineRoute({
@@ -61,5 +61,5 @@ export function mountDocumentExports(router: OpenAPIHono<AppEnv>, deps: RouteDep
     request: { query: z.object({}).strict() },
     responses: { 200: jsonContent(Document('ValidationReport'), 'The report') },
   });
-  router.openapi(report, (c) => c.json(validationReport(documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
+  router.openapi(report, async (c) => c.json(await validationReport(documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
 }

@@ -22,15 +22,15 @@ export interface DocumentContext {
   origin: string;
 }
 
-export function buildDocument(kind: DocumentKind, ctx: DocumentContext): Record<string, unknown> {
-  const inputs = gatherInputs(ctx.deps, ctx.tenantId);
+export async function buildDocument(kind: DocumentKind, ctx: DocumentContext): Promise<Record<string, unknown>> {
+  const inputs = await gatherInputs(ctx.deps, ctx.tenantId);
   switch (kind) {
     case 'oscal':
       return oscalAssessmentResults(inputs);
     case 'data-catalog':
       return dataCatalog(inputs, catalogConfig(ctx.deps.config), ctx.origin);
     case 'ai-acquisition':
-      return aiAcquisition(inputs, ctx.deps.store.policy, { passedKinds: passedKinds(ctx) });
+      return aiAcquisition(inputs, ctx.deps.store.policy, { passedKinds: await passedKinds(ctx) });
   }
 }
 
@@ -39,6 +39,10 @@ export function exportDigest(document: unknown): string {
 }
 
 /** Export kinds whose newest validation run passed. */
-function passedKinds(ctx: DocumentContext): string[] {
-  return DOCUMENT_KINDS.filter((kind) => ctx.deps.store.exports.listRuns(ctx.tenantId, { exportKind: kind }, 1)[0]?.validationStatus === 'passed');
+async function passedKinds(ctx: DocumentContext): Promise<string[]> {
+  const passed: string[] = [];
+  for (const kind of DOCUMENT_KINDS) {
+    if ((await ctx.deps.store.exports.listRuns(ctx.tenantId, { exportKind: kind }, 1))[0]?.validationStatus === 'passed') passed.push(kind);
+  }
+  return passed;
 }

@@ -24,13 +24,14 @@ export interface ExportInputs {
   recent: ReadonlyMap<string, RecentRecord[]>;
 }
 
-export function gatherInputs(deps: AppDeps, tenantId: string): ExportInputs {
-  const tenant = deps.store.tenants.getTenant(tenantId);
+export async function gatherInputs(deps: AppDeps, tenantId: string): Promise<ExportInputs> {
+  const tenant = await deps.store.tenants.getTenant(tenantId);
   if (!tenant) throw ProblemError.notFound('tenant not found');
-  const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
-  const recent = new Map(
-    coverage.packs.filter((p) => p.records > 0).map((p) => [p.pack, deps.store.exports.recentRecords(tenantId, p.pack, LINKED_RECORDS_PER_PACK)]),
-  );
+  const coverage = await evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
+  const recent = new Map<string, RecentRecord[]>();
+  for (const p of coverage.packs) {
+    if (p.records > 0) recent.set(p.pack, await deps.store.exports.recentRecords(tenantId, p.pack, LINKED_RECORDS_PER_PACK));
+  }
   return { tenantId, tenantName: tenant.displayName, tenantKind: tenant.kind, tenantCreatedAt: tenant.createdAt, coverage, recent };
 }
 

@@ -103,25 +103,23 @@ export interface RecordsPage {
   /** Position of the page's last record; undefined when the page is empty. */
   end: RecordPosition | undefined;
   /** The page's records, read lazily chunk by chunk: each record as the pieces of its JSON text. */
-  chunks(): Iterable<string[][]>;
+  chunks(): AsyncIterable<string[][]>;
 }
 
-export function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuery, pageSize = EXPORT_PAGE_SIZE): RecordsPage {
-  const end = store.pageEnd(tenantId, q, pageSize);
+export async function recordsPage(store: ExportStore, tenantId: string, q: RecordsQuery, pageSize = EXPORT_PAGE_SIZE): Promise<RecordsPage> {
+  const end = await store.pageEnd(tenantId, q, pageSize);
   return {
     end,
-    *chunks() {
+    async *chunks() {
       if (!end) return;
       let after = q.after;
       for (;;) {
+        // The store answers a whole chunk at once: no statement stays open across a yield.
+        const rows = await store.records(tenantId, { from: q.from, after, end, filter: q.filter }, CHUNK_ROWS);
         const out: string[][] = [];
-        let last: ExportRecordRow | undefined;
-        // Read the whole chunk before yielding: no statement stays open across a yield.
-        for (const row of store.records(tenantId, { from: q.from, after, end, filter: q.filter }, CHUNK_ROWS)) {
-          out.push(recordPieces(row));
-          last = row;
-        }
+        for (const row of rows) out.push(recordPieces(row));
         if (out.length > 0) yield out;
+        const last = rows[rows.length - 1];
         if (!last || out.length < CHUNK_ROWS) return;
         after = { recordedAt: last.recordedAt, tenantSeq: last.tenantSeq };
       }
@@ -237,19 +235,19 @@ export function jsonStream(page: RecordsPage, q: RecordsQuery): ReadableStream<U
 
 /** `render` gets each chunk's records and the text to put before them (the head, once). */
 function pullStream(
-  chunks: Iterable<string[][]>,
+  chunks: AsyncIterable<string[][]>,
   render: (records: string[][], before: string) => Buffer,
   head = '',
   tail: () => string = () => '',
 ): ReadableStream<Uint8Array> {
-  const it = chunks[Symbol.iterator]();
+  const it = chunks[Symbol.asyncIterator]();
   let started = false;
   return new ReadableStream<Uint8Array>(
     {
-      pull(controller) {
+      async pull(controller) {
         const text = started ? '' : head;
         started = true;
-        const next = it.next();
+        const next = await it.next();
         if (next.done) {
           const end = text + tail();
           if (end) controller.enqueue(Buffer.from(end));
@@ -258,8 +256,8 @@ function pullStream(
         }
         controller.enqueue(render(next.value, text));
       },
-      cancel() {
-        it.return?.();
+      async cancel() {
+        await it.return?.();
       },
     },
     // One chunk in flight: the reader's pace sets how much is ever held.

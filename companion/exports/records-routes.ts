@@ -107,14 +107,14 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
       },
     },
   });
-  router.openapi(records, (c) => {
+  router.openapi(records, async (c) => {
     const q = recordsQuery(c.req.valid('query'));
     // The page ends at a record committed now (later seals sort after it): the wait for the
     // disk after every read (app.ts) covers all it will stream.
-    const page = recordsPage(deps.store.exports, c.var.auth.tenantId, q);
+    const page = await recordsPage(deps.store.exports, c.var.auth.tenantId, q);
     const headers: Record<string, string> = { 'cache-control': 'no-store', [NOTICE_HEADER]: OWNER_REVIEW_NOTICE };
     // The first page says how many records the range holds now, so a client can show progress.
-    if (!q.after) headers['x-total-count'] = String(deps.store.exports.countRange(c.var.auth.tenantId, q.from, q.to, q.filter));
+    if (!q.after) headers['x-total-count'] = String(await deps.store.exports.countRange(c.var.auth.tenantId, q.from, q.to, q.filter));
     if (page.end) {
       const cursor = encodeCursor(page.end);
       const filters = Object.fromEntries(Object.entries(q.filter).filter((e): e is [string, string] => e[1] !== undefined));
@@ -137,9 +137,9 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     request: { query: z.object({}).strict() },
     responses: { 200: jsonContent(Summary, 'Coverage per pack') },
   });
-  router.openapi(summary, (c) => {
+  router.openapi(summary, async (c) => {
     const tenantId = c.var.auth.tenantId;
-    const coverage = evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
+    const coverage = await evidenceCoverage(deps.store.exports, anchoredCounts(deps.store.anchoring, deps.store.exports), tenantId, rfc3339(deps.clock.now()));
     return c.json({ notice: OWNER_REVIEW_NOTICE, tenant_id: tenantId, ...coverage }, 200);
   });
 
@@ -153,10 +153,10 @@ export function mountRecordExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps)
     request: { query: TimelineQuery },
     responses: { 200: jsonContent(Timeline, 'Counts per bucket and decision') },
   });
-  router.openapi(timeline, (c) => {
+  router.openapi(timeline, async (c) => {
     const q = c.req.valid('query');
     const range = timelineRange(q, deps.clock.now());
-    const rows = deps.store.exports.decisionCounts(c.var.auth.tenantId, range.from, range.to, PREFIX_CHARS[range.bucket]);
+    const rows = await deps.store.exports.decisionCounts(c.var.auth.tenantId, range.from, range.to, PREFIX_CHARS[range.bucket]);
     return c.json({ notice: OWNER_REVIEW_NOTICE, ...range, ...bucketed(rows, range) }, 200);
   });
 }

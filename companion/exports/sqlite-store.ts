@@ -1,4 +1,5 @@
 /** SQLite implementation of ExportStore (migration 0008 and the evidence tables); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordFilter, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
 
@@ -65,7 +66,7 @@ const FROM = 'recorded_at >= @from';
 // The middle segment of <vertical>:<type>:<ULID>: a ULID is 26 characters.
 const ACTION_TYPE = 'substr(action_key, length(vertical) + 2, length(action_key) - length(vertical) - 28)';
 
-export function createSqliteExportStore(db: Db): ExportStore {
+export function createSqliteExportStore(db: Db): Sync<ExportStore> {
   // A filtered export adds its conditions to the same keyset scan; the unfiltered statements
   // stay as they were, so the common path pays nothing for the option.
   const statements = (filtered: boolean) => {
@@ -184,32 +185,30 @@ export function createSqliteExportStore(db: Db): ExportStore {
       const r = (after ? st.pageEndNext : st.pageEndFirst).get({ tenantId, from, to, limit, ...afterParams(after), ...params });
       return r && { recordedAt: r.recorded_at, tenantSeq: r.tenant_seq };
     },
-    *records(tenantId, { from, after, end, filter }, limit) {
+    records(tenantId, { from, after, end, filter }, limit) {
       const { st, params } = forFilter(filter);
       const stmt = after ? st.recordsNext : st.recordsFirst;
-      for (const r of stmt.iterate({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after), ...params })) {
-        const row: ExportRecordRow = {
-          tenantSeq: r[0] as number,
-          actionKey: r[1] as string,
-          vertical: r[2] as string,
-          pack: r[3] as string,
-          kind: r[4] as string,
-          decision: r[5] as string | null,
-          status: r[6] as string,
-          reviewRoute: r[7] as string | null,
-          payloadHash: r[8] as string,
-          packetHash: r[9] as string,
-          attestation: r[10] as string,
-          attestationHash: r[11] as string,
-          signature: r[12] as string,
-          keyId: r[13] as string,
-          devKey: r[14] as 0 | 1,
-          recordedAt: r[15] as string,
-          credits: r[16] as number,
-          details: r[17] as string,
-        };
-        yield row;
-      }
+      // One chunk of at most `limit` rows, read whole: no statement stays open between chunks.
+      return stmt.all({ tenantId, from, endAt: end.recordedAt, endSeq: end.tenantSeq, limit, ...afterParams(after), ...params }).map((r): ExportRecordRow => ({
+        tenantSeq: r[0] as number,
+        actionKey: r[1] as string,
+        vertical: r[2] as string,
+        pack: r[3] as string,
+        kind: r[4] as string,
+        decision: r[5] as string | null,
+        status: r[6] as string,
+        reviewRoute: r[7] as string | null,
+        payloadHash: r[8] as string,
+        packetHash: r[9] as string,
+        attestation: r[10] as string,
+        attestationHash: r[11] as string,
+        signature: r[12] as string,
+        keyId: r[13] as string,
+        devKey: r[14] as 0 | 1,
+        recordedAt: r[15] as string,
+        credits: r[16] as number,
+        details: r[17] as string,
+      }));
     },
     countRange(tenantId, from, to, filter) {
       const { st, params } = forFilter(filter);

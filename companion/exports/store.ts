@@ -95,33 +95,33 @@ export interface ExportStore {
    * The last position of the next page: the `limit`-th record after `after` (or from `from`)
    * with recorded_at < `to`, or the last such record when fewer remain; undefined when none.
    */
-  pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined; filter?: RecordFilter }, limit: number): RecordPosition | undefined;
+  pageEnd(tenantId: string, range: { from: string; to: string; after: RecordPosition | undefined; filter?: RecordFilter }, limit: number): Promise<RecordPosition | undefined>;
   /** Records strictly after `after` (or from `from`) up to and including `end`, in order, at most `limit`. */
-  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition; filter?: RecordFilter }, limit: number): Iterable<ExportRecordRow>;
+  records(tenantId: string, range: { from: string; after: RecordPosition | undefined; end: RecordPosition; filter?: RecordFilter }, limit: number): Promise<ExportRecordRow[]>;
   /** Records with from <= recorded_at < to (the first page's X-Total-Count). */
-  countRange(tenantId: string, from: string, to: string, filter?: RecordFilter): number;
-  coverage(tenantId: string): CoverageRow[];
+  countRange(tenantId: string, from: string, to: string, filter?: RecordFilter): Promise<number>;
+  coverage(tenantId: string): Promise<CoverageRow[]>;
   /**
    * Gate decisions with from <= recorded_at < to, counted per bucket (the first `bucketChars`
    * characters of recorded_at: 13 is the hour, 10 the day) and decision.
    */
-  decisionCounts(tenantId: string, from: string, to: string, bucketChars: 10 | 13): { bucket: string; decision: string; count: number }[];
+  decisionCounts(tenantId: string, from: string, to: string, bucketChars: 10 | 13): Promise<{ bucket: string; decision: string; count: number }[]>;
   /** Records per pack with tenant_seq < `seq` (the anchored prefix of the tenant log). */
-  recordsByPackBelowSeq(tenantId: string, seq: number): Map<string, number>;
-  reviewCoverage(tenantId: string, now: string): ReviewCoverageRow[];
+  recordsByPackBelowSeq(tenantId: string, seq: number): Promise<Map<string, number>>;
+  reviewCoverage(tenantId: string, now: string): Promise<ReviewCoverageRow[]>;
   /** The newest records of a pack, newest first. */
-  recentRecords(tenantId: string, pack: string, limit: number): RecentRecord[];
+  recentRecords(tenantId: string, pack: string, limit: number): Promise<RecentRecord[]>;
 
-  insertBinding(row: BindingRow): void;
-  activeBinding(tenantId: string, exportKind: string, adapterKey: string): BindingRow | undefined;
-  findBinding(tenantId: string, bindingKey: string): BindingRow | undefined;
+  insertBinding(row: BindingRow): Promise<void>;
+  activeBinding(tenantId: string, exportKind: string, adapterKey: string): Promise<BindingRow | undefined>;
+  findBinding(tenantId: string, bindingKey: string): Promise<BindingRow | undefined>;
   /** Marks a binding superseded; false when it was not active. */
-  supersedeBinding(tenantId: string, bindingKey: string, at: string): boolean;
-  listBindings(tenantId: string, filter: { exportKind?: string | undefined; adapterKey?: string | undefined; activeOnly: boolean }): BindingRow[];
+  supersedeBinding(tenantId: string, bindingKey: string, at: string): Promise<boolean>;
+  listBindings(tenantId: string, filter: { exportKind?: string | undefined; adapterKey?: string | undefined; activeOnly: boolean }): Promise<BindingRow[]>;
 
-  insertRun(row: RunRow): void;
-  findRun(tenantId: string, runKey: string): RunRow | undefined;
+  insertRun(row: RunRow): Promise<void>;
+  findRun(tenantId: string, runKey: string): Promise<RunRow | undefined>;
   /** Runs newest first, at most `limit`. */
-  listRuns(tenantId: string, filter: RunFilter, limit: number): RunRow[];
-  countRuns(tenantId: string, filter: RunFilter): { total: number; passed: number; failed: number };
+  listRuns(tenantId: string, filter: RunFilter, limit: number): Promise<RunRow[]>;
+  countRuns(tenantId: string, filter: RunFilter): Promise<{ total: number; passed: number; failed: number }>;
 }

@@ -141,14 +141,14 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
         request: { body: jsonBody(BindingRequest) },
         responses: preview ? { 200: jsonContent(BindingResponse, 'The binding it would record') } : { 201: jsonContent(BindingResponse, 'The recorded binding') },
       }),
-      (c) => {
+      async (c) => {
         const ctx = documentContext(deps, c.var.auth.tenantId, c.req.url);
-        const plan = planBinding(ctx, c.req.valid('json'));
+        const plan = await planBinding(ctx, c.req.valid('json'));
         if (preview) {
           const binding = { ...bindingView({ ...plan.row, bindingKey: '', createdAt: '' }), binding_key: null, created_at: null };
           return c.json({ notice: OWNER_REVIEW_NOTICE, recorded: false, binding, supersedes: plan.supersedes } as never, 200);
         }
-        const row = recordBinding(ctx, plan);
+        const row = await recordBinding(ctx, plan);
         return c.json({ notice: OWNER_REVIEW_NOTICE, recorded: true, binding: bindingView(row), supersedes: plan.supersedes } as never, 201);
       },
     );
@@ -169,9 +169,9 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
       },
       responses: { 200: jsonContent(z.object({ bindings: z.array(Binding) }), 'Bindings') },
     }),
-    (c) => {
+    async (c) => {
       const q = c.req.valid('query');
-      const rows = deps.store.exports.listBindings(c.var.auth.tenantId, { exportKind: q.export_kind, adapterKey: q.adapter_key, activeOnly: q.active_only });
+      const rows = await deps.store.exports.listBindings(c.var.auth.tenantId, { exportKind: q.export_kind, adapterKey: q.adapter_key, activeOnly: q.active_only });
       return c.json({ bindings: rows.map(bindingView) } as never, 200);
     },
   );
@@ -183,8 +183,8 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
       request: { body: jsonBody(RunRequest) },
       responses: { 201: jsonContent(z.object({ notice: z.string(), run: Run, errors: z.array(Violation) }).openapi('ValidationRunResponse'), 'The stored receipt, with the first violations (not stored)') },
     }),
-    (c) => {
-      const { run, violations } = runValidation(documentContext(deps, c.var.auth.tenantId, c.req.url), c.req.valid('json'));
+    async (c) => {
+      const { run, violations } = await runValidation(documentContext(deps, c.var.auth.tenantId, c.req.url), c.req.valid('json'));
       return c.json({ notice: OWNER_REVIEW_NOTICE, run: runView(run), errors: violations } as never, 201);
     },
   );
@@ -196,9 +196,9 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
       request: { query: z.object(RunFilters).strict() },
       responses: { 200: jsonContent(z.object({ runs: z.array(Run), truncated: z.boolean() }), 'Runs') },
     }),
-    (c) => {
+    async (c) => {
       const q = c.req.valid('query');
-      const rows = deps.store.exports.listRuns(c.var.auth.tenantId, filterOf(q), RUN_LIST_MAX + 1);
+      const rows = await deps.store.exports.listRuns(c.var.auth.tenantId, filterOf(q), RUN_LIST_MAX + 1);
       return c.json({ runs: rows.slice(0, RUN_LIST_MAX).map(runView), truncated: rows.length > RUN_LIST_MAX } as never, 200);
     },
   );
@@ -222,11 +222,11 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
         ),
       },
     }),
-    (c) => {
+    async (c) => {
       const q = c.req.valid('query');
       const tenantId = c.var.auth.tenantId;
-      const counts = deps.store.exports.countRuns(tenantId, filterOf(q));
-      const runs = deps.store.exports.listRuns(tenantId, filterOf(q), q.limit).map(runView);
+      const counts = await deps.store.exports.countRuns(tenantId, filterOf(q));
+      const runs = (await deps.store.exports.listRuns(tenantId, filterOf(q), q.limit)).map(runView);
       return c.json({ ...counts, limit: q.limit, runs } as never, 200);
     },
   );
@@ -238,9 +238,9 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
       request: { params: z.object({ run_key: z.string().min(1).max(100).openapi({ param: { name: 'run_key', in: 'path' } }) }), query: z.object({}).strict() },
       responses: { 200: jsonContent(Run, 'The run') },
     }),
-    (c) => {
+    async (c) => {
       const { run_key } = c.req.valid('param');
-      const row = deps.store.exports.findRun(c.var.auth.tenantId, run_key);
+      const row = await deps.store.exports.findRun(c.var.auth.tenantId, run_key);
       if (!row) throw ProblemError.notFound(`no validation run ${run_key} for this tenant`);
       return c.json(runView(row) as never, 200);
     },

@@ -33,7 +33,7 @@ export interface BindingPlan {
 }
 
 /** Checks a binding request against the profiles; every failing field is listed at once. */
-export function planBinding(ctx: DocumentContext, body: BindingRequest): BindingPlan {
+export async function planBinding(ctx: DocumentContext, body: BindingRequest): Promise<BindingPlan> {
   const errors: { in: 'body'; path: string; message: string; code: string }[] = [];
   const kind = body.export_kind;
   const profile = body.schema_profile_key !== undefined ? findProfile(body.schema_profile_key) : isDocumentKind(kind) ? defaultProfileFor(kind) : undefined;
@@ -50,7 +50,7 @@ export function planBinding(ctx: DocumentContext, body: BindingRequest): Binding
   if (errors.length > 0 || !profile) throw ProblemError.validation(errors);
   const schemaDigest = profileDigest(profile);
   const bindingDigest = sha256Hex(canonicalize({ export_kind: kind, adapter_key: profile.adapterKey, schema_profile_key: profile.key, schema_digest: schemaDigest }));
-  const current = ctx.deps.store.exports.activeBinding(ctx.tenantId, kind, profile.adapterKey);
+  const current = await ctx.deps.store.exports.activeBinding(ctx.tenantId, kind, profile.adapterKey);
   return {
     row: { tenantId: ctx.tenantId, exportKind: kind, adapterKey: profile.adapterKey, schemaProfileKey: profile.key, schemaDigest, bindingDigest, active: true, supersededAt: null },
     supersedes: current?.bindingKey ?? null,
@@ -58,14 +58,14 @@ export function planBinding(ctx: DocumentContext, body: BindingRequest): Binding
 }
 
 /** Records a binding; the active one for the same kind and adapter is superseded in the same transaction. */
-export function recordBinding(ctx: DocumentContext, plan: BindingPlan): BindingRow {
+export async function recordBinding(ctx: DocumentContext, plan: BindingPlan): Promise<BindingRow> {
   const { deps } = ctx;
   const at = rfc3339(deps.clock.now());
   const row: BindingRow = { ...plan.row, bindingKey: deps.ids.next('vsb'), createdAt: at };
-  deps.store.transaction(() => {
-    const current = deps.store.exports.activeBinding(ctx.tenantId, row.exportKind, row.adapterKey);
-    if (current) deps.store.exports.supersedeBinding(ctx.tenantId, current.bindingKey, at);
-    deps.store.exports.insertBinding(row);
+  await deps.store.transaction(async (tx) => {
+    const current = await tx.exports.activeBinding(ctx.tenantId, row.exportKind, row.adapterKey);
+    if (current) await tx.exports.supersedeBinding(ctx.tenantId, current.bindingKey, at);
+    await tx.exports.insertBinding(row);
   });
   return row;
 }
@@ -81,22 +81,22 @@ export interface RunOutcome {
 }
 
 /** Builds the export, validates it against the bound (or default) profile, stores the hash-only receipt. */
-export function runValidation(ctx: DocumentContext, body: RunRequest): RunOutcome {
+export async function runValidation(ctx: DocumentContext, body: RunRequest): Promise<RunOutcome> {
   const { deps, tenantId } = ctx;
   const kind = body.export_kind;
   let binding: BindingRow | undefined;
   if (body.binding_key !== undefined) {
-    binding = deps.store.exports.findBinding(tenantId, body.binding_key);
+    binding = await deps.store.exports.findBinding(tenantId, body.binding_key);
     if (!binding) throw ProblemError.notFound(`no schema binding ${body.binding_key} for this tenant`);
     if (binding.exportKind !== kind) {
       throw ProblemError.validation([{ in: 'body', path: '/binding_key', message: `binding ${binding.bindingKey} is for ${binding.exportKind} exports, not ${kind}`, code: 'binding_mismatch' }]);
     }
   }
-  const profile = resolveProfile(ctx, kind, binding);
+  const profile = await resolveProfile(ctx, kind, binding);
   if (!profile || !isDocumentKind(kind)) {
     throw ProblemError.validation([{ in: 'body', path: '/export_kind', message: `no official schema profile judges export kind ${JSON.stringify(kind)}`, code: 'no_schema_profile' }]);
   }
-  const document = buildDocument(kind, ctx);
+  const document = await buildDocument(kind, ctx);
   const result = validateAgainst(profile, document);
   const run: RunRow = {
     runKey: deps.ids.next('vrun'),
@@ -111,16 +111,16 @@ export function runValidation(ctx: DocumentContext, body: RunRequest): RunOutcom
     errorCount: result.errors.length,
     createdAt: rfc3339(deps.clock.now()),
   };
-  deps.store.exports.insertRun(run);
+  await deps.store.exports.insertRun(run);
   return { run, violations: result.errors.slice(0, MAX_REPORTED_VIOLATIONS) };
 }
 
 /** The explicit binding, else the tenant's active binding for the kind, else the kind's default profile. */
-function resolveProfile(ctx: DocumentContext, kind: string, binding: BindingRow | undefined): SchemaProfile | undefined {
+async function resolveProfile(ctx: DocumentContext, kind: string, binding: BindingRow | undefined): Promise<SchemaProfile | undefined> {
   if (binding) return findProfile(binding.schemaProfileKey);
   const fallback = isDocumentKind(kind) ? defaultProfileFor(kind) : undefined;
   if (!fallback) return undefined;
-  const active = ctx.deps.store.exports.activeBinding(ctx.tenantId, kind, fallback.adapterKey);
+  const active = await ctx.deps.store.exports.activeBinding(ctx.tenantId, kind, fallback.adapterKey);
   return active ? findProfile(active.schemaProfileKey) : fallback;
 }
 

@@ -139,13 +139,13 @@ export function policyPreviewRoutes(deps: RouteDeps) {
   });
   router.openapi(
     preview,
-    (c) => {
+    async (c) => {
       const pack = getGatePack(c.req.valid('query').policy_pack);
       const body = c.req.valid('json');
       const candidate = checkPolicy(pack, body.policy, ['policy']);
       const samples = checkSamples(pack, body.samples, ['samples']);
       if (!candidate.ok || !samples.ok) throw policyProblem([...(candidate.ok ? [] : candidate.errors), ...(samples.ok ? [] : samples.errors)]);
-      const currentRow = store.current(c.var.auth.tenantId, pack.manifest.name);
+      const currentRow = await store.current(c.var.auth.tenantId, pack.manifest.name);
       const current = overlayOfVersion(currentRow);
       const { results, summary } = previewPolicy(pack, current, overlayOf(candidate.document, candidate.digest), samples.samples);
       return c.json(

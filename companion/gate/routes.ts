@@ -34,7 +34,7 @@ const DESCRIPTION =
  * from memory (policy/overlay.ts); a tenant without a policy gets the pack's defaults. Its
  * digest is committed as the seal's policy_digest.
  */
-function overlayFor(deps: RouteDeps, tenantId: string, pack: GatePack): PolicyOverlay {
+function overlayFor(deps: RouteDeps, tenantId: string, pack: GatePack): Promise<PolicyOverlay> {
   return currentOverlay(deps.store.policy, tenantId, pack.manifest.name);
 }
 
@@ -61,7 +61,7 @@ export function gateRoutes(deps: RouteDeps) {
   router.openapi(gate, async (c) => {
     const body = c.req.valid('json') as GateBody & { pack: string };
     const pack = getGatePack(body.pack)!; // the schema admits gate pack names only
-    return answer(c, await sealGate(deps, c.var.auth, pack, body, overlayFor(deps, c.var.auth.tenantId, pack)));
+    return answer(c, await sealGate(deps, c.var.auth, pack, body, await overlayFor(deps, c.var.auth.tenantId, pack)));
   });
 
   for (const pack of gatePacks()) {
@@ -79,7 +79,7 @@ export function gateRoutes(deps: RouteDeps) {
     });
     router.openapi(route, async (c) => {
       const body = c.req.valid('json') as GateBody;
-      return answer(c, await sealGate(deps, c.var.auth, pack, body, overlayFor(deps, c.var.auth.tenantId, pack)));
+      return answer(c, await sealGate(deps, c.var.auth, pack, body, await overlayFor(deps, c.var.auth.tenantId, pack)));
     });
   }
 

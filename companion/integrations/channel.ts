@@ -7,6 +7,7 @@
 import type { FieldError } from '../core/errors.ts';
 import type { z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
+import type { Tx } from '../store.ts';
 import type { IntegrationRow } from './store.ts';
 
 /** PUT /tenant/integrations/{channel}/{target} body, after the channel's config schema. */
@@ -40,10 +41,10 @@ export interface IntegrationChannel<Config = unknown> {
   /** Checks beyond the schema; every failing field, as body field errors. */
   check(ctx: ChannelContext, input: IntegrationInput<Config>): FieldError[];
   /**
-   * Runs in the save transaction after the setup row is written; returns extra response
-   * members (a secret shown once). Throwing rolls the whole save back.
+   * Runs in the save transaction after the setup row is written, writing through its `tx`;
+   * returns extra response members (a secret shown once). Throwing rolls the whole save back.
    */
-  saved(ctx: ChannelContext, input: IntegrationInput<Config>): Record<string, unknown>;
+  saved(ctx: ChannelContext, input: IntegrationInput<Config>, tx: Tx): Promise<Record<string, unknown>>;
   /** How a saved setup stands, for readiness and the PUT answer. */
-  readiness(deps: RouteDeps, row: IntegrationRow): Readiness;
+  readiness(deps: RouteDeps, row: IntegrationRow): Promise<Readiness>;
 }

@@ -44,7 +44,7 @@ export const IntegrationView = z
   })
   .openapi('Integration');
 
-export function integrationView(deps: RouteDeps, channel: IntegrationChannel, row: IntegrationRow) {
+export async function integrationView(deps: RouteDeps, channel: IntegrationChannel, row: IntegrationRow) {
   return {
     channel: row.channel,
     target: row.target,
@@ -53,7 +53,7 @@ export function integrationView(deps: RouteDeps, channel: IntegrationChannel, ro
     secret_ref: row.secretRef,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
-    readiness: channel.readiness(deps, row),
+    readiness: await channel.readiness(deps, row),
   };
 }
 
@@ -121,13 +121,13 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
       const tenantId = c.var.auth.tenantId;
       const now = deps.clock.now();
       const at = now.toISOString();
-      const existing = deps.store.integrations.find(tenantId, name, target);
+      const existing = await deps.store.integrations.find(tenantId, name, target);
       const ctx = { deps, tenantId, target, existing, now };
       const errors = [...(body.secret_ref ? checkSecretRef(deps, tenantId, body.secret_ref) : []), ...channel.check(ctx, body)];
       if (errors.length > 0) throw ProblemError.validation(errors, `the ${name} setup was not saved: ${errors.length} field${errors.length === 1 ? '' : 's'} failed`);
 
-      const { row, extra } = deps.store.transaction(() => {
-        deps.store.integrations.save({
+      const { row, extra } = await deps.store.transaction(async (tx) => {
+        await tx.integrations.save({
           tenantId,
           channel: name,
           target,
@@ -136,11 +136,11 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
           secretRef: body.secret_ref ?? null,
           at,
         });
-        const extra = channel.saved(ctx, body);
-        return { row: deps.store.integrations.find(tenantId, name, target)!, extra };
+        const extra = await channel.saved(ctx, body, tx);
+        return { row: (await tx.integrations.find(tenantId, name, target))!, extra };
       });
       c.header('cache-control', 'no-store'); // the answer may hold a secret shown once
-      return c.json({ ...integrationView(deps, channel, row), ...extra }, existing ? 200 : 201);
+      return c.json({ ...(await integrationView(deps, channel, row)), ...extra }, existing ? 200 : 201);
     });
 
     const readiness = defineRoute({
@@ -155,9 +155,11 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
         200: jsonContent(z.object({ integrations: z.array(z.looseObject({ channel: z.string(), target: z.string(), readiness: Readiness })) }).openapi('IntegrationReadinessList'), 'Every stored route'),
       },
     });
-    router.openapi(readiness, (c) => {
-      const rows = deps.store.integrations.list(c.var.auth.tenantId).filter((r) => byName.has(r.channel));
-      return c.json({ integrations: rows.map((r) => ({ channel: r.channel, target: r.target, enabled: r.enabled, readiness: byName.get(r.channel)!.readiness(deps, r) })) }, 200);
+    router.openapi(readiness, async (c) => {
+      const rows = (await deps.store.integrations.list(c.var.auth.tenantId)).filter((r) => byName.has(r.channel));
+      const integrations = [];
+      for (const r of rows) integrations.push({ channel: r.channel, target: r.target, enabled: r.enabled, readiness: await byName.get(r.channel)!.readiness(deps, r) });
+      return c.json({ integrations }, 200);
     });
 
     return router;

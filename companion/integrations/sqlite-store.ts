@@ -1,4 +1,5 @@
 /** SQLite implementation of IntegrationStore (migration 0006); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { IntegrationRow, IntegrationStore } from './store.ts';
 
@@ -32,7 +33,7 @@ const toRow = (r: DbRow): IntegrationRow => ({
   disabledReason: r.disabled_reason,
 });
 
-export function createSqliteIntegrationStore(db: Db): IntegrationStore {
+export function createSqliteIntegrationStore(db: Db): Sync<IntegrationStore> {
   const find = db.prepare<[string, string, string], DbRow>('SELECT * FROM tenant_integrations WHERE tenant_id = ? AND channel = ? AND target = ?');
   const list = db.prepare<[string], DbRow>('SELECT * FROM tenant_integrations WHERE tenant_id = ? ORDER BY channel, target');
   const save = db.prepare(`INSERT INTO tenant_integrations (tenant_id, channel, target, enabled, config, secret_ref, created_at, updated_at)

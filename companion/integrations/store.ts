@@ -32,13 +32,13 @@ export interface SaveIntegration {
 }
 
 export interface IntegrationStore {
-  find(tenantId: string, channel: string, target: string): IntegrationRow | undefined;
-  list(tenantId: string): IntegrationRow[];
+  find(tenantId: string, channel: string, target: string): Promise<IntegrationRow | undefined>;
+  list(tenantId: string): Promise<IntegrationRow[]>;
   /** Creates or replaces the setup. Saving it enabled clears a service-side disable. */
-  save(row: SaveIntegration): void;
+  save(row: SaveIntegration): Promise<void>;
   /** A send succeeded: the failure streak ends. */
-  recordSuccess(tenantId: string, channel: string, target: string): void;
+  recordSuccess(tenantId: string, channel: string, target: string): Promise<void>;
   /** A send failed: returns the streak so far. */
-  recordFailure(tenantId: string, channel: string, target: string, at: string): { consecutiveFailures: number; failingSince: string };
-  disable(tenantId: string, channel: string, target: string, at: string, reason: string): void;
+  recordFailure(tenantId: string, channel: string, target: string, at: string): Promise<{ consecutiveFailures: number; failingSince: string }>;
+  disable(tenantId: string, channel: string, target: string, at: string, reason: string): Promise<void>;
 }

@@ -1,20 +1,20 @@
 /**
  * Metering's part of every seal (interface-spec Limits, "Usage ledger"): the sandbox
  * allowance is checked before anything is sealed (402), and the counters move in the seal's
- * own transaction, so a seal is metered exactly when it commits.
+ * own transaction, so a seal is metered exactly when it commits. Both read and write through
+ * the seal's `tx`: the allowance check must see this transaction's earlier seals.
  */
 import { UPGRADE_POINTERS } from './upgrade-pointers.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from './credits.ts';
-import type { UsageStore } from './store.ts';
 
-export function meteringParticipant(usage: UsageStore): SealParticipant {
+export function meteringParticipant(): SealParticipant {
   return {
     name: 'metering',
-    admit(req) {
+    async admit(req, tx) {
       if (!req.metering.counted || req.auth.tenantKind !== 'sandbox') return;
-      const used = usage.usage(req.auth.tenantId).actionsUsed;
+      const used = (await tx.usage.usage(req.auth.tenantId)).actionsUsed;
       if (used < SANDBOX_ACTION_ALLOWANCE) return;
       throw new ProblemError({
         status: 402,
@@ -23,11 +23,11 @@ export function meteringParticipant(usage: UsageStore): SealParticipant {
         extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, ...UPGRADE_POINTERS },
       });
     },
-    sealed(seal) {
+    async sealed(seal, tx) {
       const actions = seal.request.metering.counted ? 1 : 0;
       if (actions === 0 && seal.credits === 0) return;
       const { tenantId, recordedAt } = seal.record;
-      const after = usage.add(tenantId, actions, seal.credits, recordedAt);
+      const after = await tx.usage.add(tenantId, actions, seal.credits, recordedAt);
       // Later participants (meter.threshold events) see which thresholds this seal crossed.
       seal.usage = { before: { actionsUsed: after.actionsUsed - actions, creditsUsed: after.creditsUsed - seal.credits }, after };
     },

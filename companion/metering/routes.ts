@@ -17,8 +17,8 @@ export const Usage = z
   })
   .openapi('Usage');
 
-export function usageBody(deps: RouteDeps, tenantId: string, tenantKind: 'sandbox' | 'production'): z.infer<typeof Usage> {
-  const { actionsUsed, creditsUsed } = deps.store.usage.usage(tenantId);
+export async function usageBody(deps: RouteDeps, tenantId: string, tenantKind: 'sandbox' | 'production'): Promise<z.infer<typeof Usage>> {
+  const { actionsUsed, creditsUsed } = await deps.store.usage.usage(tenantId);
   const cap = tenantKind === 'sandbox' ? SANDBOX_ACTION_ALLOWANCE : null;
   const remaining = cap === null ? null : Math.max(0, cap - actionsUsed);
   let warning: string | null = null;
@@ -48,6 +48,6 @@ export function meteringRoutes(deps: RouteDeps) {
     summary: 'Actions used, the cap, what remains, credits, and a warning when approaching the cap',
     responses: { 200: jsonContent(Usage, 'The usage ledger') },
   });
-  router.openapi(usage, (c) => c.json(usageBody(deps, c.var.auth.tenantId, c.var.auth.tenantKind), 200));
+  router.openapi(usage, async (c) => c.json(await usageBody(deps, c.var.auth.tenantId, c.var.auth.tenantKind), 200));
   return router;
 }

@@ -1,8 +1,9 @@
 /** SQLite implementation of UsageStore (table usage_counters, migration 0002). */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { UsageStore } from './store.ts';
 
-export function createSqliteUsageStore(db: Db): UsageStore {
+export function createSqliteUsageStore(db: Db): Sync<UsageStore> {
   const read = db.prepare<[string], { actions_used: number; credits_used: number }>(
     'SELECT actions_used, credits_used FROM usage_counters WHERE tenant_id = ?',
   );

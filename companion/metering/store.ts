@@ -2,7 +2,7 @@
 import type { UsageTotals } from '../evidence/participants.ts';
 
 export interface UsageStore {
-  usage(tenantId: string): UsageTotals;
+  usage(tenantId: string): Promise<UsageTotals>;
   /** Adds to the tenant's counters and returns them as they stand afterwards. */
-  add(tenantId: string, actions: number, credits: number, at: string): UsageTotals;
+  add(tenantId: string, actions: number, credits: number, at: string): Promise<UsageTotals>;
 }

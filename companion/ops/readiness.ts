@@ -10,12 +10,11 @@
  * value reaches the unauthenticated probe.
  */
 import { createPublicKey, verify } from 'node:crypto';
-import type { Db } from '../core/db.ts';
 import type { Keyring } from '../core/keyring.ts';
 import type { Lifecycle } from '../core/lifecycle.ts';
-import type { WalSync } from '../core/wal-sync.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { readMigrations } from '../core/migrations.ts';
+import type { SqliteStore } from '../store.ts';
 
 export type CheckResult = { ok: true } | { ok: false; detail: string };
 export type ReadinessCheck = () => CheckResult | Promise<CheckResult>;
@@ -61,31 +60,34 @@ export class Readiness {
 /**
  * The database accepts writes: a write statement that changes no row still opens a write
  * transaction, so a read-only file, a read-only connection or a full lock fails here, while
- * nothing is written.
+ * nothing is written. The probe waits for the connection (store.withConnection) so it never
+ * runs inside a seal's or anyone else's open transaction.
  */
-export function databaseWritable(db: Db, walSync?: Pick<WalSync, 'failure'>): ReadinessCheck {
-  return () => {
-    if (!db.open) return failed('the database connection is closed');
-    // After a failed fsync nothing more is sealed until a restart (core/wal-sync.ts).
-    if (walSync?.failure) return failed(`${walSync.failure.message}; restart the service`);
-    try {
-      db.transaction(() => db.prepare('UPDATE schema_migrations SET version = version WHERE 0').run())();
-      return ok();
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      return failed(`the database refused a write (${typeof code === 'string' ? code : 'error'})`);
-    }
-  };
+export function databaseWritable(store: Pick<SqliteStore, 'withConnection' | 'walSync'>): ReadinessCheck {
+  return () =>
+    store.withConnection((db) => {
+      if (!db.open) return failed('the database connection is closed');
+      // After a failed fsync nothing more is sealed until a restart (core/wal-sync.ts).
+      if (store.walSync.failure) return failed(`${store.walSync.failure.message}; restart the service`);
+      try {
+        db.transaction(() => db.prepare('UPDATE schema_migrations SET version = version WHERE 0').run())();
+        return ok();
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        return failed(`the database refused a write (${typeof code === 'string' ? code : 'error'})`);
+      }
+    });
 }
 
 /** Every migration this build ships has been applied, and none this build does not know. */
-export function migrationsCurrent(db: Db, migrationsDir?: string): ReadinessCheck {
+export function migrationsCurrent(store: Pick<SqliteStore, 'withConnection'>, migrationsDir?: string): ReadinessCheck {
   const shipped = readMigrations(migrationsDir).length;
-  return () => {
-    if (!db.open) return failed('the database connection is closed');
-    const { applied } = db.prepare('SELECT count(*) AS applied FROM schema_migrations').get() as { applied: number };
-    return applied === shipped ? ok() : failed(`${applied} of ${shipped} migrations applied`);
-  };
+  return () =>
+    store.withConnection((db) => {
+      if (!db.open) return failed('the database connection is closed');
+      const { applied } = db.prepare('SELECT count(*) AS applied FROM schema_migrations').get() as { applied: number };
+      return applied === shipped ? ok() : failed(`${applied} of ${shipped} migrations applied`);
+    });
 }
 
 const PROBE = new TextEncoder().encode('svc readiness probe');

@@ -6,10 +6,12 @@
  * per request. The cache belongs to one store (a WeakMap keyed by it, so separate databases,
  * as in tests, never share entries). It is correct because one process owns the database
  * (DESIGN.md §2: an embedded SQLite file) and every write of a policy version goes through
- * policy/versions.ts, which drops the entry inside the transaction that appends the version:
- * the statements run synchronously, so the next read after the commit reloads it. A tenant
- * without a policy is cached too (as EMPTY_OVERLAY), since that is the common case. The cache
- * is bounded; the least recently used entry goes first.
+ * policy/versions.ts, which drops the entry inside the transaction that appends the version,
+ * so the next read after the commit reloads it. A miss caches its pending read at once: a read
+ * still in flight when a version is appended is dropped with the entry instead of landing in
+ * the cache afterwards with the replaced version. A tenant without a policy is cached too (as
+ * EMPTY_OVERLAY), since that is the common case. The cache is bounded; the least recently used
+ * entry goes first.
  */
 import { EMPTY_OVERLAY } from './policy-overlay.ts';
 import type { PolicyOverlay } from './policy-overlay.ts';
@@ -20,9 +22,9 @@ import type { PolicyStore, PolicyVersionRow } from './store.ts';
 /** Tenants × gate packs held at once; a miss costs one primary-key lookup. */
 export const OVERLAY_CACHE_MAX = 10_000;
 
-const caches = new WeakMap<PolicyStore, Map<string, PolicyOverlay>>();
+const caches = new WeakMap<PolicyStore, Map<string, Promise<PolicyOverlay>>>();
 
-function cacheOf(store: PolicyStore): Map<string, PolicyOverlay> {
+function cacheOf(store: PolicyStore): Map<string, Promise<PolicyOverlay>> {
   let cache = caches.get(store);
   if (!cache) {
     cache = new Map();
@@ -38,14 +40,19 @@ export function overlayOfVersion(row: PolicyVersionRow | undefined): PolicyOverl
   return row ? overlayOf(JSON.parse(row.document) as PolicyDocument, row.digest) : EMPTY_OVERLAY;
 }
 
-export function currentOverlay(store: PolicyStore, tenantId: string, policyPack: string): PolicyOverlay {
+export function currentOverlay(store: PolicyStore, tenantId: string, policyPack: string): Promise<PolicyOverlay> {
   const cache = cacheOf(store);
   const key = keyOf(tenantId, policyPack);
   let overlay = cache.get(key);
   if (overlay) {
     cache.delete(key); // re-inserted below: a Map iterates in insertion order, oldest first
   } else {
-    overlay = overlayOfVersion(store.current(tenantId, policyPack));
+    const loading = store.current(tenantId, policyPack).then(overlayOfVersion);
+    // A failed read is not remembered: the next request asks again.
+    loading.catch(() => {
+      if (cache.get(key) === loading) cache.delete(key);
+    });
+    overlay = loading;
     if (cache.size >= OVERLAY_CACHE_MAX) cache.delete(cache.keys().next().value!);
   }
   cache.set(key, overlay);

@@ -22,9 +22,9 @@ export function policyRoutes(deps: RouteDeps) {
   const router = createRouter();
   const store = deps.store.policy;
   const versionDeps = { sealer: deps.sealer, policy: store, evidence: deps.store.evidence };
-  const currentVersion = (tenantId: string, pack: GatePack) => {
-    const row = store.current(tenantId, pack.manifest.name);
-    return row ? versionView(deps.store.evidence, row) : null;
+  const currentVersion = async (tenantId: string, pack: GatePack) => {
+    const row = await store.current(tenantId, pack.manifest.name);
+    return row ? await versionView(deps.store.evidence, row) : null;
   };
 
   const options = defineRoute({
@@ -37,9 +37,9 @@ export function policyRoutes(deps: RouteDeps) {
     request: { query: PolicyQuery },
     responses: { 200: jsonContent(OptionsResponse, 'What a policy for this pack may say, and what it says now') },
   });
-  router.openapi(options, (c) => {
+  router.openapi(options, async (c) => {
     const pack = getGatePack(c.req.valid('query').policy_pack);
-    return c.json(policyOptions(pack, currentVersion(c.var.auth.tenantId, pack)) as never, 200);
+    return c.json(policyOptions(pack, await currentVersion(c.var.auth.tenantId, pack)) as never, 200);
   });
 
   const put = defineRoute({
@@ -66,7 +66,7 @@ export function policyRoutes(deps: RouteDeps) {
       const checked = checkPolicy(pack, c.req.valid('json'));
       if (!checked.ok) throw policyProblem(checked.errors);
       const { changed, row } = await putPolicy(versionDeps, c.var.auth, pack, checked.document, checked.digest);
-      return c.json({ ...versionView(deps.store.evidence, row), changed } as never, changed ? 201 : 200);
+      return c.json({ ...(await versionView(deps.store.evidence, row)), changed } as never, changed ? 201 : 200);
     },
     policyBodyHook(
       (pack, input) => {
@@ -87,14 +87,16 @@ export function policyRoutes(deps: RouteDeps) {
     request: { query: ReceiptsQuery },
     responses: { 200: jsonContent(ReceiptsResponse, 'Versions newest first') },
   });
-  router.openapi(receipts, (c) => {
+  router.openapi(receipts, async (c) => {
     const { policy_pack, limit, before_version } = c.req.valid('query');
-    const rows = store.listVersions(c.var.auth.tenantId, policy_pack, { limit, beforeVersion: before_version });
+    const rows = await store.listVersions(c.var.auth.tenantId, policy_pack, { limit, beforeVersion: before_version });
     const last = rows.at(-1);
+    const views = [];
+    for (const row of rows) views.push(await versionView(deps.store.evidence, row));
     return c.json(
       {
         policy_pack,
-        receipts: rows.map((row) => versionView(deps.store.evidence, row)),
+        receipts: views,
         next_before_version: rows.length === limit && last !== undefined && last.version > 1 ? last.version : null,
       } as never,
       200,

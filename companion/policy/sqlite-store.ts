@@ -1,4 +1,5 @@
 /** SQLite implementation of PolicyStore (migration 0003_policy.sql); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { PolicyStore, PolicyVersionRow } from './store.ts';
 
@@ -26,7 +27,7 @@ const toRow = (r: VersionDbRow): PolicyVersionRow => ({
   actionKey: r.action_key,
 });
 
-export function createSqlitePolicyStore(db: Db): PolicyStore {
+export function createSqlitePolicyStore(db: Db): Sync<PolicyStore> {
   // The primary key (tenant_id, policy_pack, version) serves all three: one index seek each.
   const current = db.prepare<[string, string], VersionDbRow>(
     'SELECT * FROM policy_versions WHERE tenant_id = ? AND policy_pack = ? ORDER BY version DESC LIMIT 1',

@@ -27,9 +27,9 @@ export interface PolicyVersionRow {
 
 export interface PolicyStore {
   /** The newest version of a tenant's policy for a pack, or undefined when it has none. */
-  current(tenantId: string, policyPack: string): PolicyVersionRow | undefined;
+  current(tenantId: string, policyPack: string): Promise<PolicyVersionRow | undefined>;
   /** Appends a version; (tenant, pack, version) is unique, so a stale writer fails. */
-  insertVersion(row: PolicyVersionRow): void;
+  insertVersion(row: PolicyVersionRow): Promise<void>;
   /** Versions newest first, at most `limit`, only those below `beforeVersion` when given. */
-  listVersions(tenantId: string, policyPack: string, options: { limit: number; beforeVersion?: number | undefined }): PolicyVersionRow[];
+  listVersions(tenantId: string, policyPack: string, options: { limit: number; beforeVersion?: number | undefined }): Promise<PolicyVersionRow[]>;
 }

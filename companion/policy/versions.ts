@@ -72,7 +72,7 @@ export async function putPolicy(
   digest: string,
 ): Promise<{ changed: boolean; row: PolicyVersionRow }> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const current = deps.policy.current(auth.tenantId, pack.manifest.name);
+    const current = await deps.policy.current(auth.tenantId, pack.manifest.name);
     if (current?.digest === digest) return { changed: false, row: current };
     try {
       return { changed: true, row: await sealVersion(deps, auth, pack, document, digest, current) };
@@ -113,8 +113,8 @@ async function sealVersion(
     details: facts,
     // Policy changes are not sealed actions (interface-spec "What the service does" 9).
     metering: { counted: false, credits: 0 },
-    onSealed(record) {
-      if ((deps.policy.current(auth.tenantId, m.name)?.version ?? 0) !== version - 1) throw new StalePolicyVersion();
+    async onSealed(record, tx) {
+      if (((await tx.policy.current(auth.tenantId, m.name))?.version ?? 0) !== version - 1) throw new StalePolicyVersion();
       row = {
         tenantId: auth.tenantId,
         policyPack: m.name,
@@ -126,7 +126,8 @@ async function sealVersion(
         createdAt: record.recordedAt,
         actionKey: record.actionKey,
       };
-      deps.policy.insertVersion(row);
+      await tx.policy.insertVersion(row);
+      // The cache belongs to the outside store the gate reads through, not to this tx.
       forgetOverlay(deps.policy, auth.tenantId, m.name);
     },
     respond: () => null,
@@ -135,8 +136,8 @@ async function sealVersion(
 }
 
 /** A stored version with its receipt, re-derived from the sealed record (evidence/record-view.ts). */
-export function versionView(evidence: EvidenceStore, row: PolicyVersionRow): PolicyVersionView {
-  const record = evidence.findRecord(row.tenantId, row.actionKey);
+export async function versionView(evidence: EvidenceStore, row: PolicyVersionRow): Promise<PolicyVersionView> {
+  const record = await evidence.findRecord(row.tenantId, row.actionKey);
   // The row and its receipt commit in one transaction (onSealed above); one without the other is corruption.
   if (!record) throw new Error(`policy version ${row.policyPack}/${row.version} has no sealed receipt ${row.actionKey}`);
   const v = viewRecord(record);

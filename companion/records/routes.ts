@@ -18,7 +18,7 @@ import type { RouteDeps } from '../deps.ts';
 import type { SealOutcome } from '../evidence/sealer.ts';
 import { RecordRequest, RecordResponse, recordProblem } from './schema.ts';
 import type { RecordBody } from './schema.ts';
-import { sealRecord } from './seal-record.ts';
+import { metadataRetention, sealRecord } from './seal-record.ts';
 import type { RecordSealDeps } from './seal-record.ts';
 
 export const BATCH_MAX_ITEMS = 100;
@@ -75,7 +75,11 @@ export function recordRoutes(deps: RouteDeps) {
   });
   router.openapi(
     single,
-    async (c) => answer(c, await sealRecord(sealDeps, c.var.auth, c.req.valid('json'))),
+    async (c) => {
+      const body = c.req.valid('json');
+      const retain = body.metadata !== undefined && (await metadataRetention(sealDeps, c.var.auth.tenantId));
+      return answer(c, await sealRecord(sealDeps, c.var.auth, body, retain));
+    },
     (result) => {
       // The body's own explanations (raw content, digest keys); other parts as every route.
       if (!result.success && result.target === 'json') throw recordProblem(result.error);
@@ -104,7 +108,8 @@ export function recordRoutes(deps: RouteDeps) {
     batch,
     async (c) => {
       const items = c.req.valid('json');
-      const results = await Promise.all(items.map((item, index) => recordItem(deps, sealDeps, c, item, index)));
+      const retain = await metadataRetention(sealDeps, c.var.auth.tenantId);
+      const results = await Promise.all(items.map((item, index) => recordItem(deps, sealDeps, c, item, index, retain)));
       const failedIndexes = results.filter((r) => r.status === 'failed').map((r) => r.index);
       const body = {
         results,
@@ -136,11 +141,11 @@ export function recordRoutes(deps: RouteDeps) {
 type ItemResult = { index: number; status: string } & Record<string, unknown>;
 
 /** Validates and seals one batch item; a failure becomes that item's result, never the batch's. */
-async function recordItem(deps: RouteDeps, sealDeps: RecordSealDeps, c: Context, item: unknown, index: number): Promise<ItemResult> {
+async function recordItem(deps: RouteDeps, sealDeps: RecordSealDeps, c: Context, item: unknown, index: number, retainMetadata: boolean): Promise<ItemResult> {
   const parsed = RecordRequest.safeParse(item);
   if (!parsed.success) return failed(index, recordProblem(parsed.error));
   try {
-    const outcome = await sealRecord(sealDeps, c.var.auth, parsed.data as RecordBody);
+    const outcome = await sealRecord(sealDeps, c.var.auth, parsed.data as RecordBody, retainMetadata);
     return { index, ...(outcome.body as { status: 'recorded' }), idempotent_replayed: outcome.replayed };
   } catch (err) {
     const { problem, internal } = toProblem(err);

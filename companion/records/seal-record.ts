@@ -47,7 +47,17 @@ export function payloadRetention(metadataRetained: boolean): PayloadRetention {
   };
 }
 
-export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: RecordBody): Promise<SealOutcome> {
+/**
+ * Whether the tenant keeps declared metadata values (its retain_statutory_metadata setting).
+ * Read before sealing, once per request: a batch's items are then handed to the sealer in
+ * their own order, none held back by a read of its own.
+ */
+export async function metadataRetention(deps: RecordSealDeps, tenantId: string): Promise<boolean> {
+  return (await deps.tenants.getTenant(tenantId))?.retainStatutoryMetadata ?? false;
+}
+
+/** `retainMetadata` is the tenant's setting (metadataRetention); it matters only when metadata is sent. */
+export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: RecordBody, retainMetadata: boolean): Promise<SealOutcome> {
   const pack = getRecordPack(body.pack)!; // the schema admits record pack names only
   const m = pack.manifest;
   const event = m.event_types.find((e) => e.id === body.event_type)!;
@@ -61,7 +71,7 @@ export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: Record
   // One digest per value (SHA-256 of its JCS bytes), so a single value (a model name, a marking
   // id) can be shown to match the seal without the others.
   const valueDigests = body.metadata !== undefined ? Object.fromEntries(Object.entries(body.metadata).map(([k, v]) => [k, sha256Hex(canonicalBytes(v))])) : undefined;
-  const retained = body.metadata !== undefined && (deps.tenants.getTenant(auth.tenantId)?.retainStatutoryMetadata ?? false);
+  const retained = body.metadata !== undefined && retainMetadata;
   const retention = payloadRetention(retained);
   // Committed in the attestation: the digests themselves let a verifier match content to a seal
   // without the rest of the payload.

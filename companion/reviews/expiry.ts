@@ -53,8 +53,8 @@ class AlreadySettled extends Error {
  */
 export async function expireReview(deps: ExpiryDeps, item: ReviewItem): Promise<ReviewItem> {
   const { reviews } = deps.store;
-  const tenant = deps.store.tenants.getTenant(item.tenantId);
-  const gate = deps.store.evidence.findRecord(item.tenantId, item.actionKey);
+  const tenant = await deps.store.tenants.getTenant(item.tenantId);
+  const gate = await deps.store.evidence.findRecord(item.tenantId, item.actionKey);
   if (!tenant || !gate) throw new Error(`review item ${item.actionKey} has no tenant or gate record`);
   // The service generated this payload and holds all of it, so it is committed whole: anyone
   // recomputes payload_hash from context.payload.
@@ -96,9 +96,9 @@ export async function expireReview(deps: ExpiryDeps, item: ReviewItem): Promise<
         next_step: nextStepFor(item, 'expired'),
       },
       metering: { counted: false, credits: 0 },
-      onSealed: (record) => {
-        if (!reviews.expire(item.tenantId, item.actionKey, record.recordedAt, record.actionKey)) throw new AlreadySettled();
-        reviews.addReceipt({
+      onSealed: async (record, tx) => {
+        if (!(await tx.reviews.expire(item.tenantId, item.actionKey, record.recordedAt, record.actionKey))) throw new AlreadySettled();
+        await tx.reviews.addReceipt({
           receiptActionKey: record.actionKey,
           tenantId: item.tenantId,
           reviewedActionKey: item.actionKey,
@@ -112,14 +112,14 @@ export async function expireReview(deps: ExpiryDeps, item: ReviewItem): Promise<
   } catch (err) {
     if (!(err instanceof AlreadySettled)) throw err;
   }
-  return reviews.findItem(item.tenantId, item.actionKey)!;
+  return (await reviews.findItem(item.tenantId, item.actionKey))!;
 }
 
 /** One sweep: seals the expiry receipts of every item due now (bounded); returns how many. */
 export async function sweepExpiredReviews(deps: ExpiryDeps): Promise<number> {
   let sealed = 0;
   for (let round = 0; round < SWEEP_MAX_ROUNDS; round++) {
-    const due = deps.store.reviews.listDue(rfc3339(deps.clock.now()), SWEEP_BATCH);
+    const due = await deps.store.reviews.listDue(rfc3339(deps.clock.now()), SWEEP_BATCH);
     const results = await Promise.all(
       due.map((item) =>
         expireReview(deps, item).then(

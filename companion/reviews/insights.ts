@@ -22,8 +22,8 @@ function counts(r: InsightsRow | undefined, now: Date) {
   };
 }
 
-export function reviewInsights(reviews: ReviewStore, tenantId: string, now: Date, since: string | null) {
-  const rows = reviews.insights(tenantId, now.toISOString(), since);
+export async function reviewInsights(reviews: ReviewStore, tenantId: string, now: Date, since: string | null) {
+  const rows = await reviews.insights(tenantId, now.toISOString(), since);
   const overall = rows.find((r) => r.actionType === null);
   return {
     tenant_id: tenantId,

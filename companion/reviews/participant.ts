@@ -6,15 +6,14 @@
 import type { SealParticipant } from '../evidence/participants.ts';
 import { openReviewItem } from './state.ts';
 import type { ReviewRule } from './rules.ts';
-import type { ReviewStore } from './store.ts';
 
-export function reviewsParticipant(reviews: ReviewStore): SealParticipant {
+export function reviewsParticipant(): SealParticipant {
   return {
     name: 'reviews',
-    sealed({ request, record }) {
+    async sealed({ request, record }, tx) {
       const pause = request.pauseForReview;
       if (!pause) return;
-      openReviewItem(reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep, rule: pause.rule as ReviewRule | null }, pause.windowSeconds);
+      await openReviewItem(tx.reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep, rule: pause.rule as ReviewRule | null }, pause.windowSeconds);
     },
   };
 }

@@ -27,9 +27,14 @@ export interface RecordReviewView {
   receipts: { action_key: string; decision: string; reviewer: string | null; recorded_at: string }[];
 }
 
-export function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: string): RecordReviewView | undefined {
+export async function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: string): Promise<RecordReviewView | undefined> {
   if (row.kind !== 'gate' || row.decision !== 'needs_review') return undefined;
-  const item = reviews.findItem(row.tenantId, row.actionKey);
+  // Asked together, so no review commits between the item and its receipts: they agree.
+  const [item, escalations, receipts] = await Promise.all([
+    reviews.findItem(row.tenantId, row.actionKey),
+    reviews.escalationsFor(row.tenantId, row.actionKey),
+    reviews.receiptsFor(row.tenantId, row.actionKey),
+  ]);
   if (!item) return undefined;
   const status = effectiveStatus(item, now);
   const lazilyExpired = status === 'expired' && item.status !== 'expired';
@@ -45,9 +50,9 @@ export function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: st
     approvals_required: item.approvalsRequired,
     escalation_level: item.escalationLevel,
     reminded_at: item.remindedAt,
-    escalations: reviews.escalationsFor(row.tenantId, row.actionKey).map((e) => ({ level: e.level, from_route: e.fromRoute, to_route: e.toRoute, at: e.at })),
+    escalations: escalations.map((e) => ({ level: e.level, from_route: e.fromRoute, to_route: e.toRoute, at: e.at })),
     next_step: nextStepFor(item, status),
-    receipts: reviews.receiptsFor(row.tenantId, row.actionKey).map((r) => ({
+    receipts: receipts.map((r) => ({
       action_key: r.receiptActionKey,
       decision: r.decision,
       reviewer: r.reviewer,

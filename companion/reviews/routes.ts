@@ -45,14 +45,14 @@ export async function submitReviewDecision(
 ): Promise<SealOutcome> {
   const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
   assertMirrorTuple(body);
-  const item = deps.store.reviews.findItem(auth.tenantId, body.action_key);
+  const item = await deps.store.reviews.findItem(auth.tenantId, body.action_key);
   if (!item) {
-    const row = deps.store.evidence.findRecord(auth.tenantId, body.action_key);
+    const row = await deps.store.evidence.findRecord(auth.tenantId, body.action_key);
     if (!row) throw ProblemError.notFound(`no sealed action ${body.action_key} for this tenant`);
     throw neverPaused(row);
   }
   assertPackMatches(body, item);
-  const reviewed = deps.store.evidence.findRecord(auth.tenantId, item.actionKey)!;
+  const reviewed = (await deps.store.evidence.findRecord(auth.tenantId, item.actionKey))!;
   try {
     return await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed, annotations);
   } catch (err) {
@@ -115,12 +115,13 @@ export function reviewRoutes(deps: RouteDeps) {
     request: { query: ActiveManifestQuery },
     responses: { 200: jsonContent(ActiveManifest, 'Paused actions, oldest first') },
   });
-  router.openapi(board, (c) => {
+  router.openapi(board, async (c) => {
     const { route, limit: rawLimit } = c.req.valid('query');
     const limit = rawLimit === undefined ? BOARD_DEFAULT_LIMIT : Number(rawLimit);
     const now = deps.clock.now();
     const at = rfc3339(now);
-    const rows = deps.store.reviews.listOpen(c.var.auth.tenantId, at, { route, limit: limit + 1 });
+    const rows = await deps.store.reviews.listOpen(c.var.auth.tenantId, at, { route, limit: limit + 1 });
+    const summary = await reviewInsights(deps.store.reviews, c.var.auth.tenantId, now, null);
     c.header('cache-control', 'no-store');
     return c.json(
       {
@@ -131,7 +132,7 @@ export function reviewRoutes(deps: RouteDeps) {
         truncated: rows.length > limit,
         raw_content_stored: false as const,
         items: rows.slice(0, limit).map((item) => boardItem(item, now)),
-        insights: reviewInsights(deps.store.reviews, c.var.auth.tenantId, now, null),
+        insights: summary,
       },
       200,
     );
@@ -150,11 +151,11 @@ export function reviewRoutes(deps: RouteDeps) {
     request: { query: ReviewInsightsQuery },
     responses: { 200: jsonContent(ReviewInsights, 'The summary, tenant-wide and per action type') },
   });
-  router.openapi(insights, (c) => {
+  router.openapi(insights, async (c) => {
     const { since } = c.req.valid('query');
     c.header('cache-control', 'no-store');
     const from = since === undefined ? null : new Date(since).toISOString();
-    return c.json(reviewInsights(deps.store.reviews, c.var.auth.tenantId, deps.clock.now(), from), 200);
+    return c.json(await reviewInsights(deps.store.reviews, c.var.auth.tenantId, deps.clock.now(), from), 200);
   });
 
   router.route('/', mirrorRoutes(deps));

@@ -17,17 +17,18 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import { errorFields } from '../core/log.ts';
+import type { Store, Tx } from '../store.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
 import type { ReviewEventFields } from '../webhooks/events.ts';
 import { nextEscalation, reminderDueAt, scheduleDueAt } from './rules.ts';
 import { isOpen } from './state.ts';
-import type { ReviewItem, ReviewStore } from './store.ts';
+import type { ReviewItem } from './store.ts';
 
 export interface ScheduleDeps {
-  store: { reviews: ReviewStore; transaction<T>(fn: () => T): T };
+  store: Pick<Store, 'reviews' | 'transaction'>;
   webhooks: { outbox: WebhookOutbox };
-  /** Told of each escalation step inside its transaction, so the new route is reached (routing/). */
-  onEscalated?: (item: ReviewItem, at: string) => void;
+  /** Told of each escalation step inside its transaction (`tx`), so the new route is reached (routing/). */
+  onEscalated?: (item: ReviewItem, at: string, tx: Tx) => void | Promise<void>;
   clock: Clock;
   log: Logger;
 }
@@ -41,11 +42,11 @@ export async function runReviewSchedule(deps: ScheduleDeps): Promise<number> {
   let taken = 0;
   for (let round = 0; round < SCHEDULE_MAX_ROUNDS; round++) {
     const now = rfc3339(deps.clock.now());
-    const due = deps.store.reviews.listScheduled(now, SCHEDULE_BATCH);
+    const due = await deps.store.reviews.listScheduled(now, SCHEDULE_BATCH);
     let failed = false;
     for (const item of due) {
       try {
-        taken += deps.store.transaction(() => takeDue(deps, item.tenantId, item.actionKey, now));
+        taken += await deps.store.transaction((tx) => takeDue(deps, tx, item.tenantId, item.actionKey, now));
       } catch (err) {
         failed = true;
         deps.log.error('review schedule failed', { action_key: item.actionKey, ...errorFields(err) });
@@ -59,39 +60,45 @@ export async function runReviewSchedule(deps: ScheduleDeps): Promise<number> {
 }
 
 /** Inside one transaction: what is due on this item at `now`, from its stored state. */
-function takeDue(deps: ScheduleDeps, tenantId: string, actionKey: string, now: string): number {
-  const { reviews } = deps.store;
-  let item = reviews.findItem(tenantId, actionKey);
+async function takeDue(deps: ScheduleDeps, tx: Tx, tenantId: string, actionKey: string, now: string): Promise<number> {
+  const { reviews } = tx;
+  let item = await reviews.findItem(tenantId, actionKey);
   if (!item || !isOpen(item.status) || Date.parse(item.expiresAt) <= Date.parse(now)) return 0;
   let taken = 0;
   const reminder = reminderDueAt(item);
   if (reminder !== null && Date.parse(reminder) <= Date.parse(now)) {
     const next = scheduleDueAt({ ...item, remindedAt: now });
-    if (reviews.markReminded(tenantId, actionKey, now, next)) {
-      deps.webhooks.outbox.enqueue({
-        tenantId,
-        event: 'review.reminder',
-        eventKey: `review.reminder:${actionKey}`,
-        fields: { ...eventFields(item), waiting_seconds: Math.floor((Date.parse(now) - Date.parse(item.createdAt)) / 1000) },
-        createdAt: now,
-      });
+    if (await reviews.markReminded(tenantId, actionKey, now, next)) {
+      await deps.webhooks.outbox.enqueue(
+        {
+          tenantId,
+          event: 'review.reminder',
+          eventKey: `review.reminder:${actionKey}`,
+          fields: { ...eventFields(item), waiting_seconds: Math.floor((Date.parse(now) - Date.parse(item.createdAt)) / 1000) },
+          createdAt: now,
+        },
+        tx,
+      );
       taken++;
     }
-    item = reviews.findItem(tenantId, actionKey)!;
+    item = (await reviews.findItem(tenantId, actionKey))!;
   }
   for (let step = nextEscalation(item); step && Date.parse(step.dueAt) <= Date.parse(now); step = nextEscalation(item)) {
     const next = scheduleDueAt({ ...item, escalationLevel: step.level });
-    if (!reviews.escalateRoute(tenantId, actionKey, { level: step.level, route: step.step.route, at: now, scheduleDueAt: next })) break;
+    if (!(await reviews.escalateRoute(tenantId, actionKey, { level: step.level, route: step.step.route, at: now, scheduleDueAt: next }))) break;
     const from = item.reviewRoute;
-    item = reviews.findItem(tenantId, actionKey)!;
-    deps.onEscalated?.(item, now);
-    deps.webhooks.outbox.enqueue({
-      tenantId,
-      event: 'review.escalated',
-      eventKey: `review.escalated:${actionKey}:${step.level}`,
-      fields: { ...eventFields(item), escalation_level: step.level, from_route: from },
-      createdAt: now,
-    });
+    item = (await reviews.findItem(tenantId, actionKey))!;
+    await deps.onEscalated?.(item, now, tx);
+    await deps.webhooks.outbox.enqueue(
+      {
+        tenantId,
+        event: 'review.escalated',
+        eventKey: `review.escalated:${actionKey}:${step.level}`,
+        fields: { ...eventFields(item), escalation_level: step.level, from_route: from },
+        createdAt: now,
+      },
+      tx,
+    );
     taken++;
   }
   return taken;

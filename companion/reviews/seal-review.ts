@@ -83,7 +83,7 @@ export async function sealReview(
           reviewed_action_key: item.actionKey,
         });
       }
-      current = deps.reviews.findItem(item.tenantId, item.actionKey)!;
+      current = (await deps.reviews.findItem(item.tenantId, item.actionKey))!;
     }
   }
 }
@@ -94,7 +94,7 @@ interface Outcome {
   approvals: number;
 }
 
-function sealOnce(
+async function sealOnce(
   deps: ReviewSealDeps,
   auth: AuthContext,
   body: ReviewBody,
@@ -105,7 +105,7 @@ function sealOnce(
   const { hash } = payloadCommitment(body);
   const mirror = mirrorTuple(body);
   const approving = body.decision === 'approved';
-  const prior = approving ? approvalsOf(deps.reviews, item) : [];
+  const prior = approving ? await approvalsOf(deps.reviews, item) : [];
   const approvals = item.approvals + (approving ? 1 : 0);
   const releases = approving && approvals >= item.approvalsRequired;
   const after: Outcome = {
@@ -161,7 +161,7 @@ function sealOnce(
     ...(body.idempotency_key !== undefined
       ? { idempotency: { scope: REVIEW_IDEMPOTENCY_SCOPE, key: body.idempotency_key, requestHash: hash } }
       : {}),
-    onSealed: (record) => applyDecision(deps.reviews, item, body, record),
+    onSealed: (record, tx) => applyDecision(tx.reviews, item, body, record),
     respond: (record) => ({
       action_key: record.actionKey,
       reviewed_action_key: item.actionKey,
@@ -188,25 +188,25 @@ function partialStep(item: ReviewItem, approvals: number): string {
   );
 }
 
-function approvalsOf(reviews: ReviewStore, item: ReviewItem): ReviewReceiptRow[] {
-  return reviews.receiptsFor(item.tenantId, item.actionKey).filter((r) => r.decision === 'approved');
+async function approvalsOf(reviews: ReviewStore, item: ReviewItem): Promise<ReviewReceiptRow[]> {
+  return (await reviews.receiptsFor(item.tenantId, item.actionKey)).filter((r) => r.decision === 'approved');
 }
 
 /** Inside the seal's transaction: the item moves, or the whole seal of this request rolls back. */
-function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody, record: SealedRecord): void {
+async function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody, record: SealedRecord): Promise<void> {
   const at = record.recordedAt;
-  const fresh = reviews.findItem(item.tenantId, item.actionKey)!;
+  const fresh = (await reviews.findItem(item.tenantId, item.actionKey))!;
   if (!isOpen(effectiveStatus(fresh, at))) throw notOpen(fresh, at);
   if (body.decision === 'approved') {
-    const earlier = approvalsOf(reviews, fresh).find((r) => r.reviewer === body.reviewer);
+    const earlier = (await approvalsOf(reviews, fresh)).find((r) => r.reviewer === body.reviewer);
     if (earlier) throw duplicateApprover(fresh, body.reviewer, earlier);
     const expected = { status: item.status as OpenStatus, approvals: item.approvals };
-    if (!reviews.approve(item.tenantId, item.actionKey, { reviewer: body.reviewer, at, receiptActionKey: record.actionKey, expected })) throw new ApprovalsMoved();
+    if (!(await reviews.approve(item.tenantId, item.actionKey, { reviewer: body.reviewer, at, receiptActionKey: record.actionKey, expected }))) throw new ApprovalsMoved();
   } else {
-    const moved = reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: body.reviewer, at, receiptActionKey: record.actionKey });
-    if (!moved) throw notOpen(reviews.findItem(item.tenantId, item.actionKey)!, at);
+    const moved = await reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: body.reviewer, at, receiptActionKey: record.actionKey });
+    if (!moved) throw notOpen((await reviews.findItem(item.tenantId, item.actionKey))!, at);
   }
-  reviews.addReceipt({
+  await reviews.addReceipt({
     receiptActionKey: record.actionKey,
     tenantId: item.tenantId,
     reviewedActionKey: item.actionKey,

@@ -1,4 +1,5 @@
 /** SQLite implementation of ReviewStore (migrations 0004, 0010); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { ReviewRule } from './rules.ts';
 import type { InsightsRow, NewReviewItem, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus, ReviewStore } from './store.ts';
@@ -120,7 +121,7 @@ const INSIGHT_TIMES = (partition: string) => `
   SELECT action_type, max(CASE WHEN rn = (n + 1) / 2 THEN s END) AS p50, max(CASE WHEN rn = (9 * n + 9) / 10 THEN s END) AS p90
     FROM r GROUP BY action_type`;
 
-export function createSqliteReviewStore(db: Db): ReviewStore {
+export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
   const insertItem = db.prepare(`INSERT INTO review_items
     (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
      rule, approvals_required, schedule_due_at)

@@ -34,8 +34,8 @@ export interface PausedAction {
  * recorded_at and is fixed then: an escalation does not extend it. The review rule is copied
  * onto the item here, so the rule in force stays the one of the pause (./rules.ts).
  */
-export function openReviewItem(store: ReviewStore, record: SealedRecord, paused: PausedAction, windowSeconds: number): void {
-  store.openItem({
+export async function openReviewItem(store: ReviewStore, record: SealedRecord, paused: PausedAction, windowSeconds: number): Promise<void> {
+  await store.openItem({
     tenantId: record.tenantId,
     actionKey: record.actionKey,
     pack: record.pack,

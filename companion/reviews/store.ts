@@ -89,15 +89,15 @@ export interface ReviewReceiptRow {
 
 export interface ReviewStore {
   /** Opens the item of a needs_review gate action (inside the gate seal's transaction). */
-  openItem(item: NewReviewItem): void;
-  findItem(tenantId: string, actionKey: string): ReviewItem | undefined;
+  openItem(item: NewReviewItem): Promise<void>;
+  findItem(tenantId: string, actionKey: string): Promise<ReviewItem | undefined>;
   /**
    * Records a reviewer's decision on an open item whose window has not ended at `at`.
    * Returns false (and changes nothing) when the item is not open or its window ended: the
    * caller refuses the review. The condition is in the UPDATE itself, so it holds under any
    * interleaving.
    */
-  decide(tenantId: string, actionKey: string, d: { decision: Exclude<ReviewDecision, 'approved'>; reviewer: string; at: string; receiptActionKey: string }): boolean;
+  decide(tenantId: string, actionKey: string, d: { decision: Exclude<ReviewDecision, 'approved'>; reviewer: string; at: string; receiptActionKey: string }): Promise<boolean>;
   /**
    * Records one approval on an open item still in `expected` (status and approvals so far),
    * its window running at `at`; the approval that reaches approvals_required closes it
@@ -107,26 +107,26 @@ export interface ReviewStore {
     tenantId: string,
     actionKey: string,
     d: { reviewer: string; at: string; receiptActionKey: string; expected: { status: OpenStatus; approvals: number } },
-  ): boolean;
+  ): Promise<boolean>;
   /** Marks an open item whose window ended by `at` expired; false when it is not (any more). */
-  expire(tenantId: string, actionKey: string, at: string, receiptActionKey: string): boolean;
-  addReceipt(row: ReviewReceiptRow): void;
+  expire(tenantId: string, actionKey: string, at: string, receiptActionKey: string): Promise<boolean>;
+  addReceipt(row: ReviewReceiptRow): Promise<void>;
   /** The receipts of one reviewed action, oldest first. */
-  receiptsFor(tenantId: string, actionKey: string): ReviewReceiptRow[];
+  receiptsFor(tenantId: string, actionKey: string): Promise<ReviewReceiptRow[]>;
   /** Open items whose window is still running at `now`, oldest first; `route` filters exactly. */
-  listOpen(tenantId: string, now: string, options: { route?: string | undefined; limit: number }): ReviewItem[];
+  listOpen(tenantId: string, now: string, options: { route?: string | undefined; limit: number }): Promise<ReviewItem[]>;
   /** Open items whose window ended by `now`, across tenants, earliest deadline first. */
-  listDue(now: string, limit: number): ReviewItem[];
+  listDue(now: string, limit: number): Promise<ReviewItem[]>;
   /** Open items, window running at `now`, whose reminder or escalation step is due; across tenants. */
-  listScheduled(now: string, limit: number): ReviewItem[];
+  listScheduled(now: string, limit: number): Promise<ReviewItem[]>;
   /** Marks the reminder sent, once: false when it already was or the item is not open. */
-  markReminded(tenantId: string, actionKey: string, at: string, scheduleDueAt: string | null): boolean;
+  markReminded(tenantId: string, actionKey: string, at: string, scheduleDueAt: string | null): Promise<boolean>;
   /**
    * Takes escalation step `level` (the item must be at level - 1 and open): moves the item to
    * `route` and records the step. False (nothing changed) when the step was already taken.
    */
-  escalateRoute(tenantId: string, actionKey: string, step: { level: number; route: string; at: string; scheduleDueAt: string | null }): boolean;
-  escalationsFor(tenantId: string, actionKey: string): EscalationRow[];
+  escalateRoute(tenantId: string, actionKey: string, step: { level: number; route: string; at: string; scheduleDueAt: string | null }): Promise<boolean>;
+  escalationsFor(tenantId: string, actionKey: string): Promise<EscalationRow[]>;
   /** Per action type, then the tenant-wide row; items created at or after `since`; `now` decides lazy expiry. */
-  insights(tenantId: string, now: string, since: string | null): InsightsRow[];
+  insights(tenantId: string, now: string, since: string | null): Promise<InsightsRow[]>;
 }

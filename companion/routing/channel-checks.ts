@@ -43,9 +43,9 @@ export function secretStatus(deps: RouteDeps, tenantId: string, ref: string) {
  * The four states of an enabled-or-not route (interface-spec "Routing and integrations"
  * readiness): `missing` lists setup gaps; `secrets` are the references the route needs.
  */
-export function routeReadiness(deps: RouteDeps, row: IntegrationRow, missing: string[], secrets: Record<string, string | null>): Readiness {
+export async function routeReadiness(deps: RouteDeps, row: IntegrationRow, missing: string[], secrets: Record<string, string | null>): Promise<Readiness> {
   const externalSend = deps.config.outboxExternalSend;
-  const counts = dispatchCounts(deps, row);
+  const counts = await deps.store.routing.countByTarget(row.tenantId, row.channel, row.target);
   if (!row.enabled) return { state: 'disabled', detail: 'the tenant disabled this route; no dispatch is created for it', external_send: externalSend, dispatches: counts };
   if (missing.length > 0) return { state: 'incomplete', detail: `missing: ${missing.join(', ')}`, missing, external_send: externalSend, dispatches: counts };
   const status = Object.fromEntries(Object.entries(secrets).map(([name, ref]) => [name, ref === null ? null : secretStatus(deps, row.tenantId, ref)]));
@@ -62,8 +62,4 @@ export function routeReadiness(deps: RouteDeps, row: IntegrationRow, missing: st
     external_send: externalSend,
     dispatches: counts,
   };
-}
-
-function dispatchCounts(deps: RouteDeps, row: IntegrationRow) {
-  return deps.store.routing.countByTarget(row.tenantId, row.channel, row.target);
 }

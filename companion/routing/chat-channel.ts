@@ -27,9 +27,9 @@ export const chatChannel: IntegrationChannel<ChatConfig> = {
     return errors;
   },
 
-  saved: () => ({}),
+  saved: async () => ({}),
 
-  readiness(deps, row): Readiness {
+  readiness(deps, row): Promise<Readiness> {
     const config = JSON.parse(row.config) as ChatConfig;
     const missing = [...(config.channel_id ? [] : ['config.channel_id']), ...(row.secretRef ? [] : ['secret_ref'])];
     const callbackRef = callbackSecretRef('chat', config, row.secretRef);

@@ -20,7 +20,7 @@ import { workflowChannel } from './workflow-channel.ts';
 
 const CHANNELS: Record<DispatchChannel, IntegrationChannel<any>> = { chat: chatChannel, workflow: workflowChannel, webhook: webhookChannel };
 
-function routeDocs(deps: RouteDeps, row: IntegrationRow) {
+async function routeDocs(deps: RouteDeps, row: IntegrationRow) {
   const channel = row.channel as DispatchChannel;
   const config = JSON.parse(row.config) as Record<string, unknown>;
   const base = deps.config.publicBaseUrl;
@@ -34,7 +34,7 @@ function routeDocs(deps: RouteDeps, row: IntegrationRow) {
     target: row.target,
     review_route: `${channel}:${row.target}`,
     enabled: row.enabled,
-    readiness: CHANNELS[channel].readiness(deps, row),
+    readiness: await CHANNELS[channel].readiness(deps, row),
     secrets: { secret_ref: row.secretRef, callback_secret_ref: channel === 'webhook' ? null : callbackSecretRef(channel, config, row.secretRef) },
     outbound: {
       sent_by: 'the route outbox worker, only when SVC_OUTBOX_EXTERNAL_SEND=1',
@@ -62,7 +62,7 @@ function routeDocs(deps: RouteDeps, row: IntegrationRow) {
   };
 }
 
-type RouteDocs = ReturnType<typeof routeDocs>;
+type RouteDocs = Awaited<ReturnType<typeof routeDocs>>;
 
 /** The steps to take on the platform's side, with this route's own URLs and names. */
 function walkthrough(d: RouteDocs): string[] {
@@ -107,7 +107,11 @@ const RouteDocsSchema = z
 
 export function integrationDocsRoutes(deps: RouteDeps) {
   const router = createRouter();
-  const routes = (tenantId: string) => deps.store.integrations.list(tenantId).filter((r) => r.channel in CHANNELS).map((r) => routeDocs(deps, r));
+  const routes = async (tenantId: string) => {
+    const docs: RouteDocs[] = [];
+    for (const r of await deps.store.integrations.list(tenantId)) if (r.channel in CHANNELS) docs.push(await routeDocs(deps, r));
+    return docs;
+  };
 
   const pkg = defineRoute({
     method: 'get',
@@ -123,10 +127,10 @@ export function integrationDocsRoutes(deps: RouteDeps) {
       ),
     },
   });
-  router.openapi(pkg, (c) => {
+  router.openapi(pkg, async (c) => {
     const tenantId = c.var.auth.tenantId;
     c.header('cache-control', 'no-store');
-    return c.json({ tenant_id: tenantId, base_url: deps.config.publicBaseUrl, generated_at: deps.clock.now().toISOString(), raw_content_stored: false as const, routes: routes(tenantId) }, 200);
+    return c.json({ tenant_id: tenantId, base_url: deps.config.publicBaseUrl, generated_at: deps.clock.now().toISOString(), raw_content_stored: false as const, routes: await routes(tenantId) }, 200);
   });
 
   const walk = defineRoute({
@@ -148,10 +152,10 @@ export function integrationDocsRoutes(deps: RouteDeps) {
       ),
     },
   });
-  router.openapi(walk, (c) => {
+  router.openapi(walk, async (c) => {
     const tenantId = c.var.auth.tenantId;
     c.header('cache-control', 'no-store');
-    return c.json({ tenant_id: tenantId, routes: routes(tenantId).map((d) => ({ channel: d.channel, target: d.target, readiness: d.readiness.state, steps: walkthrough(d) })) }, 200);
+    return c.json({ tenant_id: tenantId, routes: (await routes(tenantId)).map((d) => ({ channel: d.channel, target: d.target, readiness: d.readiness.state, steps: walkthrough(d) })) }, 200);
   });
 
   return router;

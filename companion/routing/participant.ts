@@ -28,9 +28,13 @@ function resolutionSource(annotations: Readonly<Record<string, unknown>> | undef
   return { via: 'callback', external_reference: (annotations.external_reference as Resolution['external_reference']) ?? null };
 }
 
+/** The stores of the seal's (or the escalation's) transaction that routing writes through. */
+export interface RoutingTx {
+  readonly routing: RoutingStore;
+  readonly integrations: IntegrationStore;
+}
+
 export interface RoutingParticipantDeps {
-  routing: RoutingStore;
-  integrations: IntegrationStore;
   ids: IdFactory;
   clock: Clock;
   baseUrl: string;
@@ -47,12 +51,12 @@ export function parseReviewRoute(route: string): { channel: DispatchChannel; tar
 export function routingParticipant(deps: RoutingParticipantDeps): SealParticipant {
   return {
     name: 'routing',
-    sealed({ request, record }) {
+    async sealed({ request, record }, tx) {
       if (request.kind === 'review') {
         const reviewed = request.context?.reviewed_action_key;
         const reviewer = request.context?.reviewer;
         if (typeof reviewed !== 'string' || typeof reviewer !== 'string' || request.decision === null) return;
-        deps.routing.resolve(record.tenantId, reviewed, record.recordedAt, {
+        await tx.routing.resolve(record.tenantId, reviewed, record.recordedAt, {
           decision: request.decision,
           reviewer,
           receipt_action_key: record.actionKey,
@@ -62,7 +66,7 @@ export function routingParticipant(deps: RoutingParticipantDeps): SealParticipan
       }
       const pause = request.pauseForReview;
       if (!pause || request.reviewRoute === null) return;
-      const dispatch = routeDispatch(deps, {
+      const action: PausedAction = {
         tenantId: record.tenantId,
         actionKey: record.actionKey,
         pack: record.pack,
@@ -71,8 +75,9 @@ export function routingParticipant(deps: RoutingParticipantDeps): SealParticipan
         evidencePacketHref: record.packet.href,
         nextStep: pause.nextStep,
         createdAt: record.recordedAt,
-      });
-      if (dispatch && deps.routing.insert(dispatch)) deps.onEnqueued?.();
+      };
+      const dispatch = await routeDispatch(deps, action, tx);
+      if (dispatch && (await tx.routing.insert(dispatch))) deps.onEnqueued?.();
     },
   };
 }
@@ -92,10 +97,10 @@ export interface PausedAction {
  * The dispatch of a paused action to its review route, or undefined when the route is not an
  * enabled chat, workflow or webhook target of the tenant (a browser route has none).
  */
-export function routeDispatch(deps: RoutingParticipantDeps, action: PausedAction, dispatchKey = deps.ids.next('dsp')): NewDispatch | undefined {
+export async function routeDispatch(deps: RoutingParticipantDeps, action: PausedAction, tx: RoutingTx, dispatchKey = deps.ids.next('dsp')): Promise<NewDispatch | undefined> {
   const route = parseReviewRoute(action.reviewRoute);
   if (!route) return undefined;
-  const integration = deps.integrations.find(action.tenantId, route.channel, route.target);
+  const integration = await tx.integrations.find(action.tenantId, route.channel, route.target);
   if (!integration || !integration.enabled || integration.disabledAt !== null) return undefined;
   const body = dispatchPayload(
     { ...action, dispatchKey, channel: route.channel, target: route.target, baseUrl: deps.baseUrl },

@@ -92,15 +92,15 @@ const DispatchList = z
 
 export function routingRoutes(deps: RouteDeps) {
   const router = createRouter();
-  const listBody = (tenantId: string, deadOnly: boolean, limit: number, offset: number) => ({
+  const listBody = async (tenantId: string, deadOnly: boolean, limit: number, offset: number) => ({
     external_send: deps.config.outboxExternalSend,
     retry_plan: retryPlan(deps.routing.queue.schedule),
-    dispatches: deps.store.routing.list({ tenantId, deadOnly, limit, offset }).map(dispatchView),
+    dispatches: (await deps.store.routing.list({ tenantId, deadOnly, limit, offset })).map(dispatchView),
     limit,
     offset,
   });
-  const requireDispatch = (tenantId: string, key: string) => {
-    const row = deps.store.routing.find(tenantId, key);
+  const requireDispatch = async (tenantId: string, key: string) => {
+    const row = await deps.store.routing.find(tenantId, key);
     // interface-spec Authentication 6: another tenant's dispatch answers like a missing one.
     if (!row) throw ProblemError.notFound(`no route dispatch ${key} for this tenant`);
     return row;
@@ -116,9 +116,9 @@ export function routingRoutes(deps: RouteDeps) {
     request: { query: z.object(Page).strict() },
     responses: { 200: jsonContent(DispatchList, 'The page of dispatches') },
   });
-  router.openapi(list, (c) => {
+  router.openapi(list, async (c) => {
     const { limit, offset } = c.req.valid('query');
-    return c.json(listBody(c.var.auth.tenantId, false, limit, offset), 200);
+    return c.json(await listBody(c.var.auth.tenantId, false, limit, offset), 200);
   });
 
   const deadLetters = defineRoute({
@@ -131,9 +131,9 @@ export function routingRoutes(deps: RouteDeps) {
     request: { query: z.object(Page).strict() },
     responses: { 200: jsonContent(DispatchList, 'The page of dead letters') },
   });
-  router.openapi(deadLetters, (c) => {
+  router.openapi(deadLetters, async (c) => {
     const { limit, offset } = c.req.valid('query');
-    return c.json(listBody(c.var.auth.tenantId, true, limit, offset), 200);
+    return c.json(await listBody(c.var.auth.tenantId, true, limit, offset), 200);
   });
 
   const process = defineRoute({
@@ -157,11 +157,15 @@ export function routingRoutes(deps: RouteDeps) {
       ),
     },
   });
-  router.openapi(process, (c) => {
+  router.openapi(process, async (c) => {
     const tenantId = c.var.auth.tenantId;
     const at = deps.clock.now().toISOString();
-    const due = deps.store.routing.unprepared(tenantId, PROCESS_BATCH + 1);
-    const prepared = deps.store.transaction(() => due.slice(0, PROCESS_BATCH).filter((key) => deps.store.routing.markPrepared(tenantId, key, at)));
+    const due = await deps.store.routing.unprepared(tenantId, PROCESS_BATCH + 1);
+    const prepared = await deps.store.transaction(async (tx) => {
+      const marked: string[] = [];
+      for (const key of due.slice(0, PROCESS_BATCH)) if (await tx.routing.markPrepared(tenantId, key, at)) marked.push(key);
+      return marked;
+    });
     const remaining = due.length > PROCESS_BATCH;
     if (deps.config.outboxExternalSend) deps.routing.worker.wake();
     return c.json({ prepared, remaining, external_send: deps.config.outboxExternalSend, worker: deps.config.outboxExternalSend ? ('sending' as const) : ('off' as const) }, 200);
@@ -177,12 +181,12 @@ export function routingRoutes(deps: RouteDeps) {
     request: { params: z.object({ dispatch_key: DispatchKey }) },
     responses: { 200: jsonContent(RouteDispatch, 'The dispatch; prepared unless it was already sent or failed'), 404: problemContent('No such dispatch for this tenant') },
   });
-  router.openapi(deliver, (c) => {
+  router.openapi(deliver, async (c) => {
     const { dispatch_key: key } = c.req.valid('param');
     const tenantId = c.var.auth.tenantId;
-    requireDispatch(tenantId, key);
-    deps.store.routing.markPrepared(tenantId, key, deps.clock.now().toISOString());
-    return c.json(dispatchView(requireDispatch(tenantId, key)), 200);
+    await requireDispatch(tenantId, key);
+    await deps.store.routing.markPrepared(tenantId, key, deps.clock.now().toISOString());
+    return c.json(dispatchView(await requireDispatch(tenantId, key)), 200);
   });
 
   const requeue = defineRoute({
@@ -199,16 +203,17 @@ export function routingRoutes(deps: RouteDeps) {
       409: problemContent('dispatch_not_requeueable: the dispatch is not failed or dead-lettered, is being sent right now, or its review is decided'),
     },
   });
-  router.openapi(requeue, (c) => {
+  router.openapi(requeue, async (c) => {
     const { dispatch_key: key } = c.req.valid('param');
     const tenantId = c.var.auth.tenantId;
-    const row = requireDispatch(tenantId, key);
-    const ok = (row.status === 'dead' || row.status === 'failed') && row.resolved_at === null && deps.store.transaction(() => deps.routing.queue.requeue([key], deps.clock.now()) === 1);
+    const row = await requireDispatch(tenantId, key);
+    // The queue writes on the connection itself, so it runs inside a transaction of the store.
+    const ok = (row.status === 'dead' || row.status === 'failed') && row.resolved_at === null && (await deps.store.transaction(async () => deps.routing.queue.requeue([key], deps.clock.now()) === 1));
     if (!ok) {
       throw ProblemError.conflict('dispatch_not_requeueable', `${key} is ${dispatchView(row).status}${row.resolved_at ? ' and its review is decided' : ''}; only a failed or dead-lettered dispatch of an open review is requeued`);
     }
     if (deps.config.outboxExternalSend) deps.routing.worker.wake();
-    return c.json(dispatchView(requireDispatch(tenantId, key)), 200);
+    return c.json(dispatchView(await requireDispatch(tenantId, key)), 200);
   });
 
   const ticks = defineRoute({
@@ -242,9 +247,9 @@ export function routingRoutes(deps: RouteDeps) {
       ),
     },
   });
-  router.openapi(ticks, (c) => {
+  router.openapi(ticks, async (c) => {
     const { limit } = c.req.valid('query');
-    const rows = deps.store.routing.ticks(DISPATCH_QUEUE, limit);
+    const rows = await deps.store.routing.ticks(DISPATCH_QUEUE, limit);
     return c.json({ queue: DISPATCH_QUEUE, ticks: rows }, 200);
   });
 

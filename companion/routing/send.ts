@@ -44,7 +44,7 @@ export function sha256Signature(key: string, body: string): string {
 
 type Request = { ok: true; url: string; headers: Record<string, string> } | { ok: false; error: string };
 
-function request(deps: SendDeps, row: DispatchRow, config: Record<string, unknown>, secretRef: string | null): Request {
+async function request(deps: SendDeps, row: DispatchRow, config: Record<string, unknown>, secretRef: string | null): Promise<Request> {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',
     'User-Agent': USER_AGENT,
@@ -75,7 +75,7 @@ function request(deps: SendDeps, row: DispatchRow, config: Record<string, unknow
       return { ok: true, url: c.url ?? CHAT_DEFAULT_URL, headers };
     }
     case 'webhook': {
-      const keys = signingKeys(deps, row.tenant_id, row.target, secretRef, deps.clock.now());
+      const keys = await signingKeys(deps, row.tenant_id, row.target, secretRef, deps.clock.now());
       if (!keys.ok) return keys;
       headers[SIGNATURE_HEADER] = sha256Signature(keys.keys[0]!, row.body);
       return { ok: true, url: String(config.url), headers };
@@ -86,9 +86,9 @@ function request(deps: SendDeps, row: DispatchRow, config: Record<string, unknow
 export async function attemptDispatch(deps: SendDeps, job: ClaimedJob<DispatchRow>, signal: AbortSignal): Promise<JobOutcome> {
   if (!deps.externalSend) return { ok: false, error: 'external send is off (SVC_OUTBOX_EXTERNAL_SEND)' };
   const row = job.row;
-  const integration = deps.integrations.find(row.tenant_id, row.channel, row.target);
+  const integration = await deps.integrations.find(row.tenant_id, row.channel, row.target);
   if (!integration) return { ok: false, error: `the ${row.channel} route ${row.target} no longer exists` };
-  const req = request(deps, row, JSON.parse(integration.config) as Record<string, unknown>, integration.secretRef);
+  const req = await request(deps, row, JSON.parse(integration.config) as Record<string, unknown>, integration.secretRef);
   if (!req.ok) return req;
   try {
     const res = await deps.outbound.post({ url: req.url, headers: req.headers, body: row.body, signal });

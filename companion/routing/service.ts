@@ -7,7 +7,6 @@
  */
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import type { Db } from '../core/db.ts';
 import type { IdFactory } from '../core/ids.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
 import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
@@ -17,22 +16,20 @@ import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
-import type { IntegrationStore } from '../integrations/store.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { WebhookStore } from '../webhooks/store.ts';
+import type { SqliteStore } from '../store.ts';
 import { routeDispatch, routingParticipant } from './participant.ts';
-import type { PausedAction } from './participant.ts';
+import type { PausedAction, RoutingTx } from './participant.ts';
 
 /** What an escalated review item tells routing (the fields of reviews' ReviewItem it reads). */
 export type EscalatedItem = Omit<PausedAction, 'reviewRoute' | 'evidencePacketHref' | 'createdAt'> & { vertical: string; reviewRoute: string | null };
 import { attemptDispatch } from './send.ts';
-import type { DispatchRow, RoutingStore } from './store.ts';
+import type { DispatchRow } from './store.ts';
 
 export const DISPATCH_QUEUE = 'route_dispatches';
 
 export interface RoutingServiceDeps {
-  db: Db;
-  store: { routing: RoutingStore; integrations: IntegrationStore; webhooks: WebhookStore; durable(): Promise<void> | undefined };
+  store: Pick<SqliteStore, 'db' | 'integrations' | 'webhooks' | 'durable' | 'transaction'>;
   secrets: SecretResolver;
   clock: Clock;
   ids: IdFactory;
@@ -46,9 +43,10 @@ export interface RoutingService {
   participant: SealParticipant;
   /**
    * An escalation step (reviews/schedule.ts) moved a paused action to the item's new review
-   * route: its dispatch goes there, under the same dispatch_key. Runs in the caller's transaction.
+   * route: its dispatch goes there, under the same dispatch_key. Runs in the caller's
+   * transaction, writing through its `tx`.
    */
-  onEscalated(item: EscalatedItem, at: string): void;
+  onEscalated(item: EscalatedItem, at: string, tx: RoutingTx): Promise<void>;
   queue: JobQueue<DispatchRow>;
   worker: JobWorker<DispatchRow>;
   receipts: TickReceipts;
@@ -64,15 +62,15 @@ export const DISPATCH_CLAIMABLE = `j.resolved_at IS NULL AND EXISTS (SELECT 1 FR
   AND i.channel = j.channel AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`;
 
 export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
-  const { db, store, clock, outbound } = deps;
+  const { store, clock, outbound } = deps;
   const queue = new JobQueue<DispatchRow>({
-    db,
+    store,
     table: DISPATCH_QUEUE,
     doneStatus: 'sent',
     schedule: DEFAULT_RETRY_SCHEDULE,
     claimableWhere: DISPATCH_CLAIMABLE,
   });
-  const receipts = new TickReceipts(db);
+  const receipts = new TickReceipts(store.db);
   const externalSend = deps.config.outboxExternalSend;
   const worker = new JobWorker<DispatchRow>({
     name: 'route-outbox',
@@ -84,15 +82,13 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     durable: () => store.durable(),
     handle: (job, signal) =>
       attemptDispatch({ integrations: store.integrations, webhooks: store.webhooks, secrets: deps.secrets, outbound, clock, externalSend }, job, signal),
-    settled(job, _outcome, stored) {
+    async settled(job, _outcome, stored, tx) {
       const { tenant_id: tenantId, channel, target } = job.row;
-      if (stored === 'succeeded') store.integrations.recordSuccess(tenantId, channel, target);
-      else if (stored !== 'lease_lost') store.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
+      if (stored === 'succeeded') await tx.integrations.recordSuccess(tenantId, channel, target);
+      else if (stored !== 'lease_lost') await tx.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
     },
   });
   const participantDeps = {
-    routing: store.routing,
-    integrations: store.integrations,
     ids: deps.ids,
     clock,
     baseUrl: deps.config.publicBaseUrl,
@@ -101,7 +97,7 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
   const participant = routingParticipant(participantDeps);
   return {
     participant,
-    onEscalated(item, at) {
+    async onEscalated(item, at, tx) {
       if (item.reviewRoute === null) return;
       const action: PausedAction = {
         tenantId: item.tenantId,
@@ -113,9 +109,9 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
         nextStep: item.nextStep,
         createdAt: at,
       };
-      const existing = store.routing.findByAction(item.tenantId, item.actionKey);
-      const dispatch = routeDispatch(participantDeps, action, existing?.id);
-      if (dispatch && store.routing.retarget(dispatch)) worker.wake();
+      const existing = await tx.routing.findByAction(item.tenantId, item.actionKey);
+      const dispatch = await routeDispatch(participantDeps, action, tx, existing?.id);
+      if (dispatch && (await tx.routing.retarget(dispatch))) worker.wake();
     },
     queue,
     worker,

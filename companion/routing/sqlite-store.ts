@@ -1,8 +1,9 @@
 /** SQLite implementation of RoutingStore (migration 0009); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { DispatchCounts, DispatchRow, RoutingStore, TickRow } from './store.ts';
 
-export function createSqliteRoutingStore(db: Db): RoutingStore {
+export function createSqliteRoutingStore(db: Db): Sync<RoutingStore> {
   const insert = db.prepare(`INSERT INTO route_dispatches (id, tenant_id, action_key, channel, target, body, status, run_at, created_at)
     VALUES (@id, @tenantId, @actionKey, @channel, @target, @body, 'pending', @runAt, @createdAt)
     ON CONFLICT (tenant_id, action_key) DO NOTHING`);

@@ -75,25 +75,25 @@ export interface DispatchQuery {
 
 export interface RoutingStore {
   /** False when the action already has a dispatch. */
-  insert(row: NewDispatch): boolean;
+  insert(row: NewDispatch): Promise<boolean>;
   /**
    * An escalation step moved the action to another route: its dispatch (same dispatch_key, or
    * `row.id` when it had none) now goes there, pending again with a fresh attempt count. False
    * when a review has already resolved it.
    */
-  retarget(row: NewDispatch): boolean;
-  find(tenantId: string, dispatchKey: string): DispatchRow | undefined;
-  findByAction(tenantId: string, actionKey: string): DispatchRow | undefined;
-  list(q: DispatchQuery): DispatchRow[];
+  retarget(row: NewDispatch): Promise<boolean>;
+  find(tenantId: string, dispatchKey: string): Promise<DispatchRow | undefined>;
+  findByAction(tenantId: string, actionKey: string): Promise<DispatchRow | undefined>;
+  list(q: DispatchQuery): Promise<DispatchRow[]>;
   /** Pending, never-prepared dispatch keys of the tenant, oldest first. */
-  unprepared(tenantId: string, limit: number): string[];
+  unprepared(tenantId: string, limit: number): Promise<string[]>;
   /** Marks a pending dispatch prepared; false when it is not pending or already prepared. */
-  markPrepared(tenantId: string, dispatchKey: string, at: string): boolean;
+  markPrepared(tenantId: string, dispatchKey: string, at: string): Promise<boolean>;
   /** Records the deciding review; an escalation is replaced by the later decision. False when already final. */
-  resolve(tenantId: string, actionKey: string, at: string, resolution: Resolution): boolean;
-  countByTarget(tenantId: string, channel: string, target: string): DispatchCounts;
+  resolve(tenantId: string, actionKey: string, at: string, resolution: Resolution): Promise<boolean>;
+  countByTarget(tenantId: string, channel: string, target: string): Promise<DispatchCounts>;
   /** The newest scheduler tick run receipts of the send queue (job_ticks). */
-  ticks(queue: string, limit: number): TickRow[];
+  ticks(queue: string, limit: number): Promise<TickRow[]>;
   /** Remembers an accepted callback signature; false when it was seen before (a replay). */
-  rememberSignature(tenantId: string, signatureHash: string, at: string): boolean;
+  rememberSignature(tenantId: string, signatureHash: string, at: string): Promise<boolean>;
 }

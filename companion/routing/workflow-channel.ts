@@ -31,9 +31,9 @@ export const workflowChannel: IntegrationChannel<WorkflowConfig> = {
     return errors;
   },
 
-  saved: () => ({}),
+  saved: async () => ({}),
 
-  readiness(deps, row): Readiness {
+  readiness(deps, row): Promise<Readiness> {
     const config = JSON.parse(row.config) as WorkflowConfig;
     const missing = [...(workflowUrl(config) ? [] : ['config.url']), ...(row.secretRef ? [] : ['secret_ref'])];
     return routeReadiness(deps, row, missing, { secret_ref: row.secretRef, callback_secret_ref: callbackSecretRef('workflow', config, row.secretRef) });

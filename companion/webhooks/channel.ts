@@ -40,10 +40,10 @@ export const webhookChannel: IntegrationChannel<WebhookConfig> = {
     return errors;
   },
 
-  saved({ deps, tenantId, target, now }, input) {
+  async saved({ tenantId, target, now }, input, tx) {
     if (input.secret_ref) return { signing: { key_source: 'secret_ref' } };
     const at = now.toISOString();
-    const current = deps.store.webhooks.activeKeys(tenantId, target, at).find((k) => k.retiresAt === null);
+    const current = (await tx.webhooks.activeKeys(tenantId, target, at)).find((k) => k.retiresAt === null);
     if (current && !input.rotate_signing_secret) return { signing: { key_source: 'minted' } };
 
     const secret = newSigningSecret();
@@ -51,9 +51,9 @@ export const webhookChannel: IntegrationChannel<WebhookConfig> = {
     let previousRetiresAt: string | undefined;
     if (current) {
       previousRetiresAt = new Date(now.getTime() + SIGNING_KEY_OVERLAP_SECONDS * 1000).toISOString();
-      deps.store.webhooks.retireCurrentKey(tenantId, target, previousRetiresAt);
+      await tx.webhooks.retireCurrentKey(tenantId, target, previousRetiresAt);
     }
-    deps.store.webhooks.addSigningKey(tenantId, target, key, at);
+    await tx.webhooks.addSigningKey(tenantId, target, key, at);
     return {
       signing: { key_source: 'minted', ...(previousRetiresAt ? { previous_key_retires_at: previousRetiresAt } : {}) },
       // interface-spec "Webhook integration": shown exactly once; only the derived key is stored.
@@ -63,14 +63,14 @@ export const webhookChannel: IntegrationChannel<WebhookConfig> = {
     };
   },
 
-  readiness(deps, row): Readiness {
-    const counts = deps.store.webhooks.countByStatus(row.tenantId, row.target);
+  async readiness(deps, row): Promise<Readiness> {
+    const counts = await deps.store.webhooks.countByStatus(row.tenantId, row.target);
     const deliveries = { pending: counts.pending, failed: counts.failed, dead: counts.dead, delivered: counts.delivered };
     if (row.disabledAt) {
       return { state: 'auto_disabled', detail: `disabled by the service at ${row.disabledAt}: ${row.disabledReason ?? 'sustained failure'}; save the target enabled to resume`, disabled_at: row.disabledAt, deliveries };
     }
     if (!row.enabled) return { state: 'disabled', detail: 'the tenant disabled this target; nothing is enqueued or sent', deliveries };
-    const keys = signingKeys({ webhooks: deps.store.webhooks, secrets: deps.secrets }, row.tenantId, row.target, row.secretRef, deps.clock.now());
+    const keys = await signingKeys({ webhooks: deps.store.webhooks, secrets: deps.secrets }, row.tenantId, row.target, row.secretRef, deps.clock.now());
     if (!keys.ok) {
       const provider = row.secretRef?.split('://')[0] ?? 'minted';
       return { state: row.secretRef ? 'waiting_on_secret' : 'incomplete', detail: keys.error, secret: { provider, resolvable: false }, deliveries };

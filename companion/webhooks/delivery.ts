@@ -32,12 +32,12 @@ export interface DeliveryDeps {
 export type SigningKeys = { ok: true; keys: string[] } | { ok: false; error: string };
 
 /** The keys that sign for a target right now, newest first. */
-export function signingKeys(deps: Pick<DeliveryDeps, 'webhooks' | 'secrets'>, tenantId: string, target: string, secretRef: string | null, at: Date): SigningKeys {
+export async function signingKeys(deps: Pick<DeliveryDeps, 'webhooks' | 'secrets'>, tenantId: string, target: string, secretRef: string | null, at: Date): Promise<SigningKeys> {
   if (secretRef !== null) {
     const r = deps.secrets.resolve(tenantId, secretRef);
     return r.ok ? { ok: true, keys: [r.value] } : { ok: false, error: `secret_ref unresolvable (${r.provider}: ${r.error})` };
   }
-  const keys = deps.webhooks.activeKeys(tenantId, target, at.toISOString()).map((k) => k.key);
+  const keys = (await deps.webhooks.activeKeys(tenantId, target, at.toISOString())).map((k) => k.key);
   return keys.length > 0 ? { ok: true, keys } : { ok: false, error: 'no signing key' };
 }
 
@@ -61,10 +61,10 @@ export function deliveryHeaders(row: Pick<DeliveryRow, 'id' | 'event' | 'body'>,
 /** What every attempt to one target needs: where to POST, how to sign, with which keys. */
 type TargetSettings = { ok: true; config: WebhookConfig; keys: string[] } | { ok: false; error: string };
 
-function targetSettings(deps: DeliveryDeps, row: DeliveryRow, now: Date): TargetSettings {
-  const integration = deps.integrations.find(row.tenant_id, 'webhook', row.target);
+async function targetSettings(deps: DeliveryDeps, row: DeliveryRow, now: Date): Promise<TargetSettings> {
+  const integration = await deps.integrations.find(row.tenant_id, 'webhook', row.target);
   if (!integration) return { ok: false, error: 'the webhook target no longer exists' };
-  const keys = signingKeys(deps, row.tenant_id, row.target, integration.secretRef, now);
+  const keys = await signingKeys(deps, row.tenant_id, row.target, integration.secretRef, now);
   return keys.ok ? { ok: true, config: JSON.parse(integration.config) as WebhookConfig, keys: keys.keys } : keys;
 }
 
@@ -76,8 +76,10 @@ export async function attemptDelivery(deps: DeliveryDeps, job: ClaimedJob<Delive
   const row = job.row;
   const now = deps.clock.now();
   const targetKey = `${row.tenant_id}/${row.target}`;
-  let target = shared.get(targetKey) as TargetSettings | undefined;
-  if (!target) shared.set(targetKey, (target = targetSettings(deps, row, now)));
+  // The lookup itself is shared: the claim's attempts start together, before any has its answer.
+  let pending = shared.get(targetKey) as Promise<TargetSettings> | undefined;
+  if (!pending) shared.set(targetKey, (pending = targetSettings(deps, row, now)));
+  const target = await pending;
   if (!target.ok) return { ok: false, error: target.error };
   const config = target.config;
   const headers = deliveryHeaders(row, target.keys, config.signature_scheme, Math.floor(now.getTime() / 1000));

@@ -11,6 +11,11 @@ import { eventBody } from './events.ts';
 import type { NewEvent } from './events.ts';
 import type { WebhookStore } from './store.ts';
 
+/** The transaction's stores the outbox writes through (the `tx` of the cause's transaction). */
+export interface OutboxTx {
+  readonly webhooks: WebhookStore;
+}
+
 export interface MeterReading {
   tenantId: string;
   tenantKind: TenantKind;
@@ -29,13 +34,11 @@ export function meterUnit(kind: TenantKind): 'credits' | 'actions' {
 }
 
 export class WebhookOutbox {
-  readonly #store: WebhookStore;
   readonly #ids: IdFactory;
   readonly #clock: Clock;
   #onEnqueued: (() => void) | undefined;
 
-  constructor(deps: { store: WebhookStore; ids: IdFactory; clock: Clock }) {
-    this.#store = deps.store;
+  constructor(deps: { ids: IdFactory; clock: Clock }) {
     this.#ids = deps.ids;
     this.#clock = deps.clock;
   }
@@ -45,11 +48,11 @@ export class WebhookOutbox {
     this.#onEnqueued = fn;
   }
 
-  /** Enqueues `e` for every subscribed target; returns how many deliveries were added. */
-  enqueue(e: NewEvent): number {
-    const targets = this.#store.subscribedTargets(e.tenantId, e.event);
+  /** Enqueues `e` for every subscribed target, in `tx`; returns how many deliveries were added. */
+  async enqueue(e: NewEvent, tx: OutboxTx): Promise<number> {
+    const targets = await tx.webhooks.subscribedTargets(e.tenantId, e.event);
     if (targets.length === 0) return 0;
-    return this.#insert(e, targets);
+    return this.#insert(e, targets, tx);
   }
 
   /**
@@ -57,11 +60,11 @@ export class WebhookOutbox {
    * cumulative usage first reaches it; a target without meter_thresholds gets none. A batch
    * that jumps several thresholds fires each of them once.
    */
-  meter(reading: MeterReading): number {
+  async meter(reading: MeterReading, tx: OutboxTx): Promise<number> {
     if (reading.after <= reading.before) return 0;
     let added = 0;
-    for (const { target, threshold } of this.#store.crossedThresholds(reading.tenantId, reading.before, reading.after)) {
-      added += this.#insert(
+    for (const { target, threshold } of await tx.webhooks.crossedThresholds(reading.tenantId, reading.before, reading.after)) {
+      added += await this.#insert(
         {
           tenantId: reading.tenantId,
           event: 'meter.threshold',
@@ -70,18 +73,19 @@ export class WebhookOutbox {
           createdAt: reading.createdAt,
         },
         [target],
+        tx,
       );
     }
     return added;
   }
 
-  #insert(e: NewEvent, targets: readonly string[]): number {
+  async #insert(e: NewEvent, targets: readonly string[], tx: OutboxTx): Promise<number> {
     const body = eventBody(e);
     const runAt = this.#clock.now().getTime();
     let added = 0;
     for (const target of targets) {
       const id = this.#ids.next('evt');
-      if (this.#store.insertDelivery({ id, tenantId: e.tenantId, target, event: e.event, eventKey: e.eventKey, body, runAt, createdAt: e.createdAt })) added++;
+      if (await tx.webhooks.insertDelivery({ id, tenantId: e.tenantId, target, event: e.event, eventKey: e.eventKey, body, runAt, createdAt: e.createdAt })) added++;
     }
     if (added > 0) this.#onEnqueued?.();
     return added;

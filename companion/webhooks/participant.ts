@@ -10,29 +10,35 @@ import type { WebhookOutbox } from './outbox.ts';
 export function webhookParticipant(outbox: WebhookOutbox): SealParticipant {
   return {
     name: 'webhooks',
-    sealed({ request, record, usage }) {
-      outbox.enqueue({
-        tenantId: record.tenantId,
-        event: 'record.sealed',
-        eventKey: `record.sealed:${record.actionKey}`,
-        fields: {
-          action_key: record.actionKey,
-          decision: request.decision ?? request.status,
-          attestation_root: record.attestationHash,
-          stamp_id: `${record.tenantId}/${record.tenantSeq}`,
-          href: record.packet.href,
+    async sealed({ request, record, usage }, tx) {
+      await outbox.enqueue(
+        {
+          tenantId: record.tenantId,
+          event: 'record.sealed',
+          eventKey: `record.sealed:${record.actionKey}`,
+          fields: {
+            action_key: record.actionKey,
+            decision: request.decision ?? request.status,
+            attestation_root: record.attestationHash,
+            stamp_id: `${record.tenantId}/${record.tenantSeq}`,
+            href: record.packet.href,
+          },
+          createdAt: record.recordedAt,
         },
-        createdAt: record.recordedAt,
-      });
+        tx,
+      );
       if (usage) {
         const production = request.auth.tenantKind === 'production';
-        outbox.meter({
-          tenantId: record.tenantId,
-          tenantKind: request.auth.tenantKind,
-          before: production ? usage.before.creditsUsed : usage.before.actionsUsed,
-          after: production ? usage.after.creditsUsed : usage.after.actionsUsed,
-          createdAt: record.recordedAt,
-        });
+        await outbox.meter(
+          {
+            tenantId: record.tenantId,
+            tenantKind: request.auth.tenantKind,
+            before: production ? usage.before.creditsUsed : usage.before.actionsUsed,
+            after: production ? usage.after.creditsUsed : usage.after.actionsUsed,
+            createdAt: record.recordedAt,
+          },
+          tx,
+        );
       }
     },
   };

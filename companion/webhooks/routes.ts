@@ -67,8 +67,8 @@ const Timestamp = z.iso.datetime({ offset: true }).max(40).openapi({ example: '2
 export function webhookRoutes(deps: RouteDeps) {
   const router = createRouter();
 
-  const requireTarget = (tenantId: string, target: string) => {
-    const row = deps.store.integrations.find(tenantId, 'webhook', target);
+  const requireTarget = async (tenantId: string, target: string) => {
+    const row = await deps.store.integrations.find(tenantId, 'webhook', target);
     if (!row) throw ProblemError.notFound(`no webhook target ${target} for this tenant`);
     return row;
   };
@@ -107,12 +107,12 @@ export function webhookRoutes(deps: RouteDeps) {
       404: problemContent('Unknown webhook target'),
     },
   });
-  router.openapi(list, (c) => {
+  router.openapi(list, async (c) => {
     const { target } = c.req.valid('param');
     const { status, limit, offset } = c.req.valid('query');
     const tenantId = c.var.auth.tenantId;
-    const row = requireTarget(tenantId, target);
-    const rows = deps.store.webhooks.listDeliveries({ tenantId, target, ...(status ? { statuses: STORED[status] } : {}), limit, offset });
+    const row = await requireTarget(tenantId, target);
+    const rows = await deps.store.webhooks.listDeliveries({ tenantId, target, ...(status ? { statuses: STORED[status] } : {}), limit, offset });
     return c.json(
       {
         target,
@@ -156,17 +156,18 @@ export function webhookRoutes(deps: RouteDeps) {
       404: problemContent('Unknown webhook target'),
     },
   });
-  router.openapi(replay, (c) => {
+  router.openapi(replay, async (c) => {
     const { target } = c.req.valid('param');
     const body = c.req.valid('json');
     const tenantId = c.var.auth.tenantId;
-    requireTarget(tenantId, target);
+    await requireTarget(tenantId, target);
     const statuses = body.status ? STORED[body.status] : (['pending', 'delivered', 'failed', 'dead'] as DeliveryStatus[]);
     // created_at is RFC 3339 UTC with milliseconds, so normalised bounds compare as text.
     const from = new Date(body.from).toISOString();
     const to = new Date(body.to).toISOString();
-    const requeued = deps.store.transaction(() => {
-      const ids = deps.store.webhooks.deliveriesInRange(tenantId, target, from, to, statuses);
+    // The queue writes on the connection itself: inside the transaction, nobody else's can interleave.
+    const requeued = await deps.store.transaction(async (tx) => {
+      const ids = await tx.webhooks.deliveriesInRange(tenantId, target, from, to, statuses);
       return deps.webhooks.queue.requeue(ids, deps.clock.now());
     });
     if (requeued > 0) deps.webhooks.worker.wake();
@@ -191,12 +192,12 @@ export function webhookRoutes(deps: RouteDeps) {
       409: problemContent('The delivery is pending, being attempted right now, or delivered: nothing to requeue'),
     },
   });
-  router.openapi(requeue, (c) => {
+  router.openapi(requeue, async (c) => {
     const { target, delivery_id: id } = c.req.valid('param');
     const tenantId = c.var.auth.tenantId;
-    requireTarget(tenantId, target);
-    const row = deps.store.transaction(() => {
-      const found = deps.store.webhooks.findDelivery(tenantId, target, id);
+    await requireTarget(tenantId, target);
+    const row = await deps.store.transaction(async (tx) => {
+      const found = await tx.webhooks.findDelivery(tenantId, target, id);
       if (!found) throw ProblemError.notFound(`no delivery ${id} for webhook target ${target}`);
       // Only a delivery that failed can be requeued: a pending one is already due, a delivered
       // one reached its receiver (replay a time range to send it again), and a leased one is
@@ -206,7 +207,7 @@ export function webhookRoutes(deps: RouteDeps) {
         const state = found.lease_owner !== null ? 'being attempted' : found.status;
         throw ProblemError.conflict('delivery_not_requeueable', `delivery ${id} is ${state}; only a failed or dead-lettered delivery is requeued`, { delivery_status: found.status === 'dead' ? 'failed' : found.status });
       }
-      return deps.store.webhooks.findDelivery(tenantId, target, id)!;
+      return (await tx.webhooks.findDelivery(tenantId, target, id))!;
     });
     deps.webhooks.worker.wake();
     return c.json(view(row), 200);

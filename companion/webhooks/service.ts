@@ -10,7 +10,6 @@
 import { rfc3339 } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import type { Db } from '../core/db.ts';
 import type { IdFactory } from '../core/ids.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
 import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
@@ -18,20 +17,19 @@ import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
-import type { IntegrationStore } from '../integrations/store.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
+import type { SqliteStore } from '../store.ts';
 import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.ts';
 import { attemptDelivery } from './delivery.ts';
 import { WebhookOutbox } from './outbox.ts';
-import type { DeliveryRow, WebhookStore } from './store.ts';
+import type { DeliveryRow } from './store.ts';
 import { enqueueVerifyFailed } from './verify-failed.ts';
 
 export const DELIVERY_QUEUE = 'webhook_deliveries';
 
 export interface WebhookServiceDeps {
-  db: Db;
-  store: { webhooks: WebhookStore; integrations: IntegrationStore; durable(): Promise<void> | undefined };
+  store: Pick<SqliteStore, 'db' | 'webhooks' | 'integrations' | 'transaction' | 'durable'>;
   secrets: SecretResolver;
   clock: Clock;
   ids: IdFactory;
@@ -49,7 +47,7 @@ export interface WebhookService {
    * A verification authenticated with this tenant's key did not pass (interface-spec Events,
    * verify.failed): one delivery per subscribed target, committed together.
    */
-  verifyFailed(tenantId: string, packet: { action_key: string; href: string }, failedChecks: readonly string[]): void;
+  verifyFailed(tenantId: string, packet: { action_key: string; href: string }, failedChecks: readonly string[]): Promise<void>;
   start(): void;
   stop(): Promise<void>;
   status(): WorkerStatus;
@@ -63,16 +61,16 @@ export const DELIVERY_CLAIMABLE = `EXISTS (SELECT 1 FROM tenant_integrations i W
   AND i.target = j.target AND i.enabled = 1 AND i.disabled_at IS NULL)`;
 
 export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
-  const { db, store, clock, log } = deps;
+  const { store, clock, log } = deps;
   const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
   const queue = new JobQueue<DeliveryRow>({
-    db,
+    store,
     table: DELIVERY_QUEUE,
     doneStatus: 'delivered',
     schedule: DEFAULT_RETRY_SCHEDULE,
     claimableWhere: DELIVERY_CLAIMABLE,
   });
-  const receipts = new TickReceipts(db);
+  const receipts = new TickReceipts(store.db);
   const deliveryDeps = { webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock };
   const worker = new JobWorker<DeliveryRow>({
     name: 'webhooks',
@@ -83,21 +81,21 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
     durable: () => store.durable(),
     handle: (job, signal, shared) => attemptDelivery(deliveryDeps, job, signal, shared),
-    settled(job, _outcome, stored) {
+    async settled(job, _outcome, stored, tx) {
       const { tenant_id: tenantId, target } = job.row;
-      if (stored === 'succeeded') return store.integrations.recordSuccess(tenantId, 'webhook', target);
+      if (stored === 'succeeded') return tx.integrations.recordSuccess(tenantId, 'webhook', target);
       if (stored === 'lease_lost') return;
       const now = clock.now();
-      const streak = store.integrations.recordFailure(tenantId, 'webhook', target, now.toISOString());
+      const streak = await tx.integrations.recordFailure(tenantId, 'webhook', target, now.toISOString());
       const failingFor = now.getTime() - Date.parse(streak.failingSince);
       if (streak.consecutiveFailures >= AUTO_DISABLE_MIN_FAILURES && failingFor >= AUTO_DISABLE_AFTER_SECONDS * 1000) {
         const reason = `${streak.consecutiveFailures} consecutive failed attempts since ${streak.failingSince}`;
-        store.integrations.disable(tenantId, 'webhook', target, now.toISOString(), reason);
+        await tx.integrations.disable(tenantId, 'webhook', target, now.toISOString(), reason);
         log.warn('webhook target disabled after sustained failure', { tenant_id: tenantId, target, reason });
       }
     },
   });
-  const outbox = new WebhookOutbox({ store: store.webhooks, ids: deps.ids, clock });
+  const outbox = new WebhookOutbox({ ids: deps.ids, clock });
   outbox.onEnqueued = () => worker.wake();
   return {
     outbox,
@@ -105,8 +103,10 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     worker,
     receipts,
     outbound,
-    verifyFailed: (tenantId, packet, failedChecks) =>
-      db.transaction(() => enqueueVerifyFailed(outbox, deps.ids, tenantId, packet, failedChecks, rfc3339(clock.now())))(),
+    async verifyFailed(tenantId, packet, failedChecks) {
+      const at = rfc3339(clock.now());
+      await store.transaction((tx) => enqueueVerifyFailed(outbox, deps.ids, tenantId, packet, failedChecks, at, tx));
+    },
     start: () => worker.start(),
     status: () => worker.status(),
     async stop() {

@@ -1,10 +1,11 @@
 /** SQLite implementation of WebhookStore (migration 0006); statements are prepared once. */
+import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { DeliveryRow, DeliveryStatus, WebhookStore } from './store.ts';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'dead'];
 
-export function createSqliteWebhookStore(db: Db): WebhookStore {
+export function createSqliteWebhookStore(db: Db): Sync<WebhookStore> {
   // Subscriptions are read straight from the integration's JSON config with json_each, so the
   // seal path pays one indexed lookup and no JSON parsing in JavaScript.
   const subscribed = db.prepare<[string, string], { target: string }>(

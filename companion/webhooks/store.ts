@@ -43,20 +43,20 @@ export interface DeliveryQuery {
 
 export interface WebhookStore {
   /** Enabled webhook targets of the tenant subscribed to `event`. */
-  subscribedTargets(tenantId: string, event: string): string[];
+  subscribedTargets(tenantId: string, event: string): Promise<string[]>;
   /** Enabled targets subscribed to meter.threshold with a threshold in (before, after]. */
-  crossedThresholds(tenantId: string, before: number, after: number): { target: string; threshold: number }[];
+  crossedThresholds(tenantId: string, before: number, after: number): Promise<{ target: string; threshold: number }[]>;
   /** False when this target already has a delivery for the event key. */
-  insertDelivery(row: NewDelivery): boolean;
-  listDeliveries(q: DeliveryQuery): DeliveryRow[];
-  countByStatus(tenantId: string, target: string): Record<DeliveryStatus, number>;
+  insertDelivery(row: NewDelivery): Promise<boolean>;
+  listDeliveries(q: DeliveryQuery): Promise<DeliveryRow[]>;
+  countByStatus(tenantId: string, target: string): Promise<Record<DeliveryStatus, number>>;
   /** Ids of non-leased deliveries created in [from, to) with one of `statuses`. */
-  deliveriesInRange(tenantId: string, target: string, from: string, to: string, statuses: readonly DeliveryStatus[]): string[];
-  findDelivery(tenantId: string, target: string, id: string): DeliveryRow | undefined;
+  deliveriesInRange(tenantId: string, target: string, from: string, to: string, statuses: readonly DeliveryStatus[]): Promise<string[]>;
+  findDelivery(tenantId: string, target: string, id: string): Promise<DeliveryRow | undefined>;
 
-  addSigningKey(tenantId: string, target: string, key: string, at: string): void;
+  addSigningKey(tenantId: string, target: string, key: string, at: string): Promise<void>;
   /** Gives the current key an end date (rotation overlap). */
-  retireCurrentKey(tenantId: string, target: string, retiresAt: string): void;
+  retireCurrentKey(tenantId: string, target: string, retiresAt: string): Promise<void>;
   /** Keys that still sign at `at`, newest first. */
-  activeKeys(tenantId: string, target: string, at: string): SigningKeyRow[];
+  activeKeys(tenantId: string, target: string, at: string): Promise<SigningKeyRow[]>;
 }

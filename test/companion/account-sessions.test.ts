@@ -199,7 +199,7 @@ describe('people and capabilities', () => {
     const both = await session.request('/account/me', { method: 'PATCH', json: { retain_statutory_metadata: false, display_name: 'x' } });
     expect(both.body).toMatchObject({ code: 'capability_missing', capability: 'account:rename' });
     // Nothing of the refused request was written.
-    expect(ctx.store.tenants.getTenant(tenantId)).toMatchObject({ retainStatutoryMetadata: true, displayName: 'Sandbox tenant' });
+    expect(await ctx.store.tenants.getTenant(tenantId)).toMatchObject({ retainStatutoryMetadata: true, displayName: 'Sandbox tenant' });
   });
 
   it('a key from before the people model signs in with person null and no capabilities; its upgrade answers 409 with a reason', async () => {

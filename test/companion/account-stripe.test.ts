@@ -156,7 +156,7 @@ describe('the Stripe provider', () => {
     const done = await s.request('/account/billing/complete-upgrade', { json: { checkout_id: checkout.checkout_id } });
     expect(done.status, done.text).toBe(200);
     expect(stand.seen.length).toBe(calls);
-    expect(ctx.store.account.getTenantBilling(tenantId)).toEqual({ provider: 'stripe', customerRef: 'cus_hook1' });
+    expect(await ctx.store.account.getTenantBilling(tenantId)).toEqual({ provider: 'stripe', customerRef: 'cus_hook1' });
   });
 
   it('refuses a tampered or stale webhook with 400 and changes nothing', async () => {
@@ -170,7 +170,7 @@ describe('the Stripe provider', () => {
     expect(stale.status).toBe(400);
     const otherSecret = Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_other', timestamp: nowSeconds() });
     expect((await deliver(payload, otherSecret)).status).toBe(400);
-    expect(ctx.store.account.getCheckout(tenantId, checkout.checkout_id)!.status).toBe('open');
+    expect((await ctx.store.account.getCheckout(tenantId, checkout.checkout_id))!.status).toBe('open');
   });
 
   it('the portal answers sandbox_tenant before the upgrade, and provider_error when Stripe fails, never a 500', async () => {

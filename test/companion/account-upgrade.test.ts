@@ -101,8 +101,8 @@ describe('the upgrade on the local provider', () => {
     // Our checkout with their token: the token binds their tenant, so it does not verify.
     const swapped = await s.request('/account/billing/complete-upgrade', { json: { checkout_id: mine.checkout_id, completion_token: theirs.completion_token } });
     expect(swapped.body.code).toBe('checkout_not_verified');
-    expect(ctx.store.tenants.getTenant(tenantId)!.kind).toBe('sandbox');
-    expect(ctx.store.tenants.getTenant(other.tenantId)!.kind).toBe('sandbox');
+    expect((await ctx.store.tenants.getTenant(tenantId))!.kind).toBe('sandbox');
+    expect((await ctx.store.tenants.getTenant(other.tenantId))!.kind).toBe('sandbox');
   });
 
   it('the billing portal gives reasons, never a 500 (a local checkout makes no payment-provider customer)', async () => {

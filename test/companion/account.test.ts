@@ -102,9 +102,9 @@ describe('API key authentication', () => {
     const unknown = `svc_test_${'A'.repeat(43)}`;
     // Used first, so the store has resolved (and cached) it: revocation must still take effect at once.
     expect((await ctx.request('/tenant/api-keys', { key: apiKey })).status).toBe(200);
-    const id = ctx.store.tenants.listApiKeys(tenantId)[0]!.id;
-    expect(ctx.store.tenants.revokeApiKey(tenantId, id, '2025-01-02T00:00:00.000Z')).toBe(true);
-    expect(ctx.store.tenants.revokeApiKey(tenantId, id, '2025-01-02T00:00:00.000Z')).toBe(false);
+    const id = (await ctx.store.tenants.listApiKeys(tenantId))[0]!.id;
+    expect(await ctx.store.tenants.revokeApiKey(tenantId, id, '2025-01-02T00:00:00.000Z')).toBe(true);
+    expect(await ctx.store.tenants.revokeApiKey(tenantId, id, '2025-01-02T00:00:00.000Z')).toBe(false);
     const bodies: string[] = [];
     for (const key of ['nonsense', unknown, apiKey, `${apiKey}x`]) {
       const res = await ctx.request('/tenant/api-keys', { key });

@@ -24,7 +24,7 @@ const CADENCE = '2';
  */
 async function seed(dataDir: string, tenants: number): Promise<string[]> {
   const clock = new ManualClock(Date.now());
-  const deps = openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_EPOCH_SECONDS: CADENCE }, []), { log: createMemoryLogger(), clock });
+  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_EPOCH_SECONDS: CADENCE }, []), { log: createMemoryLogger(), clock });
   const ids: string[] = [];
   try {
     const now = clock.now().toISOString();
@@ -35,7 +35,7 @@ async function seed(dataDir: string, tenants: number): Promise<string[]> {
       `INSERT INTO tenant_integrations (tenant_id, channel, target, enabled, config, secret_ref, created_at, updated_at)
        VALUES (?, 'webhook', 'anchors', 1, '{"url":"https://127.0.0.1:9/anchors","events":["receipt.anchored"]}', NULL, ?, ?)`,
     );
-    deps.store.transaction(() => {
+    await deps.store.transaction(async () => {
       for (let i = 0; i < tenants; i++) {
         const id = deps.ids.next('ten');
         insert.run(id, now, now);

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TENANT_LOG_UNSTORED_LEVELS, createSqliteAnchoringStore } from '../../companion/anchoring/sqlite-store.ts';
 import { StoredTrees } from '../../companion/anchoring/stored-tree.ts';
 import { fromHex, toHex } from '../../shared/encoding.ts';
+import type { Tx } from '../../companion/store.ts';
 import { sha256 } from '../../shared/hash.ts';
 import { MerkleTree, leafHash, verifyConsistency, verifyInclusion } from '../../shared/merkle.ts';
 import { readVectorJson } from '../helpers/vectors.ts';
@@ -33,7 +34,7 @@ async function storedTrees(): Promise<StoredTrees> {
 describe('stored RFC 9162 trees', () => {
   it('reproduce every root, inclusion proof and consistency proof of the 8-leaf vectors', async () => {
     const trees = await storedTrees();
-    ctx.store.transaction(() => v.leaf_inputs.forEach((hex, i) => trees.append('#t', i, fromHex(hex))));
+    await ctx.store.transaction(async () => v.leaf_inputs.forEach((hex, i) => trees.append('#t', i, fromHex(hex))));
     v.root_hash_by_tree_size.forEach((root, size) => expect(toHex(trees.rootAt('#t', size))).toBe(root));
     for (const p of v.inclusion_proofs) expect(trees.inclusionProof('#t', p.leaf_index, p.tree_size).map(toHex)).toEqual(p.proof);
     for (const p of v.consistency_proofs) expect(trees.consistencyProof('#t', p.size1, p.size2).map(toHex)).toEqual(p.proof);
@@ -42,7 +43,7 @@ describe('stored RFC 9162 trees', () => {
   it('agree with the in-memory tree at every size up to 70, and their proofs verify', async () => {
     const trees = await storedTrees();
     const leaves = Array.from({ length: 70 }, (_, i) => Uint8Array.of(i, i >> 8, 7));
-    ctx.store.transaction(() => leaves.forEach((l, i) => trees.append('#t', i, l)));
+    await ctx.store.transaction(async () => leaves.forEach((l, i) => trees.append('#t', i, l)));
     const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
     for (let size = 1; size <= 70; size++) {
       const root = trees.rootAt('#t', size);
@@ -58,14 +59,14 @@ describe('stored RFC 9162 trees', () => {
 
   it('forgets appends rolled back with their transaction', async () => {
     const trees = await storedTrees();
-    ctx.store.transaction(() => [1, 2, 3].forEach((b, i) => trees.append('#t', i, Uint8Array.of(b))));
-    expect(() =>
-      ctx.store.transaction(() => {
+    await ctx.store.transaction(async () => [1, 2, 3].forEach((b, i) => trees.append('#t', i, Uint8Array.of(b))));
+    await expect(
+      ctx.store.transaction(async () => {
         trees.append('#t', 3, Uint8Array.of(99));
         throw new Error('refused');
       }),
-    ).toThrow('refused');
-    ctx.store.transaction(() => trees.append('#t', 3, Uint8Array.of(4)));
+    ).rejects.toThrow('refused');
+    await ctx.store.transaction(async () => trees.append('#t', 3, Uint8Array.of(4)));
     const expected = MerkleTree.fromLeafHashes([1, 2, 3, 4].map((b) => leafHash(Uint8Array.of(b))));
     expect(toHex(trees.rootAt('#t', 4))).toBe(toHex(expected.root()));
     expect(toHex(new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).rootAt('#t', 4))).toBe(toHex(expected.root()));
@@ -73,7 +74,7 @@ describe('stored RFC 9162 trees', () => {
 
   it('keeps logs apart and refuses a size past the log', async () => {
     const trees = await storedTrees();
-    ctx.store.transaction(() => {
+    await ctx.store.transaction(async () => {
       trees.append('#a', 0, Uint8Array.of(1));
       trees.append('#b', 0, Uint8Array.of(2));
     });
@@ -85,17 +86,17 @@ describe('stored RFC 9162 trees', () => {
   it('keep a proved log in memory through later appends and a rolled-back one, and answer as the stored levels do', async () => {
     const trees = await storedTrees();
     const leaves = Array.from({ length: 40 }, (_, i) => Uint8Array.of(i, 3));
-    ctx.store.transaction(() => leaves.slice(0, 13).forEach((l, i) => trees.append('#t', i, l)));
+    await ctx.store.transaction(async () => leaves.slice(0, 13).forEach((l, i) => trees.append('#t', i, l)));
     trees.inclusionProof('#t', 0, 13); // loads the log's levels
-    ctx.store.transaction(() => leaves.slice(13, 29).forEach((l, i) => trees.append('#t', 13 + i, l)));
-    expect(() =>
-      ctx.store.transaction(() => {
+    await ctx.store.transaction(async () => leaves.slice(13, 29).forEach((l, i) => trees.append('#t', 13 + i, l)));
+    await expect(
+      ctx.store.transaction(async () => {
         trees.append('#t', 29, Uint8Array.of(99));
         trees.append('#t', 30, Uint8Array.of(98));
         throw new Error('refused');
       }),
-    ).toThrow('refused');
-    ctx.store.transaction(() => leaves.slice(29).forEach((l, i) => trees.append('#t', 29 + i, l)));
+    ).rejects.toThrow('refused');
+    await ctx.store.transaction(async () => leaves.slice(29).forEach((l, i) => trees.append('#t', 29 + i, l)));
     const memory = MerkleTree.fromLeafHashes(leaves.map(leafHash));
     // A second node store over the same database starts with nothing resident.
     const stored = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
@@ -120,19 +121,21 @@ describe('stored RFC 9162 trees', () => {
       ctx = fresh.ctx;
       const trees = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
       const leaves = Array.from({ length: count }, (_, i) => sha256(Uint8Array.of(i, i >> 8)));
-      ctx.store.transaction(() => leaves.forEach((leaf, i) => appendRecord(trees, fresh.tenantId, i, leaf)));
+      await ctx.store.transaction(async (tx) => {
+        for (const [i, leaf] of leaves.entries()) await appendRecord(tx, trees, fresh.tenantId, i, leaf);
+      });
       return { trees, tenantId: fresh.tenantId, leaves };
     }
 
-    function appendRecord(trees: StoredTrees, tenantId: string, seq: number, leaf: Uint8Array): void {
+    async function appendRecord(tx: Tx, trees: StoredTrees, tenantId: string, seq: number, leaf: Uint8Array): Promise<void> {
       const hash = toHex(leaf);
-      ctx.store.evidence.insertRecord({
+      await tx.evidence.insertRecord({
         tenantId, tenantSeq: seq, actionKey: `eu-ai-act:output_marked:${String(seq).padStart(26, '0')}`, vertical: 'eu-ai-act', pack: 'eu-ai-act',
         kind: 'record', decision: null, status: 'recorded', reviewRoute: null, payloadHash: 'a'.repeat(64), packetHash: 'b'.repeat(64),
         attestation: '{}', attestationHash: hash, signature: 'sig', keyId: 'k', devKey: true, recordedAt: '2026-01-01T00:00:00.000Z', credits: 0, details: '{}',
       });
       trees.append(tenantId, seq, leaf);
-      ctx.store.anchoring.setTenantLogSize(tenantId, seq + 1, '2026-01-01T00:00:00.000Z');
+      await tx.anchoring.setTenantLogSize(tenantId, seq + 1, '2026-01-01T00:00:00.000Z');
     }
 
     it(`store only levels ${TENANT_LOG_UNSTORED_LEVELS} and up, and agree with the in-memory tree at every size up to 70`, async () => {
@@ -156,14 +159,16 @@ describe('stored RFC 9162 trees', () => {
     it('append after a restart: the right edge is computed from the records, and a rolled-back append leaves nothing', async () => {
       const { tenantId, leaves } = await tenantLog(21);
       const trees = new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes);
-      expect(() =>
-        ctx.store.transaction(() => {
-          appendRecord(trees, tenantId, 21, sha256(Uint8Array.of(99)));
+      await expect(
+        ctx.store.transaction(async (tx) => {
+          await appendRecord(tx, trees, tenantId, 21, sha256(Uint8Array.of(99)));
           throw new Error('refused');
         }),
-      ).toThrow('refused');
+      ).rejects.toThrow('refused');
       const more = Array.from({ length: 12 }, (_, i) => sha256(Uint8Array.of(200, i)));
-      ctx.store.transaction(() => more.forEach((leaf, i) => appendRecord(trees, tenantId, 21 + i, leaf)));
+      await ctx.store.transaction(async (tx) => {
+        for (const [i, leaf] of more.entries()) await appendRecord(tx, trees, tenantId, 21 + i, leaf);
+      });
       const memory = MerkleTree.fromLeafHashes([...leaves, ...more].map(leafHash));
       expect(toHex(trees.rootAt(tenantId, 33))).toBe(toHex(memory.rootAt(33)));
       expect(toHex(new StoredTrees(createSqliteAnchoringStore(ctx.store.db).nodes).rootAt(tenantId, 33))).toBe(toHex(memory.rootAt(33)));

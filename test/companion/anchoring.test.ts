@@ -78,9 +78,9 @@ describe('inclusion proofs', () => {
     expect(early.body.next_epoch_hint).toContain('2025-01-01T11:00:00.000Z');
     expect(Number(early.headers.get('retry-after'))).toBe(45 * 60);
 
-    expect(closeDue()).toEqual([]); // not due before the boundary
+    expect(await closeDue()).toEqual([]); // not due before the boundary
     ctx.clock.set('2025-01-01T11:00:00.000Z');
-    expect(closeDue()).toHaveLength(1);
+    expect(await closeDue()).toHaveLength(1);
 
     const res = await proofOf(packet.action_key);
     expect(res.status).toBe(200);
@@ -115,7 +115,7 @@ describe('inclusion proofs', () => {
     const other = await ctx.signup();
     await ctx.request('/v1/record', { json: recordBody(), key: other.apiKey });
     ctx.clock.set('2025-01-01T11:00:00.000Z');
-    closeDue();
+    await closeDue();
     const good = (await proofOf(packets[1]!.action_key)).body;
     const keys = await jwks();
     const flipHex = (h: string) => (h[0] === '0' ? '1' : '0') + h.slice(1);
@@ -162,11 +162,11 @@ describe('epochs', () => {
     const before = await seal();
     ctx.clock.set('2025-01-01T11:00:00.000Z');
     const onBoundary = await seal();
-    expect(closeDue()).toHaveLength(1);
+    expect(await closeDue()).toHaveLength(1);
     expect((await proofOf(before.action_key)).body.epoch.epoch_seq).toBe(0);
     expect((await proofOf(onBoundary.action_key)).status).toBe(409);
     ctx.clock.set('2025-01-01T12:00:00.000Z');
-    expect(closeDue()).toHaveLength(1);
+    expect(await closeDue()).toHaveLength(1);
     const p = (await proofOf(onBoundary.action_key)).body;
     expect(p.epoch.epoch_seq).toBe(1);
     expect(p.epoch_header.header.period_start).toBe('2025-01-01T11:00:00.000Z');
@@ -179,9 +179,9 @@ describe('epochs', () => {
     ctx.clock.set('2025-01-01T10:30:00.000Z');
     await seal();
     ctx.clock.set('2025-01-01T15:10:00.000Z'); // five boundaries passed while "down"
-    const closed = closeDue();
+    const closed = await closeDue();
     expect(closed.map((e) => e.periodEnd)).toEqual(['11', '12', '13', '14', '15'].map((h) => `2025-01-01T${h}:00:00.000Z`));
-    expect(closeDue()).toEqual([]);
+    expect(await closeDue()).toEqual([]);
     const list = (await ctx.request('/epochs')).body.epochs;
     expect(list.map((e: any) => e.header.epoch_seq)).toEqual([0, 1, 2, 3, 4]);
     list.forEach((e: any, i: number) => expect(e.header.prev_epoch_digest).toBe(i === 0 ? null : list[i - 1].header.epoch_digest));
@@ -199,14 +199,14 @@ describe('epochs', () => {
       json: { enabled: true, config: { url: 'http://127.0.0.1:9/hook', events: ['receipt.anchored'] } },
     });
     expect(put.status).toBeLessThan(300);
-    const anchored = () =>
-      ctx.store.webhooks.listDeliveries({ tenantId, target: 'anchors', limit: 100, offset: 0 }).filter((d) => d.event === 'receipt.anchored');
+    const anchored = async () =>
+      (await ctx.store.webhooks.listDeliveries({ tenantId, target: 'anchors', limit: 100, offset: 0 })).filter((d) => d.event === 'receipt.anchored');
     ctx.clock.set('2025-01-01T10:10:00.000Z');
     await seal();
     await seal();
     ctx.clock.set('2025-01-01T11:10:00.000Z');
-    const [epoch] = closeDue();
-    const events = anchored();
+    const [epoch] = await closeDue();
+    const events = await anchored();
     expect(events).toHaveLength(1);
     const body = JSON.parse(events[0]!.body);
     expect(body).toMatchObject({ event: 'receipt.anchored', tenant: tenantId });
@@ -219,8 +219,8 @@ describe('epochs', () => {
       leaf_index: 0,
     });
     ctx.clock.set('2025-01-01T13:10:00.000Z');
-    closeDue(); // two more epochs, nothing new for this tenant
-    expect(anchored()).toHaveLength(1);
+    await closeDue(); // two more epochs, nothing new for this tenant
+    expect(await anchored()).toHaveLength(1);
   });
 
   it('continue the same chain after a restart', async () => {
@@ -228,7 +228,7 @@ describe('epochs', () => {
     ctx.clock.set('2025-01-01T10:10:00.000Z');
     await seal();
     ctx.clock.set('2025-01-01T11:10:00.000Z');
-    closeDue();
+    await closeDue();
     const dataDir = ctx.dataDir;
     const first = (await ctx.request('/epochs/0')).body;
     await ctx.deps.lifecycle.stop();
@@ -236,7 +236,7 @@ describe('epochs', () => {
     const restarted = await again({ dataDir });
     try {
       restarted.clock.set('2025-01-01T12:10:00.000Z');
-      restarted.deps.workers.epochs.closeDue();
+      await restarted.deps.workers.epochs.closeDue();
       const second = (await restarted.request('/epochs/1')).body;
       expect(second.header.prev_epoch_digest).toBe(first.header.epoch_digest);
       const c = (await restarted.request('/epochs/consistency?from=0&to=1')).body;
@@ -277,7 +277,7 @@ describe('epochs', () => {
       await seal();
       if (i % 3 === 0) await seal();
       ctx.clock.advance(HOUR);
-      closeDue();
+      await closeDue();
       heads.push((await ctx.request('/tenant/log', { key })).body);
     }
     const epochs = [...(await ctx.request('/epochs?limit=50')).body.epochs];
@@ -307,7 +307,7 @@ describe('epochs', () => {
     await setup();
     await seal();
     ctx.clock.advance(2 * HOUR);
-    closeDue();
+    await closeDue();
     expect((await ctx.request('/epochs?limit=0')).status).toBe(422);
     expect((await ctx.request('/epochs?bogus=1')).status).toBe(422);
     expect((await ctx.request('/epochs/consistency?from=1&to=0')).status).toBe(422);

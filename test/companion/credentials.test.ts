@@ -31,8 +31,8 @@ describe('revocation', () => {
     expect((await keysOf(b, apiKey)).status).toBe(200);
     expect((await keysOf(b, apiKey)).status).toBe(200);
 
-    const keyId = a.store.tenants.listApiKeys(tenantId)[0]!.id;
-    expect(a.store.tenants.revokeApiKey(tenantId, keyId, '2025-01-02T00:00:00.000Z')).toBe(true);
+    const keyId = (await a.store.tenants.listApiKeys(tenantId))[0]!.id;
+    expect(await a.store.tenants.revokeApiKey(tenantId, keyId, '2025-01-02T00:00:00.000Z')).toBe(true);
 
     const res = await keysOf(b, apiKey);
     expect(res.status).toBe(401);
@@ -56,8 +56,8 @@ describe('revocation', () => {
     const first = await a.signup();
     const second = await a.signup();
     expect((await keysOf(b, second.apiKey)).status).toBe(200);
-    const keyId = a.store.tenants.listApiKeys(first.tenantId)[0]!.id;
-    a.store.tenants.revokeApiKey(first.tenantId, keyId, '2025-01-02T00:00:00.000Z');
+    const keyId = (await a.store.tenants.listApiKeys(first.tenantId))[0]!.id;
+    await a.store.tenants.revokeApiKey(first.tenantId, keyId, '2025-01-02T00:00:00.000Z');
     expect((await keysOf(b, second.apiKey)).status).toBe(200);
     expect((await keysOf(b, first.apiKey)).status).toBe(401);
   });

@@ -61,7 +61,7 @@ describe('sealer', () => {
     const { auth } = await sandboxTenant();
     const outcomes = await Promise.all(Array.from({ length: 25 }, () => ctx.deps.sealer.seal(request(auth))));
     const keys = trustedKeySet(ctx.deps.keyring.jwks());
-    const rows = outcomes.map((o) => ctx.store.evidence.findRecord(auth.tenantId, (o.body as any).action_key)!);
+    const rows = await Promise.all(outcomes.map(async (o) => (await ctx.store.evidence.findRecord(auth.tenantId, (o.body as any).action_key))!));
     rows.sort((a, b) => a.tenantSeq - b.tenantSeq);
     expect(rows.map((r) => r.tenantSeq)).toEqual([...Array(25).keys()]);
     for (const [i, row] of rows.entries()) {
@@ -72,7 +72,7 @@ describe('sealer', () => {
       expect(r.key_status).toBe('sandbox');
     }
     // Sandbox: 25 actions against the allowance, no credits (credits are for production actions).
-    expect(ctx.store.usage.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
+    expect(await ctx.store.usage.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
     // No webhook target subscribes, so nothing is enqueued (interface-spec Events rule 1;
     // subscribed targets are covered in webhooks.test.ts).
     expect(count('webhook_deliveries')).toBe(0);
@@ -98,13 +98,13 @@ describe('sealer', () => {
     const a = await sandboxTenant();
     const b = await sandboxTenant();
     await Promise.all([ctx.deps.sealer.seal(request(a.auth)), ctx.deps.sealer.seal(request(b.auth)), ctx.deps.sealer.seal(request(a.auth))]);
-    expect(ctx.store.evidence.logHead(a.auth.tenantId)?.tenantSeq).toBe(1);
-    expect(ctx.store.evidence.logHead(b.auth.tenantId)?.tenantSeq).toBe(0);
+    expect((await ctx.store.evidence.logHead(a.auth.tenantId))?.tenantSeq).toBe(1);
+    expect((await ctx.store.evidence.logHead(b.auth.tenantId))?.tenantSeq).toBe(0);
   });
 
   it('refuses the sandbox action past the allowance with 402 and seals nothing, without failing its neighbours', async () => {
     const { auth } = await sandboxTenant();
-    ctx.store.usage.add(auth.tenantId, SANDBOX_ACTION_ALLOWANCE - 1, 0, '2025-01-01T00:00:00.000Z');
+    await ctx.store.usage.add(auth.tenantId, SANDBOX_ACTION_ALLOWANCE - 1, 0, '2025-01-01T00:00:00.000Z');
     const other = await sandboxTenant();
     const results = await Promise.allSettled([
       ctx.deps.sealer.seal(request(auth)),
@@ -115,7 +115,7 @@ describe('sealer', () => {
     const refused = (results[1] as PromiseRejectedResult).reason;
     expect(refused).toMatchObject({ status: 402, code: 'sandbox_allowance_exhausted' });
     expect(count('sealed_records')).toBe(2);
-    expect(ctx.store.usage.usage(auth.tenantId).actionsUsed).toBe(SANDBOX_ACTION_ALLOWANCE);
+    expect((await ctx.store.usage.usage(auth.tenantId)).actionsUsed).toBe(SANDBOX_ACTION_ALLOWANCE);
   });
 
   it('replays an idempotent request, under 20 concurrent copies, as one sealed and metered action', async () => {
@@ -125,7 +125,7 @@ describe('sealer', () => {
     expect(new Set(outcomes.map((o) => JSON.stringify(o.body))).size).toBe(1);
     expect(outcomes.filter((o) => !o.replayed)).toHaveLength(1);
     expect(count('sealed_records')).toBe(1);
-    expect(ctx.store.usage.usage(auth.tenantId).actionsUsed).toBe(1);
+    expect((await ctx.store.usage.usage(auth.tenantId)).actionsUsed).toBe(1);
 
     const reused = ctx.deps.sealer.seal(request(auth, { idempotency: { ...idem, requestHash: sha256Hex('body-2') } }));
     await expect(reused).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
@@ -196,15 +196,15 @@ describe('evidence endpoints', () => {
       json: { enabled: true, config: { url: 'https://hooks.example.com/in', events: ['verify.failed'] } },
     });
     expect(put.status).toBe(201);
-    const failedEvents = () =>
-      ctx.store.webhooks.listDeliveries({ tenantId: auth.tenantId, target: 'audit', limit: 100, offset: 0 }).filter((d) => d.event === 'verify.failed');
+    const failedEvents = async () =>
+      (await ctx.store.webhooks.listDeliveries({ tenantId: auth.tenantId, target: 'audit', limit: 100, offset: 0 })).filter((d) => d.event === 'verify.failed');
     const bad = { ...sealed.verify_request, decision: 'allow' };
     await ctx.request('/v1/verify', { method: 'POST', json: bad });
-    expect(failedEvents()).toHaveLength(0);
+    expect(await failedEvents()).toHaveLength(0);
     await ctx.request('/v1/verify', { method: 'POST', json: sealed.verify_request, key });
-    expect(failedEvents()).toHaveLength(0);
+    expect(await failedEvents()).toHaveLength(0);
     await ctx.request('/v1/verify', { method: 'POST', json: bad, key });
-    const events = failedEvents();
+    const events = await failedEvents();
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0]!.body)).toEqual({
       event: 'verify.failed',
@@ -241,7 +241,7 @@ describe('evidence endpoints', () => {
     await ctx.deps.sealer.seal(request({ tenantId: prod.tenantId, tenantKind: 'production', keyId: 'k' }));
     const p = await ctx.request('/tenant/usage', { key: prod.apiKey });
     expect(p.body).toMatchObject({ tenant_kind: 'production', actions_used: 1, cap: null, remaining: null, credits_used: 3, cost_cents: 3, warning: null });
-    ctx.store.usage.add(auth.tenantId, 79, 0, '2025-01-01T00:00:00.000Z');
+    await ctx.store.usage.add(auth.tenantId, 79, 0, '2025-01-01T00:00:00.000Z');
     const u2 = await ctx.request('/tenant/usage', { key });
     expect(u2.body).toMatchObject({ actions_used: 80, remaining: 20 });
     expect(u2.body.warning).toMatch(/80 of 100/);
@@ -249,7 +249,7 @@ describe('evidence endpoints', () => {
 
   it('a companion seal verifies as a bundle with our verifier, sha256sum and openssl', async () => {
     const { auth, sealed } = await sealOne();
-    const view = viewRecord(ctx.store.evidence.findRecord(auth.tenantId, sealed.action_key)!);
+    const view = viewRecord((await ctx.store.evidence.findRecord(auth.tenantId, sealed.action_key))!);
     const jwk = ctx.deps.keyring.jwks().keys.find((k) => k.kid === view.packet.seal.key_id)!;
     const bundle = buildBundle(view.fields, view.packet.seal, jwkToPublicKey(jwk));
     const r = await verifyBundle(bundle, trustedKeySet(ctx.deps.keyring.jwks()));

@@ -8,6 +8,7 @@ import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { EXPORT_PAGE_SIZE, NDJSON, recordLine } from '../../companion/exports/records-export.ts';
 import { recordBody as storedRecordBody } from '../../companion/evidence/record-view.ts';
+import type { SealedRecordRow } from '../../companion/evidence/store.ts';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { gateBody, recordBody } from './pack-fixtures.ts';
@@ -152,7 +153,8 @@ describe('GET /tenant/exports/records', () => {
     }
     const res = await ctx.app.request('/tenant/exports/records', { headers: { 'x-service-key': key, accept: NDJSON } });
     const lines = (await res.text()).trimEnd().split('\n');
-    const rows = sealed.map((k) => ctx.store.evidence.findRecord(tenantId, k)!);
+    const rows: SealedRecordRow[] = [];
+    for (const k of sealed) rows.push((await ctx.store.evidence.findRecord(tenantId, k))!);
     expect(rows.some((r) => r.details !== '{}')).toBe(true); // gate decisions carry details
     expect(lines).toEqual(rows.map((r) => JSON.stringify(storedRecordBody(r))));
     for (const [i, r] of rows.entries()) {
@@ -258,7 +260,7 @@ describe('GET /tenant/exports/records/summary', () => {
 
     // The hourly epoch anchors everything sealed before it; a later seal waits for the next one.
     ctx.clock.set('2025-01-01T01:00:00.000Z');
-    expect(ctx.deps.workers.epochs.closeDue()).toHaveLength(1);
+    expect(await ctx.deps.workers.epochs.closeDue()).toHaveLength(1);
     await ctx.request('/v1/gate', { json: gateBody('law'), key });
     const after = await ctx.request('/tenant/exports/records/summary', { key });
     const law = after.body.packs.find((p: any) => p.pack === 'law');

@@ -58,8 +58,7 @@ export interface TestContext {
   /** A fresh sandbox tenant; a unique email unless one is given. */
   signup(email?: string): Promise<SignupResult>;
   /**
-   * A production tenant with a svc_live_ key, written directly through the real stores and
-   * without a person, as tenants created before the people model are (account-upgrade.test.ts
+   * A production tenant with a svc_live_ key, written directly as rows and without a person, as tenants created before the people model are (account-upgrade.test.ts
    * drives the real upgrade flow).
    */
   productionTenant(): { apiKey: string; tenantId: string };
@@ -88,7 +87,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const config = loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0', ...options.env }, []);
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
-  const deps = openDeps(config, { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) });
+  const deps = await openDeps(config, { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) });
   const app = createApp(deps);
 
   let description: ReturnType<typeof openApiDocument> | undefined;
@@ -122,12 +121,14 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     const now = deps.clock.now().toISOString();
     const tenantId = deps.ids.next('ten');
     const key = generateApiKey('production');
-    deps.store.transaction(() => {
-      deps.store.db
-        .prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Production tenant', 0, ?, ?)")
+    // Synchronous, so tests can call it anywhere: raw rows on the connection, in one transaction.
+    const { db } = deps.store;
+    db.transaction(() => {
+      db.prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Production tenant', 0, ?, ?)")
         .run(tenantId, now, now);
-      deps.store.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
-    });
+      db.prepare('INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id) VALUES (?, ?, ?, ?, ?, ?, NULL)')
+        .run(deps.ids.next('key'), tenantId, Buffer.from(key.hash), key.prefix, key.lastFour, now);
+    })();
     return { apiKey: key.key, tenantId };
   }
 

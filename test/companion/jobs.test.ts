@@ -4,14 +4,13 @@
  * dead letter, release, requeue.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_SCHEDULE, nominalDelayMs, retryDelayMs, retryPlan } from '../../companion/core/jobs/backoff.ts';
 import { JobQueue, claimableSql } from '../../companion/core/jobs/queue.ts';
-import { openDatabase } from '../../companion/core/db.ts';
 import type { Db } from '../../companion/core/db.ts';
 import { DISPATCH_CLAIMABLE, DISPATCH_QUEUE } from '../../companion/routing/service.ts';
 import { openSqliteStore } from '../../companion/store.ts';
+import type { SqliteStore } from '../../companion/store.ts';
 import { DELIVERY_CLAIMABLE, DELIVERY_QUEUE } from '../../companion/webhooks/service.ts';
 import { makeTempDir } from './helpers.ts';
 
@@ -22,21 +21,23 @@ interface Row {
 }
 
 const dirs: string[] = [];
-const dbs: Db[] = [];
+const stores: SqliteStore[] = [];
 afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
+  for (const store of stores.splice(0)) store.close();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function queueOn(ids: string[], schedule = { ...DEFAULT_RETRY_SCHEDULE, maxAttempts: 3 }): { db: Db; queue: JobQueue<Row> } {
+function queueOn(ids: string[], schedule = { ...DEFAULT_RETRY_SCHEDULE, maxAttempts: 3 }): { db: Db; store: SqliteStore; queue: JobQueue<Row> } {
   const dir = makeTempDir('svc-jobs-');
   dirs.push(dir);
-  const db = openDatabase(path.join(dir, 'jobs.db'));
-  dbs.push(db);
+  // The service's own store, with a job table of this test's own beside its tables.
+  const store = openSqliteStore({ dataDir: dir });
+  stores.push(store);
+  const { db } = store;
   db.exec(`CREATE TABLE dispatches (id TEXT PRIMARY KEY, status TEXT NOT NULL DEFAULT 'pending', attempt_count INTEGER NOT NULL DEFAULT 0,
     run_at INTEGER NOT NULL, lease_owner TEXT, lease_expires_at INTEGER, last_error TEXT, last_attempt_at TEXT, completed_at TEXT) STRICT`);
   for (const id of ids) db.prepare('INSERT INTO dispatches (id, run_at) VALUES (?, 0)').run(id);
-  return { db, queue: new JobQueue<Row>({ db, table: 'dispatches', doneStatus: 'sent', schedule, random: () => 0.5 }) };
+  return { db, store, queue: new JobQueue<Row>({ store, table: 'dispatches', doneStatus: 'sent', schedule, random: () => 0.5 }) };
 }
 
 const at = (ms: number) => new Date(ms);
@@ -90,19 +91,19 @@ describe('JobQueue', () => {
     expect(row(db, 'a')).toMatchObject({ status: 'pending', attempt_count: 0, lease_owner: null });
   });
 
-  it('commits bookkeeping without an fsync and restores the durable setting after', () => {
+  it('commits bookkeeping without an fsync and restores the durable setting after', async () => {
     const { db, queue } = queueOn(['a']);
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
-    const seen = queue.transaction(() => db.pragma('synchronous', { simple: true }));
+    const seen = await queue.transaction(() => db.pragma('synchronous', { simple: true }));
     expect(seen).toBe(1); // NORMAL inside
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
-    expect(() => queue.transaction(() => { throw new Error('boom'); })).toThrow('boom');
+    await expect(queue.transaction(() => { throw new Error('boom'); })).rejects.toThrow('boom');
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
   });
 
   it('refuses table names that are not plain identifiers', () => {
-    const { db } = queueOn([]);
-    expect(() => new JobQueue({ db, table: 'x; DROP TABLE y', doneStatus: 'sent', schedule: DEFAULT_RETRY_SCHEDULE })).toThrow(TypeError);
+    const { store } = queueOn([]);
+    expect(() => new JobQueue({ store, table: 'x; DROP TABLE y', doneStatus: 'sent', schedule: DEFAULT_RETRY_SCHEDULE })).toThrow(TypeError);
   });
 });
 

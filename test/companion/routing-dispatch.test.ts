@@ -305,6 +305,6 @@ describe('escalation chains reach the next route', () => {
     // Once a reviewer decides, a later step changes nothing.
     const decided = await t.ctx.request('/v1/reviews', { json: { action_key: paused.action_key, pack: 'law', decision: 'approved', reviewer: 'gc@example.com' }, key: t.key });
     expect(decided.status, decided.text).toBe(201);
-    expect(t.ctx.deps.store.routing.retarget({ id: before!.id, tenantId: t.tenantId, actionKey: paused.action_key, channel: 'workflow', target: 'legal-desk', body: '{}', runAt: 0, createdAt: 'x' })).toBe(false);
+    expect(await t.ctx.deps.store.routing.retarget({ id: before!.id, tenantId: t.tenantId, actionKey: paused.action_key, channel: 'workflow', target: 'legal-desk', body: '{}', runAt: 0, createdAt: 'x' })).toBe(false);
   });
 });

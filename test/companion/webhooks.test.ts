@@ -107,7 +107,7 @@ describe('PUT /tenant/integrations/webhook/{target}', () => {
     const res = await put('new', { enabled: true, config: { url: rx.url, events: [] }, rotate_signing_secret: true });
     expect(res.status).toBe(422);
     expect(res.body.errors[0]).toMatchObject({ path: '/rotate_signing_secret', code: 'nothing_to_rotate' });
-    expect(ctx.store.integrations.find(tenantId, 'webhook', 'new')).toBeUndefined();
+    expect(await ctx.store.integrations.find(tenantId, 'webhook', 'new')).toBeUndefined();
   });
 });
 
@@ -133,7 +133,7 @@ describe('event delivery', () => {
     expect(req.json).toEqual({
       event: 'record.sealed',
       tenant: tenantId,
-      created_at: ctx.store.evidence.findRecord(tenantId, actionKey)!.recordedAt,
+      created_at: (await ctx.store.evidence.findRecord(tenantId, actionKey))!.recordedAt,
       action_key: actionKey,
       decision: 'recorded',
       attestation_root: sealed.body.evidence_packet.seal.attestation_hash,
@@ -167,8 +167,8 @@ describe('event delivery', () => {
     // The same underlying event offered twice is one delivery (Events rule 2).
     const e = { tenantId, event: 'record.sealed' as const, eventKey: 'record.sealed:x', fields: { action_key: 'x', decision: 'allow', attestation_root: 'a', stamp_id: 's', href: 'h' }, createdAt: ctx.clock.now().toISOString() };
     await put('audit', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } });
-    expect(ctx.store.transaction(() => ctx.deps.webhooks.outbox.enqueue(e))).toBe(1);
-    expect(ctx.store.transaction(() => ctx.deps.webhooks.outbox.enqueue(e))).toBe(0);
+    expect(await ctx.store.transaction((tx) => ctx.deps.webhooks.outbox.enqueue(e, tx))).toBe(1);
+    expect(await ctx.store.transaction((tx) => ctx.deps.webhooks.outbox.enqueue(e, tx))).toBe(0);
   });
 
   it('retries with capped exponential backoff, dead-letters after the last attempt, and replays with the same id', async () => {

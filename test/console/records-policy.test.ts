@@ -59,7 +59,7 @@ describe('Records', () => {
 
     // The hour ends and its epoch closes: the same records now show their epoch.
     world.ctx.clock.advance(3600_000);
-    expect(world.ctx.deps.workers.epochs.closeDue().length).toBeGreaterThan(0);
+    expect((await world.ctx.deps.workers.epochs.closeDue()).length).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Load records' }).click();
     await expect.poll(() => page.locator('.badge', { hasText: /anchored, epoch/ }).count()).toBe(2);
   });

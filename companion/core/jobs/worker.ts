@@ -16,6 +16,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
 import type { WorkerStatus } from '../worker-status.ts';
+import type { Tx } from '../../store.ts';
 import type { ClaimedJob, FailOutcome, JobQueue, TickReceipt, TickReceipts } from './queue.ts';
 
 export type JobOutcome = { ok: true } | { ok: false; error: string };
@@ -39,8 +40,8 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
    * row that could vanish.
    */
   durable?(): Promise<void> | undefined;
-  /** Called in the storing transaction after each outcome (e.g. endpoint health bookkeeping). */
-  settled?(job: ClaimedJob<Row>, outcome: JobOutcome, stored: StoredOutcome): void;
+  /** Called in the storing transaction `tx` after each outcome (e.g. endpoint health bookkeeping). */
+  settled?(job: ClaimedJob<Row>, outcome: JobOutcome, stored: StoredOutcome, tx: Tx): void | Promise<void>;
   leaseMs: number;
   /** Jobs in flight at once. */
   concurrency?: number;
@@ -79,6 +80,8 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   #wakeSleep: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   readonly #inFlight = new Map<ClaimedJob<Row>, Promise<void>>();
+  /** Slots a claim in progress is filling. */
+  #claiming = 0;
   readonly #ticks = new Set<Tick>();
   #settling: Settled<Row>[] = [];
   #flushScheduled = false;
@@ -120,11 +123,18 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
    * Claims what fits in the free slots and starts it. Resolves with the tick's receipt once
    * every job it claimed is stored (tests drive ticks directly and await this).
    */
-  tick(): Promise<TickReceipt> {
+  async tick(): Promise<TickReceipt> {
     const { queue, clock, leaseMs } = this.#o;
     const startedAt = clock.now();
-    const free = this.#concurrency - this.#inFlight.size;
-    const jobs = free > 0 ? queue.transaction(() => queue.claim(this.owner, startedAt, leaseMs, free)) : [];
+    // Slots being claimed count as taken, so two ticks at once never claim past concurrency.
+    const free = this.#concurrency - this.#inFlight.size - this.#claiming;
+    this.#claiming += Math.max(0, free);
+    let jobs: ClaimedJob<Row>[];
+    try {
+      jobs = free > 0 ? await queue.transaction(() => queue.claim(this.owner, startedAt, leaseMs, free)) : [];
+    } finally {
+      this.#claiming -= Math.max(0, free);
+    }
     this.#lastTickAt = startedAt.toISOString();
     const receipt: TickReceipt = {
       queue: queue.table,
@@ -137,7 +147,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       dead: 0,
       leaseLost: 0,
     };
-    if (jobs.length === 0) return Promise.resolve(receipt);
+    if (jobs.length === 0) return receipt;
     return new Promise((resolve) => {
       const controller = new AbortController();
       // Every attempt of the claim listens on this one signal (the HTTP client adds a listener each).
@@ -165,12 +175,12 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       this.#flushScheduled = true;
       // A short wait lets the other jobs in flight settle into the same commit: one commit
       // per batch instead of one per job.
-      setTimeout(() => this.#flush(), FLUSH_DELAY_MS);
+      setTimeout(() => void this.#flush(), FLUSH_DELAY_MS);
     });
   }
 
   /** Stores every outcome settled since the last flush, then refills the slots, in one transaction. */
-  #flush(): void {
+  async #flush(): Promise<void> {
     this.#flushScheduled = false;
     const batch = this.#settling.splice(0);
     const { queue, clock, log, receipts } = this.#o;
@@ -184,7 +194,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     }
     let stored = false;
     try {
-      queue.transaction(() => {
+      await queue.transaction(async (tx) => {
         const now = clock.now();
         for (const { job, outcome, tick } of batch) {
           if (this.#stopping && tick.controller.signal.aborted) {
@@ -196,13 +206,12 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
           else if (result === 'retrying') tick.receipt.retrying++;
           else if (result === 'dead') tick.receipt.dead++;
           else tick.receipt.leaseLost++;
-          this.#o.settled?.(job, outcome, result);
+          await this.#o.settled?.(job, outcome, result, tx);
         }
         for (const tick of finished) {
           tick.receipt.finishedAt = now.toISOString();
           receipts.record(tick.receipt);
         }
-        if (this.#running) void this.tick();
       });
       stored = true;
       this.#lastError = null;
@@ -211,24 +220,33 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       this.#lastError = err instanceof Error ? err.message : String(err);
       log.error('job outcomes not stored', { queue: queue.table, jobs: batch.length, ...errorFields(err) });
     }
+    // Refill the freed slots once the outcomes are stored (a claim takes its own transaction).
+    if (stored && this.#running) this.#tickInBackground();
     if (stored) for (const tick of finished) tick.resolve(tick.receipt);
     for (const item of batch) item.done();
   }
 
   async #run(): Promise<void> {
     while (this.#running) {
-      try {
-        // Flushes refill the slots as jobs finish; the loop also claims when woken or on its
-        // poll, so new work never waits behind a slow job in flight.
-        if (this.#inFlight.size < this.#concurrency) void this.tick();
-        this.#lastError = null;
-      } catch (err) {
-        this.#lastError = err instanceof Error ? err.message : String(err);
-        this.#o.log.error('job tick failed', { queue: this.#o.queue.table, ...errorFields(err) });
-      }
+      // Flushes refill the slots as jobs finish; the loop also claims when woken or on its
+      // poll, so new work never waits behind a slow job in flight.
+      if (this.#inFlight.size < this.#concurrency) this.#tickInBackground();
       if (!this.#running) break;
       await this.#sleep(this.#pollMs);
     }
+  }
+
+  /** Claims without waiting for the jobs; a failed claim is logged and shown in status(). */
+  #tickInBackground(): void {
+    this.tick().then(
+      () => {
+        this.#lastError = null;
+      },
+      (err: unknown) => {
+        this.#lastError = err instanceof Error ? err.message : String(err);
+        this.#o.log.error('job tick failed', { queue: this.#o.queue.table, ...errorFields(err) });
+      },
+    );
   }
 
   #sleep(ms: number): Promise<void> {

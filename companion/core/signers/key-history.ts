@@ -5,6 +5,7 @@
  * never strands the receipts and epoch headers the earlier key signed: /v1/verify and offline
  * verifiers still find their key, and say it is retired.
  */
+import type { Sync } from '../async-store.ts';
 import type { Db } from '../db.ts';
 import type { Signer } from '../signer.ts';
 
@@ -16,10 +17,10 @@ export interface RetiredKey {
 
 export interface KeyHistoryStore {
   /** Records `current` as the active production key and retires every other one; returns those. */
-  activate(current: Signer, at: string): RetiredKey[];
+  activate(current: Signer, at: string): Promise<RetiredKey[]>;
 }
 
-export function createSqliteKeyHistoryStore(db: Db): KeyHistoryStore {
+export function createSqliteKeyHistoryStore(db: Db): Sync<KeyHistoryStore> {
   const insert = db.prepare('INSERT INTO production_keys (key_id, public_key, custody, first_used_at) VALUES (?, ?, ?, ?) ON CONFLICT (key_id) DO UPDATE SET retired_at = NULL');
   const retireOthers = db.prepare('UPDATE production_keys SET retired_at = ? WHERE key_id <> ? AND retired_at IS NULL');
   const retired = db.prepare<[string], { key_id: string; public_key: Buffer; retired_at: string }>(

@@ -63,14 +63,14 @@ function expand(compact: string, parts: () => SealedParts): unknown {
   });
 }
 
-export function findReplay(
+export async function findReplay(
   store: IdempotencyStore,
   evidence: EvidenceStore,
   tenantId: string,
   claim: IdempotencyClaim,
   window: IdempotencyWindow,
-): Replay | undefined {
-  const earlier = store.find(tenantId, claim.scope, claim.key, window);
+): Promise<Replay | undefined> {
+  const earlier = await store.find(tenantId, claim.scope, claim.key, window);
   if (!earlier) return undefined;
   if (earlier.requestHash !== claim.requestHash) {
     throw new ProblemError({
@@ -80,8 +80,9 @@ export function findReplay(
       errors: [{ in: 'body', path: '/idempotency_key', message: 'already used for a different request body' }],
     });
   }
+  // The record is read only when the stored answer has a marker to fill in.
+  const row = earlier.response.includes(`"${MARKER}"`) ? await evidence.findRecord(tenantId, earlier.actionKey) : undefined;
   const body = expand(earlier.response, () => {
-    const row = evidence.findRecord(tenantId, earlier.actionKey);
     if (!row) throw new Error('an idempotency row names a sealed record that does not exist');
     const view = viewRecord(row);
     return { packet: view.packet, verifyRequest: view.verifyRequest };

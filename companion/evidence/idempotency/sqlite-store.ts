@@ -1,4 +1,5 @@
 /** SQLite implementation of IdempotencyStore (table idempotency_keys, migrations 0002 and 0011). */
+import type { Sync } from '../../core/async-store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
 import type { Db } from '../../core/db.ts';
 import type { IdempotencyStore } from './store.ts';
@@ -9,7 +10,7 @@ import type { IdempotencyStore } from './store.ts';
  */
 const PURGE_BATCH = 16;
 
-export function createSqliteIdempotencyStore(db: Db): IdempotencyStore {
+export function createSqliteIdempotencyStore(db: Db): Sync<IdempotencyStore> {
   const find = db.prepare<[string, string, string, string], { request_hash: string; action_key: string; status: number; response: string }>(
     `SELECT request_hash, action_key, status, response FROM idempotency_keys
      WHERE tenant_id = ? AND scope = ? AND key_hash = ? AND created_at >= ?`,

@@ -20,7 +20,7 @@ export interface IdempotencyWindow {
 
 export interface IdempotencyStore {
   /** The response stored under the caller's key in `scope` within the window, or undefined. */
-  find(tenantId: string, scope: string, key: string, window: IdempotencyWindow): StoredResponse | undefined;
+  find(tenantId: string, scope: string, key: string, window: IdempotencyWindow): Promise<StoredResponse | undefined>;
   /** Saves (or, for an expired key, replaces) the answer, and purges a bounded batch of expired keys. */
-  save(tenantId: string, scope: string, key: string, value: StoredResponse, at: string, window: IdempotencyWindow): void;
+  save(tenantId: string, scope: string, key: string, value: StoredResponse, at: string, window: IdempotencyWindow): Promise<void>;
 }

@@ -92,8 +92,8 @@ export function callbackRoutes(deps: RouteDeps) {
   const auth = signedCallback(deps);
 
   /** A dispatch of this route, for this tenant; anything else is "not found" (Authentication 6). */
-  const dispatchOf = (route: CallbackRoute, key: string): DispatchRow => {
-    const row = deps.store.routing.find(route.tenantId, key);
+  const dispatchOf = async (route: CallbackRoute, key: string): Promise<DispatchRow> => {
+    const row = await deps.store.routing.find(route.tenantId, key);
     if (!row || row.channel !== route.channel || row.target !== route.target) throw ProblemError.notFound(`no dispatch ${key} on this route`);
     return row;
   };
@@ -123,17 +123,17 @@ export function callbackRoutes(deps: RouteDeps) {
     const body = c.req.valid('json');
     let dispatch: DispatchRow | undefined;
     if (body.dispatch_key !== undefined) {
-      dispatch = dispatchOf(route, body.dispatch_key);
+      dispatch = await dispatchOf(route, body.dispatch_key);
       if (body.action_key !== undefined && body.action_key !== dispatch.action_key) {
         throw ProblemError.validation([{ in: 'body', path: '/action_key', code: 'custom', message: `${body.dispatch_key} is the dispatch of another action` }]);
       }
     }
     const actionKey = dispatch?.action_key ?? body.action_key!;
-    const item = deps.store.reviews.findItem(route.tenantId, actionKey);
+    const item = await deps.store.reviews.findItem(route.tenantId, actionKey);
     // Only an action routed here is decided here, whether or not a dispatch was written.
     if (!item || item.reviewRoute !== `${route.channel}:${route.target}`) throw ProblemError.notFound(`no paused action ${actionKey} on this route`);
-    dispatch ??= deps.store.routing.findByAction(route.tenantId, actionKey);
-    const tenant = deps.store.tenants.getTenant(route.tenantId)!;
+    dispatch ??= await deps.store.routing.findByAction(route.tenantId, actionKey);
+    const tenant = (await deps.store.tenants.getTenant(route.tenantId))!;
     // The body POST /v1/reviews would have received, checked by its own schema.
     const checked = ReviewRequest.safeParse({
       pack: item.pack,
@@ -171,7 +171,7 @@ export function callbackRoutes(deps: RouteDeps) {
       409: problem('callback_replayed: this signed request was already accepted'),
     },
   });
-  router.openapi(modal, (c) => {
+  router.openapi(modal, async (c) => {
     const route = c.var.callback;
     const form = c.req.valid('form');
     let parsed: unknown;
@@ -190,7 +190,7 @@ export function callbackRoutes(deps: RouteDeps) {
         errors: [{ in: 'body', path: '/payload', message: 'not a block_actions request for the review modal', code: 'callback_not_understood' }],
       });
     }
-    const dispatch = dispatchOf(route, open.value!);
+    const dispatch = await dispatchOf(route, open.value!);
     const view = (JSON.parse(dispatch.body) as { chat?: { modal_view?: Record<string, unknown> } }).chat?.modal_view;
     if (!view) throw ProblemError.notFound(`no modal prepared for ${dispatch.id}`);
     c.header('cache-control', 'no-store');

@@ -48,14 +48,14 @@ export function signedCallback(deps: RouteDeps): AuthRequirement<CallbackEnv> {
     const channel = (c.req.param('channel') ?? 'chat') as DispatchChannel;
     const target = c.req.param('target') ?? '';
     const body = new Uint8Array(await c.req.arrayBuffer());
-    const integration = deps.store.integrations.find(tenantId, channel, target);
+    const integration = await deps.store.integrations.find(tenantId, channel, target);
     const config = integration ? (JSON.parse(integration.config) as Record<string, unknown>) : {};
     const now = deps.clock.now();
 
     let keys: string[] = [];
     if (integration?.enabled) {
       if (channel === 'webhook') {
-        const k = signingKeys({ webhooks: deps.store.webhooks, secrets: deps.secrets }, tenantId, target, integration.secretRef, now);
+        const k = await signingKeys({ webhooks: deps.store.webhooks, secrets: deps.secrets }, tenantId, target, integration.secretRef, now);
         if (k.ok) keys = k.keys;
       } else {
         const ref = callbackSecretRef(channel, config, integration.secretRef);
@@ -80,7 +80,7 @@ export function signedCallback(deps: RouteDeps): AuthRequirement<CallbackEnv> {
       throw refuse('callback_signature_invalid', `expected a valid ${header} for an enabled ${channel} route of this tenant over the exact raw body`);
     }
     const seen = createHash('sha256').update(`${channel}\n${target}\n${signature}`, 'utf8').digest('hex');
-    if (!deps.store.routing.rememberSignature(tenantId, seen, now.toISOString())) {
+    if (!(await deps.store.routing.rememberSignature(tenantId, seen, now.toISOString()))) {
       throw ProblemError.conflict('callback_replayed', 'this signed request was already accepted; a callback is processed once');
     }
     c.set('callback', { tenantId, channel, target });
