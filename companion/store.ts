@@ -37,6 +37,8 @@ import type { WalSyncOptions } from './core/wal-sync.ts';
 import { DATABASE_FILE, openDatabase } from './core/db.ts';
 import type { KeyHistoryStore } from './core/signers/key-history.ts';
 import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
+import type { JobStore } from './core/jobs/store.ts';
+import { createSqliteJobStore } from './core/jobs/sqlite-store.ts';
 import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
 import { ConnectionLock, promised } from './core/async-store.ts';
@@ -71,6 +73,8 @@ export interface Stores {
   readonly exports: ExportStore;
   /** The production keys that have signed here: the running one and the retired ones. */
   readonly productionKeys: KeyHistoryStore;
+  /** The leased job tables' statements and tick receipts (core/jobs, for webhooks and routing). */
+  readonly jobs: JobStore;
 }
 
 /** The stores as one open transaction sees them; a nested transaction is a savepoint. */
@@ -157,6 +161,7 @@ function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
     productionKeys: createSqliteKeyHistoryStore(db),
+    jobs: createSqliteJobStore(db),
   };
 }
 

@@ -141,6 +141,10 @@ function notDurable(cause: unknown): ProblemError {
   );
 }
 
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function evidenceHref(vertical: string, actionKey: string): string {
   return `/${vertical}/evidence-packets/${actionKey}`;
 }
@@ -188,7 +192,10 @@ export class Sealer {
 
   async #flush(): Promise<void> {
     this.#scheduled = false;
-    const batch = this.#queue.splice(0, this.#maxBatch);
+    // In tenant order: where a tenant's log head is a row lock held to commit (PostgreSQL), two
+    // companions' batches then take their tenants in one order and never deadlock. The sort is
+    // stable, so one tenant's seals keep their arrival order.
+    const batch = this.#queue.splice(0, this.#maxBatch).sort((a, b) => compare(a.request.auth.tenantId, b.request.auth.tenantId));
     const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
     const started = performance.now();
     const { store } = this.#deps;

@@ -57,17 +57,31 @@ export async function planBinding(ctx: DocumentContext, body: BindingRequest): P
   };
 }
 
-/** Records a binding; the active one for the same kind and adapter is superseded in the same transaction. */
+/**
+ * Records a binding; the active one for the same kind and adapter is superseded in the same
+ * transaction. Two companions binding the same kind at once both read the same active binding;
+ * the unique index on active bindings refuses the later insert, and that one starts over from
+ * the binding that won (a few times at most).
+ */
 export async function recordBinding(ctx: DocumentContext, plan: BindingPlan): Promise<BindingRow> {
   const { deps } = ctx;
   const at = rfc3339(deps.clock.now());
   const row: BindingRow = { ...plan.row, bindingKey: deps.ids.next('vsb'), createdAt: at };
-  await deps.store.transaction(async (tx) => {
-    const current = await tx.exports.activeBinding(ctx.tenantId, row.exportKind, row.adapterKey);
-    if (current) await tx.exports.supersedeBinding(ctx.tenantId, current.bindingKey, at);
-    await tx.exports.insertBinding(row);
-  });
-  return row;
+  for (let attempt = 1; ; attempt++) {
+    let seen: string | undefined;
+    try {
+      await deps.store.transaction(async (tx) => {
+        const current = await tx.exports.activeBinding(ctx.tenantId, row.exportKind, row.adapterKey);
+        seen = current?.bindingKey;
+        if (current) await tx.exports.supersedeBinding(ctx.tenantId, current.bindingKey, at);
+        await tx.exports.insertBinding(row);
+      });
+      return row;
+    } catch (err) {
+      const now = await deps.store.exports.activeBinding(ctx.tenantId, row.exportKind, row.adapterKey);
+      if (attempt >= 3 || now?.bindingKey === seen) throw err;
+    }
+  }
 }
 
 export interface RunRequest {

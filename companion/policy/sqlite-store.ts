@@ -34,7 +34,8 @@ export function createSqlitePolicyStore(db: Db): Sync<PolicyStore> {
   );
   const insert = db.prepare(`INSERT INTO policy_versions
     (tenant_id, policy_pack, version, digest, previous_digest, document, actor, created_at, action_key)
-    VALUES (@tenantId, @policyPack, @version, @digest, @previousDigest, @document, @actor, @createdAt, @actionKey)`);
+    VALUES (@tenantId, @policyPack, @version, @digest, @previousDigest, @document, @actor, @createdAt, @actionKey)
+    ON CONFLICT (tenant_id, policy_pack, version) DO NOTHING`);
   const list = db.prepare<[string, string, number, number], VersionDbRow>(
     'SELECT * FROM policy_versions WHERE tenant_id = ? AND policy_pack = ? AND version < ? ORDER BY version DESC LIMIT ?',
   );
@@ -45,7 +46,7 @@ export function createSqlitePolicyStore(db: Db): Sync<PolicyStore> {
       return r && toRow(r);
     },
     insertVersion(row) {
-      insert.run(row);
+      return insert.run(row).changes === 1;
     },
     listVersions(tenantId, policyPack, { limit, beforeVersion }) {
       return list.all(tenantId, policyPack, beforeVersion ?? Number.MAX_SAFE_INTEGER, limit).map(toRow);

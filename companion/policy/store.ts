@@ -28,8 +28,11 @@ export interface PolicyVersionRow {
 export interface PolicyStore {
   /** The newest version of a tenant's policy for a pack, or undefined when it has none. */
   current(tenantId: string, policyPack: string): Promise<PolicyVersionRow | undefined>;
-  /** Appends a version; (tenant, pack, version) is unique, so a stale writer fails. */
-  insertVersion(row: PolicyVersionRow): Promise<void>;
+  /**
+   * Appends a version; false (nothing written) when that version number exists already: a
+   * writer that read an older current version lost the race and must start over.
+   */
+  insertVersion(row: PolicyVersionRow): Promise<boolean>;
   /** Versions newest first, at most `limit`, only those below `beforeVersion` when given. */
   listVersions(tenantId: string, policyPack: string, options: { limit: number; beforeVersion?: number | undefined }): Promise<PolicyVersionRow[]>;
 }

@@ -126,7 +126,8 @@ async function sealVersion(
         createdAt: record.recordedAt,
         actionKey: record.actionKey,
       };
-      await tx.policy.insertVersion(row);
+      // Another companion may have appended this version since the check above.
+      if (!(await tx.policy.insertVersion(row))) throw new StalePolicyVersion();
       // The cache belongs to the outside store the gate reads through, not to this tx.
       forgetOverlay(deps.policy, auth.tenantId, m.name);
     },

@@ -207,8 +207,7 @@ export function routingRoutes(deps: RouteDeps) {
     const { dispatch_key: key } = c.req.valid('param');
     const tenantId = c.var.auth.tenantId;
     const row = await requireDispatch(tenantId, key);
-    // The queue writes on the connection itself, so it runs inside a transaction of the store.
-    const ok = (row.status === 'dead' || row.status === 'failed') && row.resolved_at === null && (await deps.store.transaction(async () => deps.routing.queue.requeue([key], deps.clock.now()) === 1));
+    const ok = (row.status === 'dead' || row.status === 'failed') && row.resolved_at === null && (await deps.store.transaction((tx) => deps.routing.queue.requeue(tx, [key], deps.clock.now()))) === 1;
     if (!ok) {
       throw ProblemError.conflict('dispatch_not_requeueable', `${key} is ${dispatchView(row).status}${row.resolved_at ? ' and its review is decided' : ''}; only a failed or dead-lettered dispatch of an open review is requeued`);
     }

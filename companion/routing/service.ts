@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { IdFactory } from '../core/ids.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
-import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
+import { JobQueue } from '../core/jobs/queue.ts';
 import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
@@ -17,7 +17,7 @@ import type { SealParticipant } from '../evidence/participants.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { SqliteStore } from '../store.ts';
+import type { Store } from '../store.ts';
 import { routeDispatch, routingParticipant } from './participant.ts';
 import type { PausedAction, RoutingTx } from './participant.ts';
 
@@ -29,7 +29,7 @@ import type { DispatchRow } from './store.ts';
 export const DISPATCH_QUEUE = 'route_dispatches';
 
 export interface RoutingServiceDeps {
-  store: Pick<SqliteStore, 'db' | 'integrations' | 'webhooks' | 'durable' | 'transaction'>;
+  store: Pick<Store, 'integrations' | 'webhooks' | 'durable' | 'transaction'>;
   secrets: SecretResolver;
   clock: Clock;
   ids: IdFactory;
@@ -49,7 +49,6 @@ export interface RoutingService {
   onEscalated(item: EscalatedItem, at: string, tx: RoutingTx): Promise<void>;
   queue: JobQueue<DispatchRow>;
   worker: JobWorker<DispatchRow>;
-  receipts: TickReceipts;
   outbound: OutboundHttp;
   externalSend: boolean;
   start(): void;
@@ -64,18 +63,16 @@ export const DISPATCH_CLAIMABLE = `j.resolved_at IS NULL AND EXISTS (SELECT 1 FR
 export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
   const { store, clock, outbound } = deps;
   const queue = new JobQueue<DispatchRow>({
-    store,
     table: DISPATCH_QUEUE,
     doneStatus: 'sent',
     schedule: DEFAULT_RETRY_SCHEDULE,
     claimableWhere: DISPATCH_CLAIMABLE,
   });
-  const receipts = new TickReceipts(store.db);
   const externalSend = deps.config.outboxExternalSend;
   const worker = new JobWorker<DispatchRow>({
     name: 'route-outbox',
     queue,
-    receipts,
+    store,
     clock,
     log: deps.log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
@@ -115,7 +112,6 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     },
     queue,
     worker,
-    receipts,
     outbound,
     externalSend,
     start: () => worker.start(),

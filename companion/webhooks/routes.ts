@@ -165,10 +165,9 @@ export function webhookRoutes(deps: RouteDeps) {
     // created_at is RFC 3339 UTC with milliseconds, so normalised bounds compare as text.
     const from = new Date(body.from).toISOString();
     const to = new Date(body.to).toISOString();
-    // The queue writes on the connection itself: inside the transaction, nobody else's can interleave.
     const requeued = await deps.store.transaction(async (tx) => {
       const ids = await tx.webhooks.deliveriesInRange(tenantId, target, from, to, statuses);
-      return deps.webhooks.queue.requeue(ids, deps.clock.now());
+      return deps.webhooks.queue.requeue(tx, ids, deps.clock.now());
     });
     if (requeued > 0) deps.webhooks.worker.wake();
     return c.json({ target, requeued }, 200);
@@ -203,7 +202,7 @@ export function webhookRoutes(deps: RouteDeps) {
       // one reached its receiver (replay a time range to send it again), and a leased one is
       // being attempted now (the queue leaves it alone).
       const requeueable = (found.status === 'failed' || found.status === 'dead') && found.lease_owner === null;
-      if (!requeueable || deps.webhooks.queue.requeue([id], deps.clock.now()) === 0) {
+      if (!requeueable || (await deps.webhooks.queue.requeue(tx, [id], deps.clock.now())) === 0) {
         const state = found.lease_owner !== null ? 'being attempted' : found.status;
         throw ProblemError.conflict('delivery_not_requeueable', `delivery ${id} is ${state}; only a failed or dead-lettered delivery is requeued`, { delivery_status: found.status === 'dead' ? 'failed' : found.status });
       }

@@ -12,14 +12,14 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { IdFactory } from '../core/ids.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
-import { JobQueue, TickReceipts } from '../core/jobs/queue.ts';
+import { JobQueue } from '../core/jobs/queue.ts';
 import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { SqliteStore } from '../store.ts';
+import type { Store } from '../store.ts';
 import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.ts';
 import { attemptDelivery } from './delivery.ts';
 import { WebhookOutbox } from './outbox.ts';
@@ -29,7 +29,7 @@ import { enqueueVerifyFailed } from './verify-failed.ts';
 export const DELIVERY_QUEUE = 'webhook_deliveries';
 
 export interface WebhookServiceDeps {
-  store: Pick<SqliteStore, 'db' | 'webhooks' | 'integrations' | 'transaction' | 'durable'>;
+  store: Pick<Store, 'webhooks' | 'integrations' | 'transaction' | 'durable'>;
   secrets: SecretResolver;
   clock: Clock;
   ids: IdFactory;
@@ -41,7 +41,6 @@ export interface WebhookService {
   outbox: WebhookOutbox;
   queue: JobQueue<DeliveryRow>;
   worker: JobWorker<DeliveryRow>;
-  receipts: TickReceipts;
   outbound: OutboundHttp;
   /**
    * A verification authenticated with this tenant's key did not pass (interface-spec Events,
@@ -64,18 +63,16 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const { store, clock, log } = deps;
   const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
   const queue = new JobQueue<DeliveryRow>({
-    store,
     table: DELIVERY_QUEUE,
     doneStatus: 'delivered',
     schedule: DEFAULT_RETRY_SCHEDULE,
     claimableWhere: DELIVERY_CLAIMABLE,
   });
-  const receipts = new TickReceipts(store.db);
   const deliveryDeps = { webhooks: store.webhooks, integrations: store.integrations, secrets: deps.secrets, outbound, clock };
   const worker = new JobWorker<DeliveryRow>({
     name: 'webhooks',
     queue,
-    receipts,
+    store,
     clock,
     log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
@@ -101,7 +98,6 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     outbox,
     queue,
     worker,
-    receipts,
     outbound,
     async verifyFailed(tenantId, packet, failedChecks) {
       const at = rfc3339(clock.now());

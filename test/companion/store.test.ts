@@ -122,3 +122,78 @@ describe('migrations', () => {
     expect(() => runMigrations(db)).toThrow(/newer version/);
   });
 });
+
+describe('the SQLite store behind the async boundary', () => {
+  const AT = '2025-01-01T00:00:00.000Z';
+  function storeWithTenant() {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    dbs.push(store.db);
+    store.db.prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES ('ten_a', 'sandbox', 'A', 0, ?, ?)").run(AT, AT);
+    return store;
+  }
+
+  it('holds the connection for a transaction across its awaits: outside calls wait for the commit', async () => {
+    const store = storeWithTenant();
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const tx = store.transaction(async (t) => {
+      await t.usage.add('ten_a', 1, 0, AT);
+      seen.push('added');
+      await gate; // a real wait: another macrotask runs meanwhile
+      await t.usage.add('ten_a', 1, 0, AT);
+    });
+    await new Promise((r) => setImmediate(r));
+    const outside = store.usage.usage('ten_a').then((u) => {
+      seen.push(`read ${u.actionsUsed}`);
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual(['added']); // the read has not run inside the open transaction
+    release();
+    await Promise.all([tx, outside]);
+    expect(seen).toEqual(['added', 'read 2']);
+  });
+
+  it('rolls back a failed transaction, and a failed savepoint alone', async () => {
+    const store = storeWithTenant();
+    await expect(
+      store.transaction(async (t) => {
+        await t.usage.add('ten_a', 5, 0, AT);
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await store.usage.usage('ten_a')).toEqual({ actionsUsed: 0, creditsUsed: 0 });
+    await store.transaction(async (t) => {
+      await t.usage.add('ten_a', 1, 0, AT);
+      await expect(
+        t.transaction(async (sp) => {
+          await sp.usage.add('ten_a', 10, 0, AT);
+          throw new Error('this one only');
+        }),
+      ).rejects.toThrow('this one only');
+    });
+    expect(await store.usage.usage('ten_a')).toEqual({ actionsUsed: 1, creditsUsed: 0 });
+  });
+
+  it('refuses, rather than deadlocks, an outside store call from inside a transaction', async () => {
+    const store = storeWithTenant();
+    await expect(store.transaction(async () => store.usage.usage('ten_a'))).rejects.toThrow(/use the transaction's own stores/);
+    // Work the transaction left scheduled is not mistaken for it once it has ended.
+    let later: Promise<unknown> | undefined;
+    await store.transaction(async () => {
+      later = new Promise((r) => setTimeout(r, 5)).then(() => store.usage.usage('ten_a'));
+    });
+    await expect(later).resolves.toEqual({ actionsUsed: 0, creditsUsed: 0 });
+  });
+
+  it("commits 'relaxed' transactions without their fsync and restores the durable setting after", async () => {
+    const store = storeWithTenant();
+    const level = () => store.db.pragma('synchronous', { simple: true });
+    expect(level()).toBe(2); // FULL
+    expect(await store.transaction(async () => level(), { sync: 'relaxed' })).toBe(1); // NORMAL inside
+    expect(level()).toBe(2);
+    await expect(store.transaction(async () => { throw new Error('boom'); }, { sync: 'relaxed' })).rejects.toThrow('boom');
+    expect(level()).toBe(2);
+    expect(await store.transaction(async () => level())).toBe(2);
+  });
+});

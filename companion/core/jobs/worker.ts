@@ -16,8 +16,9 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
 import type { WorkerStatus } from '../worker-status.ts';
-import type { Tx } from '../../store.ts';
-import type { ClaimedJob, FailOutcome, JobQueue, TickReceipt, TickReceipts } from './queue.ts';
+import type { Store, Tx } from '../../store.ts';
+import type { ClaimedJob, FailOutcome, JobQueue } from './queue.ts';
+import type { TickReceipt } from './store.ts';
 
 export type JobOutcome = { ok: true } | { ok: false; error: string };
 export type StoredOutcome = 'succeeded' | FailOutcome;
@@ -25,7 +26,8 @@ export type StoredOutcome = 'succeeded' | FailOutcome;
 export interface JobWorkerOptions<Row extends { id: string; attempt_count: number }> {
   name: string;
   queue: JobQueue<Row>;
-  receipts: TickReceipts;
+  /** Where claims and outcomes are stored (#bookkeeping). */
+  store: Pick<Store, 'transaction'>;
   clock: Clock;
   log: Logger;
   /**
@@ -49,6 +51,8 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
 }
 
 const FLUSH_DELAY_MS = 1;
+/** Tick run receipts kept per queue (about; pruned a thousand at a time). */
+const TICKS_KEPT = 10_000;
 
 /** The jobs of one claim: one lease, so one deadline and one abort signal for them all. */
 interface Tick {
@@ -131,7 +135,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     this.#claiming += Math.max(0, free);
     let jobs: ClaimedJob<Row>[];
     try {
-      jobs = free > 0 ? await queue.transaction(() => queue.claim(this.owner, startedAt, leaseMs, free)) : [];
+      jobs = free > 0 ? await this.#bookkeeping((tx) => queue.claim(tx, this.owner, startedAt, leaseMs, free)) : [];
     } finally {
       this.#claiming -= Math.max(0, free);
     }
@@ -183,7 +187,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   async #flush(): Promise<void> {
     this.#flushScheduled = false;
     const batch = this.#settling.splice(0);
-    const { queue, clock, log, receipts } = this.#o;
+    const { queue, clock, log } = this.#o;
     const finished: Tick[] = [];
     for (const { job, tick } of batch) {
       this.#inFlight.delete(job);
@@ -194,14 +198,14 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     }
     let stored = false;
     try {
-      await queue.transaction(async (tx) => {
+      await this.#bookkeeping(async (tx) => {
         const now = clock.now();
         for (const { job, outcome, tick } of batch) {
           if (this.#stopping && tick.controller.signal.aborted) {
-            queue.release(job); // stopped mid-attempt: hand it back untried
+            await queue.release(tx, job); // stopped mid-attempt: hand it back untried
             continue;
           }
-          const result: StoredOutcome = outcome.ok ? (queue.complete(job, now) ? 'succeeded' : 'lease_lost') : queue.fail(job, outcome.error, now);
+          const result: StoredOutcome = outcome.ok ? ((await queue.complete(tx, job, now)) ? 'succeeded' : 'lease_lost') : await queue.fail(tx, job, outcome.error, now);
           if (result === 'succeeded') tick.receipt.succeeded++;
           else if (result === 'retrying') tick.receipt.retrying++;
           else if (result === 'dead') tick.receipt.dead++;
@@ -210,7 +214,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
         }
         for (const tick of finished) {
           tick.receipt.finishedAt = now.toISOString();
-          receipts.record(tick.receipt);
+          await tx.jobs.recordTick(tick.receipt, TICKS_KEPT);
         }
       });
       stored = true;
@@ -224,6 +228,17 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     if (stored && this.#running) this.#tickInBackground();
     if (stored) for (const tick of finished) tick.resolve(tick.receipt);
     for (const item of batch) item.done();
+  }
+
+  /**
+   * Claims and outcomes commit in a transaction without its own fsync (sync 'relaxed'): the
+   * next fsync anyone makes (a seal's, core/wal-sync.ts) carries it to disk too. Losing the
+   * last few on power loss only means a delivery is sent again with the same id, which
+   * at-least-once delivery allows; the rows themselves were enqueued durably with their
+   * cause. Measured here: 7 ms vs 0.05 ms a commit.
+   */
+  #bookkeeping<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.#o.store.transaction(fn, { sync: 'relaxed' });
   }
 
   async #run(): Promise<void> {

@@ -1,0 +1,64 @@
+/** SQLite implementation of JobStore: statements prepared once per job table. */
+import type { Sync } from '../async-store.ts';
+import type { Db } from '../db.ts';
+import { checkSpec, claimableSql } from './store.ts';
+import type { JobRowBase, JobStore, JobTableSpec } from './store.ts';
+
+function prepareTable(db: Db, q: JobTableSpec) {
+  checkSpec(q);
+  const t = q.table;
+  return {
+    // One statement: choosing rows and leasing them is atomic, so two workers never hold the
+    // same row (SQLite serialises writers).
+    claim: db.prepare<{ owner: string; now: number; until: number; at: string; limit: number }, JobRowBase>(
+      `UPDATE ${t} SET lease_owner = @owner, lease_expires_at = @until, attempt_count = attempt_count + 1, last_attempt_at = @at
+       WHERE id IN (${claimableSql(t, q.claimableWhere)})
+       RETURNING *`,
+    ),
+    complete: db.prepare<{ id: string; owner: string; at: string }>(
+      `UPDATE ${t} SET status = '${q.doneStatus}', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, completed_at = @at
+       WHERE id = @id AND lease_owner = @owner`,
+    ),
+    fail: db.prepare<{ id: string; owner: string; dead: number; runAt: number; error: string; at: string }>(
+      `UPDATE ${t} SET status = CASE WHEN @dead = 1 THEN 'dead' ELSE 'failed' END, run_at = @runAt,
+         lease_owner = NULL, lease_expires_at = NULL, last_error = @error,
+         completed_at = CASE WHEN @dead = 1 THEN @at ELSE NULL END
+       WHERE id = @id AND lease_owner = @owner`,
+    ),
+    release: db.prepare<{ id: string; owner: string }>(
+      `UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
+       WHERE id = @id AND lease_owner = @owner AND attempt_count > 0`,
+    ),
+    requeue: db.prepare<{ id: string; now: number }>(
+      `UPDATE ${t} SET status = 'pending', attempt_count = 0, run_at = @now, completed_at = NULL
+       WHERE id = @id AND lease_owner IS NULL`,
+    ),
+  };
+}
+
+export function createSqliteJobStore(db: Db): Sync<JobStore> {
+  const tables = new Map<string, ReturnType<typeof prepareTable>>();
+  const on = (q: JobTableSpec) => {
+    let t = tables.get(q.table);
+    if (!t) tables.set(q.table, (t = prepareTable(db, q)));
+    return t;
+  };
+  const insertTick = db.prepare(
+    `INSERT INTO job_ticks (queue, worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost)
+     VALUES (@queue, @worker, @startedAt, @finishedAt, @claimed, @succeeded, @retrying, @dead, @leaseLost)`,
+  );
+  const pruneTicks = db.prepare('DELETE FROM job_ticks WHERE queue = ? AND id <= ?');
+  return {
+    claim: (q, lease) => on(q).claim.all(lease),
+    complete: (q, id, owner, at) => on(q).complete.run({ id, owner, at }).changes === 1,
+    fail: (q, id, owner, o) => on(q).fail.run({ id, owner, dead: o.dead ? 1 : 0, runAt: o.runAt, error: o.error, at: o.at }).changes === 1,
+    release: (q, id, owner) => {
+      on(q).release.run({ id, owner });
+    },
+    requeue: (q, id, now) => on(q).requeue.run({ id, now }).changes === 1,
+    recordTick(receipt, keep) {
+      const id = Number(insertTick.run(receipt).lastInsertRowid);
+      if (id % 1000 === 0) pruneTicks.run(receipt.queue, id - keep);
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * PostgreSQL implementation of EvidenceStore (table sealed_records, migrations/postgres/0002).
+ * Rows map to SealedRecordRow exactly as in the SQLite store (its `toRecord`: the columns and
+ * their types are the same, bigint arriving as a number).
+ *
+ * Where it differs: the log head. Under SQLite one writer seals at a time, so the head a sealer
+ * reads is still the head when it appends tenant_seq = head + 1. Here several companions seal
+ * for one tenant at once, so inside a transaction `logHead` first locks the tenant's row
+ * (`SELECT ... FROM tenants ... FOR NO KEY UPDATE`) and only then reads the head, in a second
+ * statement:
+ * a concurrent sealer of the same tenant waits at that lock until this transaction ends, and its
+ * own head read (a new statement, so a new READ COMMITTED snapshot) then sees this transaction's
+ * records. The lock is held to COMMIT or ROLLBACK, so the tenant's chain stays gapless and never
+ * forks (no unique violation on (tenant_id, tenant_seq), no two records with one prev hash).
+ * Sealers of different tenants do not wait for each other. The lock must be taken before the
+ * read: one statement locking and reading would read with the snapshot taken before the wait.
+ * For the same reason the transaction must be READ COMMITTED (PostgreSQL's default, which the
+ * store's transactions use): under REPEATABLE READ the head read would see the old snapshot.
+ * (Taken inside a savepoint that later rolls back, the lock is released with it; the sealer
+ * then reads the head again, locking again, before it appends.) A transaction that seals for
+ * several tenants holds each tenant's lock from its first logHead to its end, so two such
+ * transactions taking the same tenants in opposite orders deadlock: PostgreSQL then fails one
+ * of the waiting statements ("deadlock detected") after deadlock_timeout; the sealer takes
+ * them in one order (by id, evidence/sealer.ts) to avoid it. On the pool (no transaction) `logHead` is a plain read: nothing
+ * can be appended on its strength, and a lock would end at once with the statement's own
+ * transaction. NO KEY UPDATE rather than UPDATE: sealers still wait for each other, but rows
+ * that merely reference the tenant (idempotency keys, deliveries, reviews) can be inserted by
+ * others meanwhile.
+ */
+import type { Queryable } from '../core/postgres/connect.ts';
+import type { RecordDbRow } from './sqlite-store.ts';
+import { toRecord } from './sqlite-store.ts';
+import type { EvidenceStore, LogHead } from './store.ts';
+
+interface HeadRow {
+  tenant_seq: number;
+  attestation_hash: string;
+  recorded_at: string;
+}
+
+export function createPostgresEvidenceStore(sql: Queryable): EvidenceStore {
+  // A transaction's Queryable can open savepoints; the pool cannot.
+  const inTransaction = 'savepoint' in sql;
+  return {
+    async logHead(tenantId): Promise<LogHead | undefined> {
+      if (inTransaction) await sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
+      const [r] = await sql<HeadRow[]>`SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records
+        WHERE tenant_id = ${tenantId} ORDER BY tenant_seq DESC LIMIT 1`;
+      return r && { tenantSeq: r.tenant_seq, attestationHash: r.attestation_hash, recordedAt: r.recorded_at };
+    },
+    async insertRecord(r) {
+      await sql`INSERT INTO sealed_records
+        (tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
+         packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details)
+        VALUES (${r.tenantId}, ${r.tenantSeq}, ${r.actionKey}, ${r.vertical}, ${r.pack}, ${r.kind}, ${r.decision}, ${r.status},
+          ${r.reviewRoute}, ${r.payloadHash}, ${r.packetHash}, ${r.attestation}, ${r.attestationHash}, ${r.signature}, ${r.keyId},
+          ${r.devKey ? 1 : 0}, ${r.recordedAt}, ${r.credits}, ${r.details})`;
+    },
+    async findRecord(tenantId, actionKey) {
+      const [r] = await sql<RecordDbRow[]>`SELECT * FROM sealed_records WHERE action_key = ${actionKey} AND tenant_id = ${tenantId}`;
+      return r && toRecord(r);
+    },
+  };
+}

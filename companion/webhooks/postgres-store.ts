@@ -1,0 +1,97 @@
+/**
+ * PostgreSQL implementation of WebhookStore (tables tenant_integrations, webhook_deliveries,
+ * webhook_signing_keys; migrations/postgres/0006 and 0015). Same results as the SQLite store.
+ *
+ * Where the SQL differs, and why:
+ * - Subscriptions are read from the integration's JSON config text in SQL, as on SQLite, with
+ *   jsonb functions for its json_each: the config column is text (the schema is shared), so it
+ *   is cast to jsonb in the query. A threshold comes back as float8, a JS number as from
+ *   SQLite's json_each (the schema's thresholds are integers up to 1e12, exact in a double).
+ * - A list of statuses is bound as one text[] parameter (`status = ANY(...)`) where SQLite binds
+ *   one JSON array for json_each or splices placeholders; an empty list filters nothing in
+ *   listDeliveries and matches nothing in deliveriesInRange, as on SQLite.
+ * - Rows are returned as plain arrays of plain objects (the driver's result carries extra
+ *   properties); bigint columns (attempt_count, run_at, lease_expires_at) arrive as numbers.
+ *
+ * Concurrency: insertDelivery is one ON CONFLICT DO NOTHING statement, so two companions
+ * enqueueing the same event for a target create one delivery and exactly one of them is told
+ * true. retireCurrentKey and addSigningKey are single statements; a rotation (retire then add)
+ * is kept whole by the caller's transaction, and two rotations of one target at once are
+ * serialised by that caller (the integration's upsert locks its row first), not here.
+ */
+import type { Queryable } from '../core/postgres/connect.ts';
+import type { DeliveryRow, DeliveryStatus, WebhookStore } from './store.ts';
+
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'dead'];
+
+/** OID of text: a list of statuses binds as one text[] parameter (an empty list too). */
+const TEXT = 25;
+const statusArray = (sql: Queryable, statuses: readonly DeliveryStatus[]) => sql.array([...statuses], TEXT);
+
+export function createPostgresWebhookStore(sql: Queryable): WebhookStore {
+  return {
+    async subscribedTargets(tenantId, event) {
+      const rows = await sql<{ target: string }[]>`SELECT i.target FROM tenant_integrations i
+        WHERE i.tenant_id = ${tenantId} AND i.channel = 'webhook' AND i.enabled = 1
+          AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(i.config::jsonb -> 'events') e (value) WHERE e.value = ${event})
+        ORDER BY i.target`;
+      return rows.map((r) => r.target);
+    },
+    async crossedThresholds(tenantId, before, after) {
+      const rows = await sql<{ target: string; threshold: number }[]>`SELECT i.target, t.threshold
+        FROM tenant_integrations i
+        CROSS JOIN LATERAL (SELECT value::float8 AS threshold FROM jsonb_array_elements(i.config::jsonb -> 'meter_thresholds')) t
+        WHERE i.tenant_id = ${tenantId} AND i.channel = 'webhook' AND i.enabled = 1
+          AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(i.config::jsonb -> 'events') e (value) WHERE e.value = 'meter.threshold')
+          AND t.threshold > ${before} AND t.threshold <= ${after}
+        ORDER BY t.threshold, i.target`;
+      return rows.map((r) => ({ target: r.target, threshold: r.threshold }));
+    },
+    async insertDelivery(row) {
+      const r = await sql`INSERT INTO webhook_deliveries (id, tenant_id, target, event, event_key, body, status, run_at, created_at)
+        VALUES (${row.id}, ${row.tenantId}, ${row.target}, ${row.event}, ${row.eventKey}, ${row.body}, 'pending', ${row.runAt}, ${row.createdAt})
+        ON CONFLICT (tenant_id, target, event_key) DO NOTHING`;
+      return r.count === 1;
+    },
+    async listDeliveries({ tenantId, target, statuses, limit, offset }) {
+      // Newest first: ids are evt_<ULID>, so id order is creation order.
+      const where =
+        statuses && statuses.length > 0
+          ? sql`AND status = ANY(${statusArray(sql, statuses)})`
+          : sql``;
+      const rows = await sql<DeliveryRow[]>`SELECT * FROM webhook_deliveries WHERE tenant_id = ${tenantId} AND target = ${target} ${where}
+        ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`;
+      return [...rows];
+    },
+    async countByStatus(tenantId, target) {
+      const out = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<DeliveryStatus, number>;
+      const rows = await sql<{ status: DeliveryStatus; n: number }[]>`SELECT status, count(*) AS n FROM webhook_deliveries
+        WHERE tenant_id = ${tenantId} AND target = ${target} GROUP BY status`;
+      for (const r of rows) out[r.status] = r.n;
+      return out;
+    },
+    async deliveriesInRange(tenantId, target, from, to, statuses) {
+      const rows = await sql<{ id: string }[]>`SELECT id FROM webhook_deliveries
+        WHERE tenant_id = ${tenantId} AND target = ${target} AND created_at >= ${from} AND created_at < ${to} AND lease_owner IS NULL
+          AND status = ANY(${statusArray(sql, statuses)})
+        ORDER BY id`;
+      return rows.map((r) => r.id);
+    },
+    async findDelivery(tenantId, target, id) {
+      const [r] = await sql<DeliveryRow[]>`SELECT * FROM webhook_deliveries WHERE tenant_id = ${tenantId} AND target = ${target} AND id = ${id}`;
+      return r;
+    },
+    async addSigningKey(tenantId, target, key, at) {
+      await sql`INSERT INTO webhook_signing_keys (tenant_id, target, key, created_at) VALUES (${tenantId}, ${target}, ${key}, ${at})`;
+    },
+    async retireCurrentKey(tenantId, target, retiresAt) {
+      await sql`UPDATE webhook_signing_keys SET retires_at = ${retiresAt} WHERE tenant_id = ${tenantId} AND target = ${target} AND retires_at IS NULL`;
+    },
+    async activeKeys(tenantId, target, at) {
+      const rows = await sql<{ key: string; created_at: string; retires_at: string | null }[]>`SELECT key, created_at, retires_at
+        FROM webhook_signing_keys
+        WHERE tenant_id = ${tenantId} AND target = ${target} AND (retires_at IS NULL OR retires_at > ${at}) ORDER BY id DESC`;
+      return rows.map((r) => ({ key: r.key, createdAt: r.created_at, retiresAt: r.retires_at }));
+    },
+  };
+}

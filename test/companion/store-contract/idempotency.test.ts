@@ -1,0 +1,155 @@
+/** The idempotency keys (evidence capability) behave the same on SQLite and PostgreSQL. */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPostgresIdempotencyStore } from '../../../companion/evidence/idempotency/postgres-store.ts';
+import { createSqliteIdempotencyStore } from '../../../companion/evidence/idempotency/sqlite-store.ts';
+import type { IdempotencyStore, StoredResponse } from '../../../companion/evidence/idempotency/store.ts';
+import { sha256Hex } from '../../../shared/hash.ts';
+import { engines } from './engines.ts';
+import type { StoreFactories, TestDatabase } from './engines.ts';
+
+const IDEMPOTENCY: StoreFactories<IdempotencyStore> = { sqlite: createSqliteIdempotencyStore, postgres: createPostgresIdempotencyStore };
+const AT = '2025-01-01T12:00:00.000Z';
+/** Keys saved before noon are expired. */
+const WINDOW = { notBefore: AT };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const answer = (n: number): StoredResponse => ({
+  requestHash: sha256Hex(`request ${n}`),
+  actionKey: `hr:approve:${n}`,
+  status: 201,
+  response: JSON.stringify({ n }),
+});
+
+describe.each(engines())('idempotency store on $name', (engine) => {
+  let db: TestDatabase;
+  beforeAll(() => engine.start(), 60_000);
+  afterAll(() => engine.stop());
+  beforeEach(async () => {
+    db = await engine.open();
+    for (const id of ['ten_a', 'ten_b']) {
+      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
+    }
+  });
+  afterEach(() => db.close());
+
+  /** Seeds `n` expired keys, a second apart from 10:00:00, oldest first. */
+  async function seedExpired(n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const at = `2025-01-01T10:00:${String(i).padStart(2, '0')}.000Z`;
+      await db.exec(
+        "INSERT INTO idempotency_keys (tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at) VALUES (?, 'gate', ?, 'r', 'a', 201, '{}', ?)",
+        i % 2 ? 'ten_a' : 'ten_b', sha256Hex(`old ${i}`), at,
+      );
+    }
+  }
+  const createdAts = async () => (await db.rows<{ created_at: string }>('SELECT created_at FROM idempotency_keys ORDER BY created_at')).map((r) => r.created_at);
+
+  it('finds what was saved under the key, in its tenant and scope only, stored as the key\'s SHA-256', async () => {
+    const keys = db.store(IDEMPOTENCY);
+    expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toBeUndefined();
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+    await keys.save('ten_a', 'packets', 'key-1', { ...answer(2), status: 200 }, AT, WINDOW);
+    expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(1));
+    expect(await keys.find('ten_a', 'packets', 'key-1', WINDOW)).toStrictEqual({ ...answer(2), status: 200 });
+    expect(await keys.find('ten_b', 'gate', 'key-1', WINDOW)).toBeUndefined();
+    expect(await keys.find('ten_a', 'gate', 'key-2', WINDOW)).toBeUndefined();
+    const rows = await db.rows<{ key_hash: string; status: number }>('SELECT key_hash, status FROM idempotency_keys ORDER BY scope');
+    expect(rows).toEqual([
+      { key_hash: sha256Hex('key-1'), status: 201 },
+      { key_hash: sha256Hex('key-1'), status: 200 },
+    ]);
+  });
+
+  it('sees a key only within the window: saved at notBefore counts, a millisecond earlier does not', async () => {
+    const keys = db.store(IDEMPOTENCY);
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+    expect(await keys.find('ten_a', 'gate', 'key-1', { notBefore: AT })).toStrictEqual(answer(1));
+    expect(await keys.find('ten_a', 'gate', 'key-1', { notBefore: '2025-01-01T12:00:00.001Z' })).toBeUndefined();
+    expect(await keys.find('ten_a', 'gate', 'key-1', { notBefore: '2025-01-01T00:00:00.000Z' })).toStrictEqual(answer(1));
+  });
+
+  it('replaces the row under a key on a second save, expired or not', async () => {
+    const keys = db.store(IDEMPOTENCY);
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), '2025-01-01T09:00:00.000Z', { notBefore: '2025-01-01T08:00:00.000Z' });
+    expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toBeUndefined();
+    await keys.save('ten_a', 'gate', 'key-1', answer(2), AT, { notBefore: '2025-01-01T08:00:00.000Z' });
+    expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(2));
+    await keys.save('ten_a', 'gate', 'key-1', answer(3), '2025-01-01T12:00:01.000Z', WINDOW);
+    expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(3));
+    expect(await createdAts()).toEqual(['2025-01-01T12:00:01.000Z']);
+  });
+
+  it('purges the sixteen oldest expired keys, of any tenant, per save', async () => {
+    await seedExpired(20);
+    const keys = db.store(IDEMPOTENCY);
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+    // The four newest expired keys stay for the next save; the new key is kept.
+    expect(await createdAts()).toEqual([
+      '2025-01-01T10:00:16.000Z',
+      '2025-01-01T10:00:17.000Z',
+      '2025-01-01T10:00:18.000Z',
+      '2025-01-01T10:00:19.000Z',
+      AT,
+    ]);
+    await keys.save('ten_b', 'gate', 'key-2', answer(2), AT, WINDOW);
+    expect(await createdAts()).toEqual([AT, AT]);
+  });
+
+  it('rolls a save (and its purge) back with its transaction', async () => {
+    await seedExpired(3);
+    await expect(
+      db.transaction(async (tx) => {
+        const keys = tx.store(IDEMPOTENCY);
+        await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+        expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(1));
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await db.store(IDEMPOTENCY).find('ten_a', 'gate', 'key-1', WINDOW)).toBeUndefined();
+    expect(await createdAts()).toHaveLength(3);
+  });
+
+  if (engine.name === 'postgres') describe('concurrent saves', () => {
+    it('two transactions saving one key both commit; the later commit\'s answer stands', async () => {
+      const order: number[] = [];
+      await Promise.all([
+        db.transaction(async (tx) => {
+          await tx.store(IDEMPOTENCY).save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+          await sleep(200);
+          order.push(1);
+        }),
+        sleep(50).then(() =>
+          db.transaction(async (tx) => {
+            // Waits for the first transaction's row, then replaces it (no primary key violation).
+            await tx.store(IDEMPOTENCY).save('ten_a', 'gate', 'key-1', answer(2), AT, WINDOW);
+            order.push(2);
+          }),
+        ),
+      ]);
+      expect(order).toEqual([1, 2]);
+      expect(await db.store(IDEMPOTENCY).find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(2));
+      expect(await createdAts()).toEqual([AT]);
+    });
+
+    it('a purge skips the expired keys another open transaction is purging, without waiting for it', async () => {
+      await seedExpired(20);
+      const finished: string[] = [];
+      await Promise.all([
+        db.transaction(async (tx) => {
+          await tx.store(IDEMPOTENCY).save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+          await sleep(400);
+          finished.push('first');
+        }),
+        sleep(50).then(() =>
+          db.transaction(async (tx) => {
+            await tx.store(IDEMPOTENCY).save('ten_b', 'gate', 'key-2', answer(2), AT, WINDOW);
+            finished.push('second');
+          }),
+        ),
+      ]);
+      // The second purged the four the first had left, while the first was still open.
+      expect(finished).toEqual(['second', 'first']);
+      expect(await createdAts()).toEqual([AT, AT]);
+    });
+  });
+});
