@@ -22,7 +22,7 @@ import { generateApiKey } from '../companion/core/auth.ts';
 import { ManualClock } from '../companion/core/clock.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps, sealParticipants } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps, sealParticipants } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import { viewRecord } from '../companion/evidence/record-view.ts';
 import { Sealer } from '../companion/evidence/sealer.ts';
@@ -44,7 +44,7 @@ const HOUR = 3600_000;
 
 async function tempDeps(clock: ManualClock): Promise<AppDeps & { store: SqliteStore; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-anchoring-'));
-  return { ...(await openDeps(loadConfig({ SVC_DATA_DIR: dir }, []), { clock, log: createMemoryLogger() })), dir };
+  return { ...(await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dir }, []), { clock, log: createMemoryLogger() })), dir };
 }
 
 /** Wall time of one run of fn, in milliseconds. */
@@ -69,30 +69,31 @@ async function addTenants(deps: AppDeps & { store: SqliteStore }, n: number, kin
 
 /** Writes `perTenant[i]` records for tenant i at the clock's time: record row + tenant-log leaf. */
 async function writeRecords(deps: AppDeps & { store: SqliteStore }, tenants: string[], perTenant: (i: number) => number): Promise<number> {
-  const trees = new StoredTrees(deps.store.anchoring.nodes);
   const at = deps.clock.now().toISOString();
   let written = 0;
   const chunk = 50_000;
-  let pending: ((tx: Tx) => Promise<void>)[] = [];
+  let pending: ((tx: Tx, trees: StoredTrees) => Promise<void>)[] = [];
   const flush = async () => {
     const jobs = pending;
     pending = [];
     await deps.store.transaction(async (tx) => {
-      for (const j of jobs) await j(tx);
+      // Over the transaction's store: it shares the outside store's caches.
+      const trees = new StoredTrees(tx.anchoring);
+      for (const j of jobs) await j(tx, trees);
     });
   };
   for (const [i, tenantId] of tenants.entries()) {
     const first = await deps.store.anchoring.tenantLogSize(tenantId);
     for (let k = 0; k < perTenant(i); k++) {
       const seq = first + k;
-      pending.push(async (tx) => {
+      pending.push(async (tx, trees) => {
         const hash = sha256Hex(`${tenantId}/${seq}`);
         await tx.evidence.insertRecord({
           tenantId, tenantSeq: seq, actionKey: `eu-ai-act:output_marked:${tenantId}-${seq}`, vertical: 'eu-ai-act', pack: 'eu-ai-act', kind: 'record',
           decision: null, status: 'recorded', reviewRoute: null, payloadHash: hash, packetHash: hash, attestation: '{}', attestationHash: hash,
           signature: 'x', keyId: 'bench', devKey: false, recordedAt: at, credits: 0, details: '{}',
         });
-        trees.append(tenantId, seq, fromHex(hash));
+        await trees.append(tenantId, seq, fromHex(hash));
         await tx.anchoring.setTenantLogSize(tenantId, seq + 1, at);
       });
       written++;
@@ -239,7 +240,7 @@ export async function benchAnchoring(): Promise<void> {
   const gate = async (anchoring: boolean) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-anchoring-gate-'));
     const apiKey = await seedProductionTenant(dir);
-    const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dir }, []), { log: createMemoryLogger() });
+    const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dir }, []), { log: createMemoryLogger() });
     // The service's own participants, less the tenant log when anchoring is off.
     const participants = sealParticipants(deps.webhooks, deps.routing).filter((p) => anchoring || p.name !== 'anchoring');
     const sealer = new Sealer({ store: deps.store, participants, keyring: deps.keyring, clock: deps.clock, ids: deps.ids });

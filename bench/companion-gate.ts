@@ -21,7 +21,7 @@ import { generateApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import type { WalSyncOptions } from '../companion/core/wal-sync.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
 import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion } from './companion-process.ts';
@@ -36,7 +36,7 @@ export const GATE_BODY = {
 
 /** A production tenant (no sandbox cap) and its svc_live_ key, written through the stores. */
 export async function seedProductionTenant(dataDir: string): Promise<string> {
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   const now = new Date().toISOString();
   const tenantId = deps.ids.next('ten');
   const key = generateApiKey('production');
@@ -46,7 +46,7 @@ export async function seedProductionTenant(dataDir: string): Promise<string> {
       .run(tenantId, 'production', 'Benchmark tenant', now, now);
     await tx.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
   });
-  deps.store.close();
+  await deps.store.close();
   return key.key;
 }
 
@@ -121,7 +121,7 @@ function printLoad(r: LoadResult, floor: { crypto: Rate; cryptoInsert: Rate }): 
 async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Promise<number>; close: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
   const apiKey = await seedProductionTenant(dataDir);
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
   // Background work as in the real server (the WAL checkpoint worker, the review sweep).
   await deps.lifecycle.start();
   const app = createApp(deps);

@@ -27,7 +27,7 @@ import { generateApiKey } from '../companion/core/auth.ts';
 import { ManualClock } from '../companion/core/clock.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
 import type { SealedRecordRow } from '../companion/evidence/store.ts';
 import { compare, line, section } from './harness.ts';
 
@@ -45,7 +45,7 @@ export async function benchExports(): Promise<void> {
   section(`Records export: ${RECORDS.toLocaleString('en-US')} sealed records`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-exports-'));
   const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { clock, log: createMemoryLogger() });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0' }, []), { clock, log: createMemoryLogger() });
   let closed = false;
   try {
     const { tenantId, apiKey } = await productionTenant(deps);
@@ -70,7 +70,7 @@ export async function benchExports(): Promise<void> {
   }
 }
 
-type Deps = Awaited<ReturnType<typeof openDeps>>;
+type Deps = Awaited<ReturnType<typeof openSqliteDeps>>;
 
 async function productionTenant(deps: Deps): Promise<{ tenantId: string; apiKey: string }> {
   const now = deps.clock.now().toISOString();

@@ -19,7 +19,7 @@ import { createApp } from '../companion/app.ts';
 import { hashApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import type { SqliteStore } from '../companion/store.ts';
 import { seedProductionTenant } from './companion-gate.ts';
@@ -36,13 +36,13 @@ type BenchDeps = AppDeps & { store: SqliteStore; dataDir: string; tenantId: stri
 async function open(env: Record<string, string> = {}): Promise<BenchDeps> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-routing-'));
   const apiKey = await seedProductionTenant(dataDir);
-  const probe = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const probe = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   const tenantId = (await probe.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey)))!.tenantId;
-  probe.store.close();
+  await probe.store.close();
   process.env.BENCH_ROUTE_TOKEN = TOKEN;
   process.env.BENCH_SLACK_SIGNING = SIGNING;
   const grants = JSON.stringify({ [tenantId]: ['env://BENCH_ROUTE_TOKEN', 'env://BENCH_SLACK_SIGNING'] });
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_SECRET_GRANTS: grants, ...env }, []), { log: createMemoryLogger() });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_SECRET_GRANTS: grants, ...env }, []), { log: createMemoryLogger() });
   return Object.assign(deps, { dataDir, tenantId, apiKey });
 }
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createApp } from '../companion/app.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
 import { seedProductionTenant } from './companion-gate.ts';
 import { line, section } from './harness.ts';
 
@@ -20,7 +20,7 @@ export async function benchStorage(): Promise<void> {
   section(`storage: bytes per sealed action over ${ACTIONS} law gate decisions with idempotency keys`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-storage-'));
   const apiKey = await seedProductionTenant(dataDir);
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
   try {
     const app = createApp(deps);
     const before = tableBytes(deps.store.db);

@@ -22,7 +22,7 @@ import { createApp } from '../companion/app.ts';
 import { hashApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openDeps } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import type { SqliteStore } from '../companion/store.ts';
 import { seedProductionTenant } from './companion-gate.ts';
@@ -97,7 +97,7 @@ export async function plainPostLoop(url: string, total: number): Promise<number>
 async function open(): Promise<AppDeps & { store: SqliteStore; dataDir: string; tenantId: string; apiKey: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-webhooks-'));
   const apiKey = await seedProductionTenant(dataDir);
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1' }, []), { log: createMemoryLogger() });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WEBHOOK_ALLOW_LOOPBACK: '1' }, []), { log: createMemoryLogger() });
   const tenantId = (await deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey)))!.tenantId;
   return Object.assign(deps, { dataDir, tenantId, apiKey });
 }

@@ -26,7 +26,9 @@ import type { SealParticipant } from './evidence/participants.ts';
 import { Sealer } from './evidence/sealer.ts';
 import { meteringParticipant } from './metering/participant.ts';
 import { Metrics } from './ops/metrics.ts';
-import { Readiness, databaseWritable, migrationsCurrent, signersUsable, workersAlive } from './ops/readiness.ts';
+import { Readiness, databaseWritable, migrationsCurrent, postgresMigrationsCurrent, postgresWritable, signersUsable, workersAlive } from './ops/readiness.ts';
+import { openPostgresStore } from './postgres-store.ts';
+import type { PostgresStore } from './postgres-store.ts';
 import { SecretResolver } from './core/secret-refs.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
 import { createRoutingService } from './routing/service.ts';
@@ -93,10 +95,19 @@ export interface OpenDepsOptions {
   walSync?: WalSyncOptions;
 }
 
-export async function openDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore }> {
+/**
+ * The engine: PostgreSQL when SVC_DATABASE_URL names a database (several companions share it),
+ * otherwise the embedded SQLite file in the data directory.
+ */
+async function openStore(config: Config, options: OpenDepsOptions): Promise<SqliteStore | PostgresStore> {
+  if (config.databaseUrl !== undefined) return openPostgresStore({ url: config.databaseUrl });
+  return openSqliteStore({ dataDir: config.dataDir, ...(options.walSync ? { walSync: options.walSync } : {}) });
+}
+
+export async function openDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore | PostgresStore }> {
   const clock = options.clock ?? systemClock;
   installNativeSha256();
-  const store = openSqliteStore({ dataDir: config.dataDir, ...(options.walSync ? { walSync: options.walSync } : {}) });
+  const store = await openStore(config, options);
   let production: Signer | undefined;
   try {
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
@@ -120,19 +131,25 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
       ids,
       observer: metrics.sealObserver,
     });
-    metrics.watch({ sealQueueDepth: () => sealer.queued, databaseFile: store.file });
+    metrics.watch({ sealQueueDepth: () => sealer.queued, ...(store.engine === 'sqlite' ? { databaseFile: store.file } : {}) });
     const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks, routing });
     const readiness = new Readiness();
-    readiness.register('database_writable', databaseWritable(store));
-    readiness.register('migrations_current', migrationsCurrent(store));
+    readiness.register('database_writable', store.engine === 'sqlite' ? databaseWritable(store) : postgresWritable(store));
+    readiness.register('migrations_current', store.engine === 'sqlite' ? migrationsCurrent(store) : postgresMigrationsCurrent(store));
     readiness.register('signer_usable', signersUsable(keyring, () => clock.now().getTime()));
     readiness.register('workers_alive', workersAlive(lifecycle, workers));
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
   } catch (err) {
     production?.close?.();
-    store.close();
+    await store.close();
     throw err;
   }
+}
+
+/** openDeps for tools and tests that work on the SQLite file itself (benchmarks, raw rows). */
+export async function openSqliteDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore }> {
+  if (config.databaseUrl !== undefined) throw new Error('this tool works on the embedded SQLite engine: unset SVC_DATABASE_URL');
+  return (await openDeps(config, options)) as AppDeps & { store: SqliteStore };
 }
 
 /**

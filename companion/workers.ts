@@ -20,13 +20,14 @@ import type { WorkerStatus } from './core/worker-status.ts';
 import type { Sealer } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import { runReviewSchedule } from './reviews/schedule.ts';
+import type { PostgresStore } from './postgres-store.ts';
 import type { SqliteStore } from './store.ts';
 import type { RoutingService } from './routing/service.ts';
 import type { WebhookService } from './webhooks/service.ts';
 
 export interface WorkerDeps {
   config: Config;
-  store: SqliteStore;
+  store: SqliteStore | PostgresStore;
   sealer: Sealer;
   keyring: Keyring;
   clock: Clock;
@@ -59,7 +60,8 @@ export function registerWorkers(deps: WorkerDeps): Workers {
     lifecycle.onStop(() => worker.stop());
   };
 
-  add(new Checkpointer(deps.store.db, { log: deps.log }));
+  // SQLite's WAL is checkpointed here; PostgreSQL checkpoints itself.
+  if (deps.store.engine === 'sqlite') add(new Checkpointer(deps.store.db, { log: deps.log }));
   lifecycle.onStop(() => deps.sealer.drain());
   add(
     new PeriodicWorker({

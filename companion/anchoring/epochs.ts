@@ -2,9 +2,9 @@
  * Closing epochs (DESIGN.md §4; interface-spec Events receipt.anchored). Each due period is
  * closed in one transaction that writes the epoch, its leaves, the tenants' anchored sizes and
  * the receipt.anchored events together: a crash mid-close leaves nothing behind and the next
- * round closes the same period again. The transaction re-reads the last epoch, so a period is
- * closed exactly once even if two closers ever raced (the store runs one transaction at a
- * time), and `epochs.period_end` is UNIQUE besides.
+ * round closes the same period again. Closers take turns (AnchoringStore.lockEpochClose: several
+ * companions on one PostgreSQL database all run this worker) and the transaction re-reads the
+ * last epoch, so a period is closed exactly once; `epochs.period_end` is UNIQUE besides.
  *
  * Cost: the tenant logs with unanchored leaves are found through a partial index, and each
  * costs one index probe for its size at the boundary and O(log n) stored nodes for its root:
@@ -100,7 +100,10 @@ export class EpochCloser {
   async #close(tx: Tx, period: Period): Promise<EpochRow | undefined> {
     const { signer, clock, cadenceSeconds } = this.#d;
     const a = tx.anchoring;
-    const trees = new StoredTrees(a.nodes);
+    const trees = new StoredTrees(a);
+    // Companions sharing one database close one at a time; a closer that waited here then
+    // sees the epoch the other one closed.
+    await a.lockEpochClose();
     const last = await a.lastEpoch();
     // Inside the transaction: another closer may have closed it since `next()` looked.
     if (last && Date.parse(last.periodEnd) >= period.end.getTime()) return undefined;
@@ -113,7 +116,7 @@ export class EpochCloser {
       const before = log.lastRecordedAt < periodEnd ? log.size : await a.recordsBefore(log.tenantId, periodEnd);
       const size = Math.max(log.anchoredSize, Math.min(log.size, before));
       if (size === log.anchoredSize) continue;
-      leaves.push({ tenant_id: log.tenantId, tenant_size: size, tenant_chain_root: toHex(trees.rootAt(log.tenantId, size)) });
+      leaves.push({ tenant_id: log.tenantId, tenant_size: size, tenant_chain_root: toHex(await trees.rootAt(log.tenantId, size)) });
     }
     const canonicalRoot = toHex(treeHead(leaves.map((l) => leafHash(epochLeafBytes(l)))));
     const epochSeq = last ? last.epochSeq + 1 : 0;
@@ -125,8 +128,8 @@ export class EpochCloser {
       cadence_seconds: cadenceSeconds,
     };
     const digest = epochDigest(digestInput);
-    trees.append(EPOCH_LOG_ID, epochSeq, fromHex(digest));
-    const epochLogRoot = trees.rootAt(EPOCH_LOG_ID, epochSeq + 1);
+    await trees.append(EPOCH_LOG_ID, epochSeq, fromHex(digest));
+    const epochLogRoot = await trees.rootAt(EPOCH_LOG_ID, epochSeq + 1);
 
     const header: EpochHeader = {
       format: EPOCH_HEADER_FORMAT,

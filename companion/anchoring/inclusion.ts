@@ -58,7 +58,7 @@ export class InclusionProver {
 
   constructor(store: AnchoringStore) {
     this.#store = store;
-    this.#trees = new StoredTrees(store.nodes);
+    this.#trees = new StoredTrees(store);
   }
 
   /** The proof, or undefined while no closed epoch anchors the record yet. */
@@ -75,7 +75,7 @@ export class InclusionProver {
         tree_size: anchoring.tenantSize,
         leaf_hash: hex(nativeLeafHash(Buffer.from(record.attestationHash, 'hex'))),
         root: anchoring.tenantChainRoot,
-        proof: this.#trees.inclusionProofHex(record.tenantId, record.tenantSeq, anchoring.tenantSize),
+        proof: await this.#trees.inclusionProofHex(record.tenantId, record.tenantSeq, anchoring.tenantSize),
       },
       epoch,
       epoch_header,
@@ -140,22 +140,20 @@ export class InclusionProver {
   }
 
   /** RFC 9162 consistency proof between two sizes of a tenant log, with both heads. */
-  tenantConsistency(tenantId: string, fromSize: number, toSize: number) {
-    return {
-      from: { size: fromSize, root: toHex(this.#trees.rootAt(tenantId, fromSize)) },
-      to: { size: toSize, root: toHex(this.#trees.rootAt(tenantId, toSize)) },
-      proof: proofToHex(this.#trees.consistencyProof(tenantId, fromSize, toSize)),
-    };
+  async tenantConsistency(tenantId: string, fromSize: number, toSize: number) {
+    const [from, to, proof] = await Promise.all([
+      this.#trees.rootAt(tenantId, fromSize),
+      this.#trees.rootAt(tenantId, toSize),
+      this.#trees.consistencyProof(tenantId, fromSize, toSize),
+    ]);
+    return { from: { size: fromSize, root: toHex(from) }, to: { size: toSize, root: toHex(to) }, proof: proofToHex(proof) };
   }
 
   /** RFC 9162 consistency proof between the epoch log at two epochs (sizes seq + 1). */
-  epochConsistency(logId: string, from: EpochRow, to: EpochRow) {
-    const head = (e: EpochRow) => ({ epoch_seq: e.epochSeq, size: e.epochSeq + 1, root: toHex(this.#trees.rootAt(logId, e.epochSeq + 1)) });
-    return {
-      from: head(from),
-      to: head(to),
-      proof: proofToHex(this.#trees.consistencyProof(logId, from.epochSeq + 1, to.epochSeq + 1)),
-    };
+  async epochConsistency(logId: string, from: EpochRow, to: EpochRow) {
+    const head = async (e: EpochRow) => ({ epoch_seq: e.epochSeq, size: e.epochSeq + 1, root: toHex(await this.#trees.rootAt(logId, e.epochSeq + 1)) });
+    const [fromHead, toHead, proof] = await Promise.all([head(from), head(to), this.#trees.consistencyProof(logId, from.epochSeq + 1, to.epochSeq + 1)]);
+    return { from: fromHead, to: toHead, proof: proofToHex(proof) };
   }
 }
 

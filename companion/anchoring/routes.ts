@@ -43,7 +43,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   const router = createRouter();
   const store = deps.store.anchoring;
   const prover = new InclusionProver(store);
-  const trees = new StoredTrees(store.nodes);
+  const trees = new StoredTrees(store);
   const cadence = deps.config.epochSeconds;
 
   const inclusion = defineRoute({
@@ -109,7 +109,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     if (to.epochSeq < from.epochSeq) {
       throw ProblemError.validation([{ in: 'query', path: '/to', message: `expected to >= from (${from.epochSeq}), got ${to.epochSeq}` }]);
     }
-    return c.json({ log: 'epoch digests' as const, ...prover.epochConsistency(EPOCH_LOG_ID, from, to) }, 200);
+    return c.json({ log: 'epoch digests' as const, ...(await prover.epochConsistency(EPOCH_LOG_ID, from, to)) }, 200);
   });
 
   const one = defineRoute({
@@ -141,7 +141,7 @@ export function anchoringRoutes(deps: RouteDeps) {
   router.openapi(head, async (c) => {
     const tenantId = c.var.auth.tenantId;
     const log = (await store.tenantLog(tenantId)) ?? { size: 0, anchoredSize: 0 };
-    return c.json({ tenant_id: tenantId, size: log.size, root: toHex(trees.rootAt(tenantId, log.size)), anchored_size: log.anchoredSize }, 200);
+    return c.json({ tenant_id: tenantId, size: log.size, root: toHex(await trees.rootAt(tenantId, log.size)), anchored_size: log.anchoredSize }, 200);
   });
 
   const tenantConsistency = defineRoute({
@@ -165,7 +165,7 @@ export function anchoringRoutes(deps: RouteDeps) {
       ...(to > size ? [{ in: 'query' as const, path: '/to_size', message: `expected at most the log size ${size}, got ${to}` }] : []),
     ];
     if (errors.length > 0) throw ProblemError.validation(errors);
-    return c.json({ tenant_id: tenantId, ...prover.tenantConsistency(tenantId, from, to) }, 200);
+    return c.json({ tenant_id: tenantId, ...(await prover.tenantConsistency(tenantId, from, to)) }, 200);
   });
 
   return router;

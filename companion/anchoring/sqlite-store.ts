@@ -3,7 +3,8 @@ import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
 import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
 
-interface EpochDbRow {
+/** A row of `epochs` as both engines return it (bigint columns as numbers). */
+export interface EpochDbRow {
   epoch_seq: number;
   period_start: string;
   period_end: string;
@@ -19,7 +20,8 @@ interface EpochDbRow {
   checkpoint: string;
 }
 
-interface LeafDbRow {
+/** A row of `epoch_leaves` as both engines return it. */
+export interface LeafDbRow {
   epoch_seq: number;
   leaf_index: number;
   tenant_id: string;
@@ -27,7 +29,7 @@ interface LeafDbRow {
   tenant_chain_root: string;
 }
 
-const toEpoch = (r: EpochDbRow): EpochRow => ({
+export const toEpoch = (r: EpochDbRow): EpochRow => ({
   epochSeq: r.epoch_seq,
   periodStart: r.period_start,
   periodEnd: r.period_end,
@@ -43,7 +45,7 @@ const toEpoch = (r: EpochDbRow): EpochRow => ({
   checkpoint: r.checkpoint,
 });
 
-const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
+export const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
   epochSeq: r.epoch_seq,
   leafIndex: r.leaf_index,
   tenantId: r.tenant_id,
@@ -58,7 +60,7 @@ const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
  * rows an older version wrote. Other logs (the epoch log, "#epochs") store every level.
  */
 export const TENANT_LOG_UNSTORED_LEVELS = 4;
-const isTenantLog = (logId: string) => !logId.startsWith('#');
+export const isTenantLog = (logId: string) => !logId.startsWith('#');
 
 export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
@@ -113,23 +115,20 @@ export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const insertLeaf = db.prepare('INSERT INTO epoch_leaves (epoch_seq, leaf_index, tenant_id, tenant_size, tenant_chain_root) VALUES (?, ?, ?, ?, ?)');
 
   return {
-    nodes: {
-      get(logId, level, idx) {
-        const r = getNode.get(logId, level, idx);
-        return r && new Uint8Array(r.hash.buffer, r.hash.byteOffset, r.hash.byteLength);
-      },
-      put(logId, level, idx, hash) {
-        putNode.run(logId, level, idx, hash);
-      },
-      leafCount: (logId) => (isTenantLog(logId) ? (logSize.get(logId)?.size ?? 0) : (leafCount.get(logId)?.n ?? 0)),
-      *level(logId, l) {
-        for (const [hash] of level.iterate(logId, l)) yield hash;
-      },
-      lowestStoredLevel: (logId) => (isTenantLog(logId) ? TENANT_LOG_UNSTORED_LEVELS : 0),
-      *leaves(logId, from, to) {
-        for (const [hex] of leafData.iterate(logId, from, to)) yield Buffer.from(hex, 'hex');
-      },
+    // One key per store built here: the outside view and the transactions' views that
+    // store.ts lifts from it share the trees' caches (stored-tree.ts).
+    treeCacheKey: {},
+    getNode(logId, level, idx) {
+      const r = getNode.get(logId, level, idx);
+      return r && new Uint8Array(r.hash.buffer, r.hash.byteOffset, r.hash.byteLength);
     },
+    putNode(logId, level, idx, hash) {
+      putNode.run(logId, level, idx, hash);
+    },
+    leafCount: (logId) => (isTenantLog(logId) ? (logSize.get(logId)?.size ?? 0) : (leafCount.get(logId)?.n ?? 0)),
+    levelNodes: (logId, l) => level.all(logId, l).map(([hash]) => hash),
+    lowestStoredLevel: (logId) => (isTenantLog(logId) ? TENANT_LOG_UNSTORED_LEVELS : 0),
+    leafData: (logId, from, to) => leafData.all(logId, from, to).map(([hex]) => Buffer.from(hex, 'hex')),
     tenantLogSize: (tenantId) => logSize.get(tenantId)?.size ?? 0,
     tenantLog(tenantId) {
       const r = logState.get(tenantId);
@@ -162,6 +161,7 @@ export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
       return r && toLeaf(r);
     },
     anchoredBefore: (tenantId, size) => anchoredBefore.get(tenantId, size)?.size ?? 0,
+    lockEpochClose() {},
     insertEpoch(e, rows) {
       insertEpoch.run(
         e.epochSeq, e.periodStart, e.periodEnd, e.cadenceSeconds, e.tenantCount, e.canonicalRoot, e.prevEpochDigest, e.epochDigest,

@@ -1,6 +1,7 @@
 /**
- * What anchoring needs from storage (SQLite implementation: ./sqlite-store.ts): the stored
- * tree levels, each tenant log's size and anchored size, and the closed epochs.
+ * What anchoring needs from storage (implementations: ./sqlite-store.ts, ./postgres-store.ts):
+ * the stored tree levels (the NodeStore methods, read and written by ./stored-tree.ts), each
+ * tenant log's size and anchored size, and the closed epochs.
  */
 import type { NodeStore } from './stored-tree.ts';
 
@@ -37,8 +38,11 @@ export interface EpochLeafRow {
   tenantChainRoot: string;
 }
 
-export interface AnchoringStore {
-  readonly nodes: NodeStore;
+/**
+ * The node store's methods are the store's own (not a member object), so the SQLite store is
+ * lifted onto the async boundary, and waits for the connection, like every other method.
+ */
+export interface AnchoringStore extends NodeStore {
   tenantLogSize(tenantId: string): Promise<number>;
   tenantLog(tenantId: string): Promise<TenantLogState | undefined>;
   setTenantLogSize(tenantId: string, size: number, lastRecordedAt: string): Promise<void>;
@@ -62,4 +66,11 @@ export interface AnchoringStore {
   /** The tenant_size an epoch anchored for the tenant before reaching `size`, or 0. */
   anchoredBefore(tenantId: string, size: number): Promise<number>;
   insertEpoch(epoch: EpochRow, leaves: readonly EpochLeafRow[]): Promise<void>;
+  /**
+   * Inside the close transaction, before it reads the last epoch: waits until no other
+   * companion is closing one, and holds them off until this transaction ends (a PostgreSQL
+   * advisory lock, released with the connection if this process dies; SQLite's single
+   * writer needs none).
+   */
+  lockEpochClose(): Promise<void>;
 }

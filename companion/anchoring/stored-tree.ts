@@ -11,46 +11,68 @@
  * file only supplies each range's hash from storage, so what it serves is exactly what any
  * RFC 6962/9162 verifier checks.
  *
+ * The node store is asynchronous (a store behind a network can implement it), so every method
+ * here answers with a promise. Inside a transaction, build the trees over the transaction's
+ * store (`tx.anchoring`), so reads see the transaction's own writes and writes join it.
+ *
  * Each log's frontier (the complete subtrees along its right edge, one per set bit of its
- * size) is also kept in memory, shared by every StoredTrees over the same node store: an
+ * size) is also kept in memory, shared by every StoredTrees over stores with the same
+ * `treeCacheKey` (a store's outside view and its transactions' views hand the same key): an
  * append then reads nothing, and the head at the current size is a fold of at most log2(n)
  * hashes, which is what an epoch close needs per tenant. A frontier is used only when its size
  * is exactly the size asked about; an append rolled back with its transaction leaves the
  * cached size ahead of the stored one, so the next append or head at the stored size reloads it.
+ * An append changes the frontier and the resident levels without awaiting in between, and only
+ * then awaits its writes, so the caches never hold half an append.
  *
  * Proofs read a node per level (about 40 at 500,000 leaves). So that they read none from
- * SQLite, the logs proofs are asked about keep every level in memory ("resident"): loaded
+ * storage, the logs proofs are asked about keep every level in memory ("resident"): loaded
  * from the stored levels on the first proof after startup, then extended by each append while
  * resident, and evicted least recently proved first once all resident levels together would
- * pass RESIDENT_BYTES. A log larger than that on its own is served from SQLite as before. Only
+ * pass RESIDENT_BYTES. A log larger than that on its own is served from storage as before. Only
  * nodes inside the size asked about are read, and every size a caller may ask about is
  * committed, so a rolled-back append left in memory is never served; the next append at that
  * size overwrites it.
+ *
+ * The caches assume that the appends to a log come from this process (as with SQLite): an
+ * append another process committed is noticed through the sizes (a frontier or resident log
+ * behind is reloaded), but a leaf this process appended and rolled back, at the size another
+ * process then committed a different leaf, is not.
  */
 import { consistencyProofRanges, inclusionProofRanges } from '../../shared/merkle.ts';
 import type { LeafRange } from '../../shared/merkle.ts';
 import { sha256 } from '../../shared/hash.ts';
 import { hex, leafHash, nodeHash } from './hashes.ts';
 
+/** What the trees read and write: part of AnchoringStore (./store.ts). */
 export interface NodeStore {
-  get(logId: string, level: number, idx: number): Uint8Array | undefined;
-  put(logId: string, level: number, idx: number, hash: Uint8Array): void;
+  /**
+   * The storage these nodes live in, as the caches know it: StoredTrees over stores with the
+   * same key share one frontier and resident-level cache. A store's outside view and the views
+   * its transactions hand out carry the same key; two stores opened separately do not.
+   */
+  readonly treeCacheKey: object;
+  getNode(logId: string, level: number, idx: number): Promise<Uint8Array | undefined>;
+  putNode(logId: string, level: number, idx: number, hash: Uint8Array): Promise<void>;
   /** The log's leaf count. */
-  leafCount(logId: string): number;
+  leafCount(logId: string): Promise<number>;
   /** The stored nodes of one level, by idx. */
-  level(logId: string, level: number): Iterable<Uint8Array>;
+  levelNodes(logId: string, level: number): Promise<Uint8Array[]>;
   /**
    * Levels below this one are not stored: they are computed from the leaves' data, which the
-   * store keeps anyway (a tenant log's leaves are its records' attestation hashes).
+   * store keeps anyway (a tenant log's leaves are its records' attestation hashes). The same
+   * answer for a log every time.
    */
-  lowestStoredLevel(logId: string): number;
+  lowestStoredLevel(logId: string): Promise<number>;
   /** The data of leaves [from, to), in order; needed only for logs with unstored levels. */
-  leaves(logId: string, from: number, to: number): Iterable<Uint8Array>;
+  leafData(logId: string, from: number, to: number): Promise<Uint8Array[]>;
 }
 
 const H = 32;
 /** Memory held by resident levels of all logs together: a 1,000,000-leaf log takes about 72 MB. */
 export const RESIDENT_BYTES = 128 * 1024 * 1024;
+/** Leaves read per call while loading a log whose lowest levels are unstored. */
+const LEAF_PAGE = 65_536;
 
 /** Every level of one log: level l holds floor(size / 2^l) nodes, packed in `levels[l]`. */
 interface Resident {
@@ -83,17 +105,19 @@ interface Residents {
   last: string | undefined;
 }
 
-const residents = new WeakMap<NodeStore, Residents>();
-
 /** A log's right edge: the hashes of its complete subtrees, largest (leftmost) first. */
 interface Frontier {
   size: number;
   hashes: Uint8Array[];
+  /** The log's lowestStoredLevel, kept so a cached append awaits nothing before its writes. */
+  stored: number;
 }
 
 /** Logs whose frontier stays in memory; a miss costs popcount(size) node reads. */
 const FRONTIER_CACHE_MAX = 100_000;
-const frontiers = new WeakMap<NodeStore, Map<string, Frontier>>();
+
+/** The caches of one storage, by NodeStore.treeCacheKey. */
+const caches = new WeakMap<object, { frontiers: Map<string, Frontier>; residents: Residents }>();
 
 export class StoredTrees {
   readonly #nodes: NodeStore;
@@ -102,27 +126,34 @@ export class StoredTrees {
 
   constructor(nodes: NodeStore) {
     this.#nodes = nodes;
-    let cache = frontiers.get(nodes);
-    if (!cache) frontiers.set(nodes, (cache = new Map()));
-    this.#frontiers = cache;
-    let r = residents.get(nodes);
-    if (!r) residents.set(nodes, (r = { logs: new Map(), bytes: 0, last: undefined }));
-    this.#residents = r;
+    let cache = caches.get(nodes.treeCacheKey);
+    if (!cache) caches.set(nodes.treeCacheKey, (cache = { frontiers: new Map(), residents: { logs: new Map(), bytes: 0, last: undefined } }));
+    this.#frontiers = cache.frontiers;
+    this.#residents = cache.residents;
   }
 
   /** Appends leaf data as leaf number `size` (the tree's size before) of log `logId`. */
-  append(logId: string, size: number, leafData: Uint8Array): void {
-    const frontier = this.#frontier(logId, size);
+  async append(logId: string, size: number, leafData: Uint8Array): Promise<void> {
+    let frontier = this.#frontiers.get(logId);
+    if (frontier?.size !== size) {
+      const stored = await this.#nodes.lowestStoredLevel(logId);
+      frontier = { size, hashes: await this.#frontierHashes(logId, size, stored), stored };
+      if (!this.#frontiers.has(logId) && this.#frontiers.size >= FRONTIER_CACHE_MAX) this.#frontiers.delete(this.#frontiers.keys().next().value!);
+      this.#frontiers.set(logId, frontier);
+    }
+    // No await from here until the writes are issued: the frontier and the resident levels
+    // move together, and no other append to the log runs in between.
+    const { stored } = frontier;
     const resident = this.#residentForAppend(logId, size);
-    const stored = this.#nodes.lowestStoredLevel(logId);
+    const writes: Promise<void>[] = [];
     let hash = leafHash(leafData);
-    if (stored === 0) this.#nodes.put(logId, 0, size, hash);
+    if (stored === 0) writes.push(this.#nodes.putNode(logId, 0, size, hash));
     if (resident) setNode(resident, 0, size, hash);
     // A node at an odd position is a right child: with its left sibling, the last subtree of
     // the frontier, it completes the parent (RFC 9162 §2.1.1: HASH(0x01 ‖ left ‖ right)).
     for (let level = 0, j = size; j % 2 === 1; level++, j = (j - 1) / 2) {
       hash = nodeHash(frontier.hashes.pop()!, hash);
-      if (level + 1 >= stored) this.#nodes.put(logId, level + 1, (j - 1) / 2, hash);
+      if (level + 1 >= stored) writes.push(this.#nodes.putNode(logId, level + 1, (j - 1) / 2, hash));
       if (resident) setNode(resident, level + 1, (j - 1) / 2, hash);
     }
     frontier.hashes.push(hash);
@@ -131,13 +162,17 @@ export class StoredTrees {
       resident.size = size + 1;
       this.#account(resident);
     }
+    // A write that fails leaves the caches one leaf ahead of the stored log, like a rollback.
+    // (Most appends to a tenant log write nothing: its lowest levels are not stored.)
+    if (writes.length === 1) await writes[0];
+    else if (writes.length > 1) await Promise.all(writes);
   }
 
   /** The resident levels to extend with leaf `size`, or undefined when the log is not resident. */
   #residentForAppend(logId: string, size: number): Resident | undefined {
     const r = this.#residents.logs.get(logId);
-    // Behind means appends happened while it was not extended (cannot happen in one process,
-    // but costs nothing to survive): drop it, the next proof reloads it.
+    // Behind means appends happened while it was not extended (another process, or appends
+    // while it was loading): drop it, the next proof reloads it.
     if (r && r.size < size) this.#evict(logId);
     else if (r && r.size > size) {
       // Ahead: an append rolled back; this one takes its place, and ranges that ended in the
@@ -149,46 +184,54 @@ export class StoredTrees {
     return r && r.size === size ? r : undefined;
   }
 
-  /** Loads every level of the log on first use, when it fits the budget. */
-  #resident(logId: string): Resident | undefined {
+  /** The log's resident levels, marked most recently used, or undefined when not loaded. */
+  #touch(logId: string): Resident | undefined {
     const { logs } = this.#residents;
-    let r = logs.get(logId);
-    if (r) {
-      // Most recently used last: eviction takes from the front.
-      if (this.#residents.last !== logId) {
-        logs.delete(logId);
-        logs.set(logId, r);
-        this.#residents.last = logId;
-      }
-      return r;
+    const r = logs.get(logId);
+    // Most recently used last: eviction takes from the front.
+    if (r && this.#residents.last !== logId) {
+      logs.delete(logId);
+      logs.set(logId, r);
+      this.#residents.last = logId;
     }
-    const size = this.#nodes.leafCount(logId);
+    return r;
+  }
+
+  /** Loads every level of the log on first use, when it fits the budget (after #touch missed). */
+  async #load(logId: string): Promise<Resident | undefined> {
+    const size = await this.#nodes.leafCount(logId);
     if (size === 0 || residentBytes(size) > RESIDENT_BYTES) return undefined;
-    r = { size, levels: [], bytes: 0, edges: new Map(), hex: [] };
-    const stored = this.#nodes.lowestStoredLevel(logId);
+    const stored = await this.#nodes.lowestStoredLevel(logId);
+    const levels: Buffer[] = [];
     for (let level = 0; size >> level > 0; level++) {
       const count = Math.floor(size / 2 ** level);
       const buf = Buffer.alloc(capacity(count) * H);
       let i = 0;
       if (level === 0 && stored > 0) {
-        for (const data of this.#nodes.leaves(logId, 0, count)) buf.set(leafHash(data), i++ * H);
+        for (let from = 0; i === from && from < count; from += LEAF_PAGE) {
+          for (const data of await this.#nodes.leafData(logId, from, Math.min(count, from + LEAF_PAGE))) buf.set(leafHash(data), i++ * H);
+        }
       } else if (level < stored) {
         // Each node of an unstored level is the hash of its two children one level down.
-        const below = r.levels[level - 1]!;
+        const below = levels[level - 1]!;
         for (; i < count; i++) buf.set(nodeHash(below.subarray(2 * i * H, (2 * i + 1) * H), below.subarray((2 * i + 1) * H, (2 * i + 2) * H)), i * H);
       } else {
-        for (const h of this.#nodes.level(logId, level)) {
+        for (const h of await this.#nodes.levelNodes(logId, level)) {
           if (i === count) break;
           buf.set(h, i++ * H);
         }
       }
       if (i !== count) return undefined; // a hole: leave it to the stored levels
-      r.levels.push(buf);
+      levels.push(buf);
     }
-    logs.set(logId, r);
+    // Another proof may have loaded it while this one read.
+    const loaded = this.#touch(logId);
+    if (loaded) return loaded;
+    const r: Resident = { size, levels, bytes: 0, edges: new Map(), hex: [] };
+    this.#residents.logs.set(logId, r);
     this.#residents.last = logId;
     this.#account(r);
-    return logs.get(logId);
+    return this.#residents.logs.get(logId);
   }
 
   /** Recounts a log's bytes, then evicts the least recently used logs over the budget. */
@@ -209,98 +252,117 @@ export class StoredTrees {
   }
 
   /** MTH(D[0:size]) (RFC 9162 §2.1.1); SHA-256 of nothing for the empty tree. */
-  rootAt(logId: string, size: number): Uint8Array {
+  async rootAt(logId: string, size: number): Promise<Uint8Array> {
     if (size === 0) return sha256(new Uint8Array(0));
     const cached = this.#frontiers.get(logId);
-    if (cached?.size !== size) return this.#subtree(logId, 0, size, this.#residents.logs.get(logId));
-    // Folding the right edge from the right is the RFC recursion: MTH = HASH(A ‖ HASH(B ‖ C)).
-    const { hashes } = cached;
-    let root = hashes[hashes.length - 1]!;
-    for (let i = hashes.length - 2; i >= 0; i--) root = nodeHash(hashes[i]!, root);
-    return root;
+    if (cached?.size === size) {
+      // Folding the right edge from the right is the RFC recursion: MTH = HASH(A ‖ HASH(B ‖ C)).
+      const { hashes } = cached;
+      let root = hashes[hashes.length - 1]!;
+      for (let i = hashes.length - 2; i >= 0; i--) root = nodeHash(hashes[i]!, root);
+      return root;
+    }
+    const r = this.#residents.logs.get(logId);
+    if (r && size <= r.size) return residentSubtree(r, 0, size);
+    return this.#subtree(logId, 0, size, r, await this.#nodes.lowestStoredLevel(logId));
   }
 
-  /** The frontier of the tree of `size` leaves, from memory when it is exactly that size. */
-  #frontier(logId: string, size: number): Frontier {
-    let f = this.#frontiers.get(logId);
-    if (f?.size !== size) {
-      const hashes: Uint8Array[] = [];
-      for (let level = 31, start = 0; level >= 0; level--) {
-        const width = 2 ** level;
-        if (size & width) {
-          hashes.push(this.#node(logId, level, start / width));
-          start += width;
-        }
+  /** The right edge of the tree of `size` leaves, read from storage. */
+  #frontierHashes(logId: string, size: number, stored: number): Promise<Uint8Array[]> {
+    const reads: Promise<Uint8Array>[] = [];
+    for (let level = 31, start = 0; level >= 0; level--) {
+      const width = 2 ** level;
+      if (size & width) {
+        reads.push(this.#node(logId, level, start / width, stored));
+        start += width;
       }
-      f = { size, hashes };
-      if (!this.#frontiers.has(logId) && this.#frontiers.size >= FRONTIER_CACHE_MAX) this.#frontiers.delete(this.#frontiers.keys().next().value!);
-      this.#frontiers.set(logId, f);
     }
-    return f;
+    return Promise.all(reads);
   }
 
   /** RFC 9162 §2.1.3.1 audit path for leaf `index` of the tree of `size` leaves, leaf first. */
-  inclusionProof(logId: string, index: number, size: number): Uint8Array[] {
-    return this.#hashes(logId, inclusionProofRanges(index, size));
+  inclusionProof(logId: string, index: number, size: number): Promise<Uint8Array[]> {
+    return this.#hashes(logId, inclusionProofRanges(index, size), size);
   }
 
   /** RFC 9162 §2.1.4.1 proof that the tree of `newSize` leaves extends the one of `oldSize`. */
-  consistencyProof(logId: string, oldSize: number, newSize: number): Uint8Array[] {
-    return this.#hashes(logId, consistencyProofRanges(oldSize, newSize));
+  consistencyProof(logId: string, oldSize: number, newSize: number): Promise<Uint8Array[]> {
+    return this.#hashes(logId, consistencyProofRanges(oldSize, newSize), newSize);
   }
 
   /** inclusionProof as lowercase hex: from resident levels, each node encoded in place. */
-  inclusionProofHex(logId: string, index: number, size: number): string[] {
-    const r = this.#resident(logId);
-    return inclusionProofRanges(index, size).map(([start, end]) => {
-      const n = end - start;
-      if (!r || end > r.size) return hex(this.#subtree(logId, start, end));
-      if ((n & (n - 1)) === 0) return residentHex(r, 31 - Math.clz32(n), start / n);
-      const key = `${start},${end}`;
-      let edge = r.edges.get(key);
-      if (edge === undefined) {
-        if (r.edges.size >= EDGE_CACHE) r.edges.clear();
-        r.edges.set(key, (edge = hex(this.#subtree(logId, start, end, r))));
-      }
-      return edge;
-    });
+  async inclusionProofHex(logId: string, index: number, size: number): Promise<string[]> {
+    const ranges = inclusionProofRanges(index, size);
+    // Resident already (the common case): no await before the answer is built.
+    const r = this.#touch(logId) ?? (await this.#load(logId));
+    // Every range ends at or before `size`: all of them resident, the common case.
+    if (r && size <= r.size) return ranges.map(([start, end]) => residentHexRange(r, start, end));
+    const stored = await this.#nodes.lowestStoredLevel(logId);
+    return Promise.all(ranges.map(async ([start, end]) => hex(await this.#subtree(logId, start, end, r, stored))));
   }
 
-  #hashes(logId: string, ranges: readonly LeafRange[]): Uint8Array[] {
-    const r = this.#resident(logId);
-    return ranges.map(([start, end]) => this.#subtree(logId, start, end, r));
+  /** The hashes of `ranges`, which all end at or before `size`. */
+  async #hashes(logId: string, ranges: readonly LeafRange[], size: number): Promise<Uint8Array[]> {
+    const r = this.#touch(logId) ?? (await this.#load(logId));
+    if (r && size <= r.size) return ranges.map(([start, end]) => residentSubtree(r, start, end));
+    const stored = await this.#nodes.lowestStoredLevel(logId);
+    return Promise.all(ranges.map(([start, end]) => this.#subtree(logId, start, end, r, stored)));
   }
 
-  /** MTH(D[start:end]) for a range the RFC 9162 recursion produces (start aligned to its split). */
-  #subtree(logId: string, start: number, end: number, r?: Resident): Uint8Array {
+  /**
+   * MTH(D[start:end]) for a range the RFC 9162 recursion produces (start aligned to its split):
+   * from the resident levels as far as they reach (up to r.size only: [start, end) lies inside
+   * a committed size), from storage beyond.
+   */
+  async #subtree(logId: string, start: number, end: number, r: Resident | undefined, stored: number): Promise<Uint8Array> {
+    if (r && end <= r.size) return residentSubtree(r, start, end);
     const n = end - start;
     // A range inside the unstored levels (a log's right edge, usually): its leaves in one read.
-    if (n < 2 ** this.#nodes.lowestStoredLevel(logId) && !(r && end <= r.size)) return this.#fromLeaves(logId, start, end);
-    if ((n & (n - 1)) === 0) {
-      const level = 31 - Math.clz32(n);
-      // Resident nodes up to r.size only: [start, end) lies inside a committed size.
-      if (r && end <= r.size) return r.levels[level]!.subarray((start / n) * H, (start / n + 1) * H);
-      return this.#node(logId, level, start / n);
-    }
+    if (n < 2 ** stored) return this.#fromLeaves(logId, start, end);
+    if ((n & (n - 1)) === 0) return this.#node(logId, 31 - Math.clz32(n), start / n, stored);
     const k = 1 << (31 - Math.clz32(n - 1));
-    return nodeHash(this.#subtree(logId, start, start + k, r), this.#subtree(logId, start + k, end, r));
+    const [left, right] = await Promise.all([this.#subtree(logId, start, start + k, r, stored), this.#subtree(logId, start + k, end, r, stored)]);
+    return nodeHash(left, right);
   }
 
-  #node(logId: string, level: number, idx: number): Uint8Array {
-    if (level < this.#nodes.lowestStoredLevel(logId)) return this.#fromLeaves(logId, idx * 2 ** level, (idx + 1) * 2 ** level);
-    const hash = this.#nodes.get(logId, level, idx);
+  async #node(logId: string, level: number, idx: number, stored: number): Promise<Uint8Array> {
+    if (level < stored) return this.#fromLeaves(logId, idx * 2 ** level, (idx + 1) * 2 ** level);
+    const hash = await this.#nodes.getNode(logId, level, idx);
     // A missing node means a leaf was never appended: the caller asked past the tree's size.
     if (!hash) throw new RangeError(`log ${logId} has no node at level ${level}, index ${idx}`);
     return hash;
   }
 
   /** MTH(D[start:end]) from the leaves themselves, for a range inside the unstored levels. */
-  #fromLeaves(logId: string, start: number, end: number): Uint8Array {
-    const hashes: Uint8Array[] = [];
-    for (const data of this.#nodes.leaves(logId, start, end)) hashes.push(leafHash(data));
-    if (hashes.length !== end - start) throw new RangeError(`log ${logId} has no node over leaves ${start}..${end}: the tree is smaller`);
-    return mth(hashes);
+  async #fromLeaves(logId: string, start: number, end: number): Promise<Uint8Array> {
+    const data = await this.#nodes.leafData(logId, start, end);
+    if (data.length !== end - start) throw new RangeError(`log ${logId} has no node over leaves ${start}..${end}: the tree is smaller`);
+    return mth(data.map((d) => leafHash(d)));
   }
+}
+
+/** MTH(D[start:end]) from resident levels, for a range inside r.size. */
+function residentSubtree(r: Resident, start: number, end: number): Uint8Array {
+  const n = end - start;
+  if ((n & (n - 1)) === 0) {
+    const level = 31 - Math.clz32(n);
+    return r.levels[level]!.subarray((start / n) * H, (start / n + 1) * H);
+  }
+  const k = 1 << (31 - Math.clz32(n - 1));
+  return nodeHash(residentSubtree(r, start, start + k), residentSubtree(r, start + k, end));
+}
+
+/** The hex of a range inside r.size: complete nodes encoded in place, right edges remembered. */
+function residentHexRange(r: Resident, start: number, end: number): string {
+  const n = end - start;
+  if ((n & (n - 1)) === 0) return residentHex(r, 31 - Math.clz32(n), start / n);
+  const key = `${start},${end}`;
+  let edge = r.edges.get(key);
+  if (edge === undefined) {
+    if (r.edges.size >= EDGE_CACHE) r.edges.clear();
+    r.edges.set(key, (edge = hex(residentSubtree(r, start, end))));
+  }
+  return edge;
 }
 
 /** RFC 9162 §2.1.1 MTH over leaf hashes: split at the largest power of two below n. */

@@ -13,14 +13,14 @@ import { StoredTrees } from './stored-tree.ts';
 /**
  * Brings the tenant's log up to `seq` leaves from its sealed records: the records sealed
  * before this capability existed, and nothing otherwise. Returns the log's size. `store` is
- * the open transaction's, and `trees` are over its nodes.
+ * the open transaction's, and `trees` are over it.
  */
 export async function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees, tenantId: string, seq: number): Promise<number> {
   let size = await store.tenantLogSize(tenantId);
   if (size >= seq) return size;
   let last = '';
   for (const leaf of await store.recordLeaves(tenantId, size, seq)) {
-    trees.append(tenantId, size++, fromHex(leaf.attestationHash));
+    await trees.append(tenantId, size++, fromHex(leaf.attestationHash));
     last = leaf.recordedAt;
   }
   if (size !== seq) throw new Error(`tenant log ${tenantId}: records ${await store.tenantLogSize(tenantId)}..${seq} are missing`);
@@ -34,7 +34,7 @@ export async function catchUpTenantLog(store: AnchoringStore, trees: StoredTrees
  */
 export async function catchUpTenantLogs(store: Store): Promise<void> {
   await store.transaction(async (tx) => {
-    const trees = new StoredTrees(tx.anchoring.nodes);
+    const trees = new StoredTrees(tx.anchoring);
     for (const log of await tx.anchoring.logsBehind()) await catchUpTenantLog(tx.anchoring, trees, log.tenantId, log.records);
   });
 }
@@ -47,8 +47,9 @@ export function tenantLogParticipant(): SealParticipant {
       // left siblings this leaf completes, and append would throw: the seal is refused rather
       // than anchored wrongly.
       // The sealer computed this hex itself: Buffer's native decoder, no validating loop.
-      // Trees over the same node store share their caches, so building one per seal is cheap.
-      new StoredTrees(tx.anchoring.nodes).append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
+      // Trees over the same store share their caches (the transaction's view carries the
+      // store's treeCacheKey), so building one per seal is cheap.
+      await new StoredTrees(tx.anchoring).append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
       await tx.anchoring.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
     },
   };

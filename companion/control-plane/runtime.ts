@@ -29,6 +29,7 @@ import { z } from '../core/router.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
 import { SECRET_REF_SCHEMES, SecretResolver, parseSecretRef } from '../core/secret-refs.ts';
 import type { SqliteStore, Store } from '../store.ts';
+import { ProblemError } from '../core/errors.ts';
 import { displayPath, serves } from './sources.ts';
 
 export const DatabasePlan = z
@@ -63,9 +64,15 @@ const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 /** What this build ships does not change while it runs: read once. */
 let shippedMigrations: number | undefined;
 
-/** The SQLite store is the only engine (store.ts); another engine brings its own plan. */
+/** The plan describes the embedded SQLite file; PostgreSQL has its own views for this. */
 function sqliteOf(store: Store): SqliteStore {
-  if ((store as Partial<SqliteStore>).engine !== 'sqlite') throw new Error('the database plan reads a SQLite store');
+  if ((store as Partial<SqliteStore>).engine !== 'sqlite') {
+    throw new ProblemError({
+      status: 409,
+      code: 'conflict',
+      detail: 'the database plan describes the embedded SQLite engine; this companion runs on PostgreSQL (SVC_DATABASE_URL), whose own views (pg_stat_database, pg_stat_activity) describe it',
+    });
+  }
   return store as SqliteStore;
 }
 

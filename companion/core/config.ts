@@ -19,6 +19,11 @@ export interface Config {
   host: string;
   /** Absolute path of the data directory (SQLite file, production signing key). */
   dataDir: string;
+  /**
+   * postgres:// URL of the scale-out engine's database; undefined runs on the embedded SQLite
+   * file in dataDir. Never carries a password (PGPASSWORD does).
+   */
+  databaseUrl: string | undefined;
   /** Lines below this level are not logged. */
   logLevel: LogLevel;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
@@ -147,6 +152,14 @@ export const SETTINGS = [
     defaultText: CONFIG_DEFAULTS.dataDir,
     help: 'database and production signing key (relative to the working directory)',
     parse: nonEmpty(CONFIG_DEFAULTS.dataDir),
+  }),
+  setting({
+    key: 'databaseUrl',
+    env: 'SVC_DATABASE_URL',
+    flag: 'database-url',
+    defaultText: '(unset: the embedded SQLite file in the data directory)',
+    help: 'PostgreSQL for several companions on one database: postgres://user@host:5432/db?sslmode=require (password in PGPASSWORD, never in the URL)',
+    parse: databaseUrl,
   }),
   setting({ key: 'logLevel', env: 'SVC_LOG_LEVEL', flag: 'log-level', defaultText: CONFIG_DEFAULTS.logLevel, help: `least severe log line written: ${LOG_LEVELS.join(', ')}`, parse: logLevel }),
   setting({
@@ -611,6 +624,22 @@ function optionalMatching(pattern: RegExp, expected: string): Parse<string | nul
     if (!pattern.test(value)) problems.push(`${name} must be ${expected}, got ${JSON.stringify(raw)}`);
     return value;
   };
+}
+
+function databaseUrl(raw: Raw, name: string, problems: string[]): string | undefined {
+  const value = raw?.trim();
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    problems.push(`${name} must be a postgres:// URL, got ${JSON.stringify(raw)}`);
+    return undefined;
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') problems.push(`${name} must be a postgres:// URL, got ${url.protocol}//…`);
+  // A password in the URL would sit in the environment, the process list and logs.
+  if (url.password !== '') problems.push(`${name} must not carry a password: set PGPASSWORD instead`);
+  return value;
 }
 
 function host(raw: Raw, name: string, problems: string[]): string {

@@ -16,8 +16,8 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 export interface MetricsSources {
   /** Seals waiting for the next group commit (evidence/sealer.ts). */
   sealQueueDepth(): number;
-  /** The SQLite database file; its `-wal` companion's size is reported. */
-  databaseFile: string;
+  /** The SQLite database file, whose `-wal` companion's size is reported; unset on PostgreSQL. */
+  databaseFile?: string;
 }
 
 export class Metrics {
@@ -86,14 +86,17 @@ export class Metrics {
         this.set(sources.sealQueueDepth());
       },
     });
-    new Gauge({
-      name: 'svc_sqlite_wal_bytes',
-      help: 'Size of the SQLite write-ahead log file (checkpoints shrink it)',
-      registers,
-      collect() {
-        this.set(fileSize(`${sources.databaseFile}-wal`));
-      },
-    });
+    const { databaseFile } = sources;
+    if (databaseFile !== undefined) {
+      new Gauge({
+        name: 'svc_sqlite_wal_bytes',
+        help: 'Size of the SQLite write-ahead log file (checkpoints shrink it)',
+        registers,
+        collect() {
+          this.set(fileSize(`${databaseFile}-wal`));
+        },
+      });
+    }
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {

@@ -14,7 +14,9 @@ import type { Keyring } from '../core/keyring.ts';
 import type { Lifecycle } from '../core/lifecycle.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { readMigrations } from '../core/migrations.ts';
+import type { PostgresStore } from '../postgres-store.ts';
 import type { SqliteStore } from '../store.ts';
+import { POSTGRES_MIGRATIONS_DIR } from '../core/postgres/migrations.ts';
 
 export type CheckResult = { ok: true } | { ok: false; detail: string };
 export type ReadinessCheck = () => CheckResult | Promise<CheckResult>;
@@ -88,6 +90,32 @@ export function migrationsCurrent(store: Pick<SqliteStore, 'withConnection'>, mi
       const { applied } = db.prepare('SELECT count(*) AS applied FROM schema_migrations').get() as { applied: number };
       return applied === shipped ? ok() : failed(`${applied} of ${shipped} migrations applied`);
     });
+}
+
+/** The PostgreSQL database accepts writes: not a standby, and a no-op write commits. */
+export function postgresWritable(store: Pick<PostgresStore, 'sql'>): ReadinessCheck {
+  return async () => {
+    try {
+      await store.sql.begin((tx) => tx`UPDATE schema_migrations SET version = version WHERE false`);
+      return ok();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      return failed(`the database refused a write (${typeof code === 'string' ? code : 'unreachable'})`);
+    }
+  };
+}
+
+/** Every PostgreSQL migration this build ships has been applied, and none this build does not know. */
+export function postgresMigrationsCurrent(store: Pick<PostgresStore, 'sql'>): ReadinessCheck {
+  const shipped = readMigrations(POSTGRES_MIGRATIONS_DIR).length;
+  return async () => {
+    try {
+      const [row] = await store.sql<{ applied: number }[]>`SELECT count(*)::int AS applied FROM schema_migrations`;
+      return row?.applied === shipped ? ok() : failed(`${row?.applied ?? 0} of ${shipped} migrations applied`);
+    } catch {
+      return failed('the database is unreachable');
+    }
+  };
 }
 
 const PROBE = new TextEncoder().encode('svc readiness probe');

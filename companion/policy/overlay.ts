@@ -5,7 +5,8 @@
  * The gate is the hot path, so overlays are cached in memory and the gate does no extra query
  * per request. The cache belongs to one store (a WeakMap keyed by it, so separate databases,
  * as in tests, never share entries). It is correct because one process owns the database
- * (DESIGN.md §2: an embedded SQLite file) and every write of a policy version goes through
+ * (DESIGN.md §2: an embedded SQLite file; on PostgreSQL, where several companions share one,
+ * the gate reads the current version instead, gate/routes.ts) and every write of a policy version goes through
  * policy/versions.ts, which drops the entry inside the transaction that appends the version,
  * so the next read after the commit reloads it. A miss caches its pending read at once: a read
  * still in flight when a version is appended is dropped with the entry instead of landing in

@@ -11,7 +11,7 @@ import { ManualClock } from '../../companion/core/clock.ts';
 import { loadConfig } from '../../companion/core/config.ts';
 import { createMemoryLogger } from '../../companion/core/log.ts';
 import { DATABASE_FILE } from '../../companion/core/db.ts';
-import { closeDeps, openDeps } from '../../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../../companion/deps.ts';
 import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
 
 afterEach(cleanupCompanions);
@@ -24,7 +24,7 @@ const CADENCE = '2';
  */
 async function seed(dataDir: string, tenants: number): Promise<string[]> {
   const clock = new ManualClock(Date.now());
-  const deps = await openDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_EPOCH_SECONDS: CADENCE }, []), { log: createMemoryLogger(), clock });
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_EPOCH_SECONDS: CADENCE }, []), { log: createMemoryLogger(), clock });
   const ids: string[] = [];
   try {
     const now = clock.now().toISOString();

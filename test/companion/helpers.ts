@@ -16,7 +16,7 @@ import { createMemoryLogger } from '../../companion/core/log.ts';
 import { openApiDocument } from '../../companion/core/openapi.ts';
 import type { MemoryLogger } from '../../companion/core/log.ts';
 import type { WalSyncOptions } from '../../companion/core/wal-sync.ts';
-import { closeDeps, openDeps } from '../../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../../companion/deps.ts';
 import type { AppDeps } from '../../companion/deps.ts';
 import type { SqliteStore } from '../../companion/store.ts';
 import { assertDescribed } from '../helpers/described-responses.ts';
@@ -87,7 +87,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const config = loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0', ...options.env }, []);
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
-  const deps = await openDeps(config, { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) });
+  const deps = await openSqliteDeps(config, { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) });
   const app = createApp(deps);
 
   let description: ReturnType<typeof openApiDocument> | undefined;

@@ -22,9 +22,18 @@ export interface ConnectOptions {
  * value the schema keeps there is far below 2^53.
  */
 export function connect(url: string, options: ConnectOptions = {}): Pool {
-  return postgres(url, {
+  // libpq's form for a unix socket and a user without a host part, postgres:///db?host=/run/postgresql&user=gate,
+  // which the driver does not read from the URL: taken out and passed as options.
+  const parsed = new URL(url);
+  const socketHost = parsed.searchParams.get('host') ?? undefined;
+  const user = parsed.searchParams.get('user') ?? undefined;
+  parsed.searchParams.delete('host');
+  parsed.searchParams.delete('user');
+  const host = options.host ?? socketHost;
+  return postgres(parsed.toString(), {
     max: options.max ?? 10,
-    ...(options.host ? { host: options.host } : {}),
+    ...(host ? { host } : {}),
+    ...(user ? { user } : {}),
     onnotice: () => {},
     types: {
       bigint: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },

@@ -1,0 +1,181 @@
+/**
+ * PostgreSQL implementation of AnchoringStore (migrations/postgres/0005, 0014): the same
+ * statements as the SQLite store (./sqlite-store.ts), rows mapped by the same functions, the
+ * same node store rules (a tenant log's four lowest levels are computed from its records'
+ * attestation hashes; the epoch log, "#epochs", stores every level).
+ *
+ * Where it differs:
+ * - setTenantLogSize is one upsert (INSERT ... ON CONFLICT DO UPDATE) where SQLite tries the
+ *   UPDATE first and inserts when it changed nothing: two companions giving a tenant its first
+ *   leaf at once cannot both insert. (Seals of one tenant are serialised anyway by the tenant
+ *   row lock the evidence store's logHead takes; see ../evidence/postgres-store.ts.)
+ * - insertEpoch writes the epoch, its leaves and the tenants' anchored sizes atomically (a
+ *   savepoint inside the caller's transaction), the leaves in one statement from a JSON array
+ *   rather than a statement per leaf, so an epoch of many tenants is three round trips and no
+ *   parameter limit applies. Concurrency: two companions closing the same period both compute
+ *   epoch_seq = last + 1 and insert it; the PRIMARY KEY (epoch_seq) and UNIQUE (period_end)
+ *   make the second wait for the first and then fail with a unique violation, so exactly one
+ *   epoch is written and the loser's whole transaction rolls back (nothing to lock: the
+ *   constraint is the arbiter, as SQLite's single writer plus the same constraint is there).
+ *   The anchored sizes move in one conditional UPDATE (anchored_size < new size), so they
+ *   never go back whatever order two epochs commit in; when one epoch names a tenant twice,
+ *   the larger size wins, as SQLite's row-by-row updates leave it.
+ * - logsBehind has no ORDER BY in either engine; its order is not part of the interface.
+ *
+ * The trees' caches (../anchoring/stored-tree.ts) are shared by stores with the same
+ * `treeCacheKey`. By default each store built here has its own, so a store built per
+ * transaction starts with empty caches: correct when several companions append to one
+ * database, at the cost of reading a log's right edge on its first append in each transaction.
+ * Passing one key (the pool, say) for the pool's store and every transaction's shares them as
+ * the SQLite engine does, which is only right when this process is the only writer: a leaf this
+ * process appended and rolled back at the size another process then committed stays cached.
+ */
+import type { Queryable } from '../core/postgres/connect.ts';
+import { atomically } from '../core/postgres/connect.ts';
+import type { EpochDbRow, LeafDbRow } from './sqlite-store.ts';
+import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toEpoch, toLeaf } from './sqlite-store.ts';
+import type { AnchoringStore, TenantLogState } from './store.ts';
+
+export interface PostgresAnchoringStoreOptions {
+  /** Shared by the stores whose trees should share caches (NodeStore.treeCacheKey); default: this store's own. */
+  treeCacheKey?: object;
+}
+
+interface LogDbRow {
+  tenant_id: string;
+  size: number;
+  anchored_size: number;
+  last_recorded_at: string;
+}
+
+const toLog = (r: LogDbRow): TenantLogState => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at });
+
+/** The advisory lock key epoch closers take (lockEpochClose): an arbitrary constant, used for nothing else. */
+export const EPOCH_CLOSE_LOCK_KEY = 7_401_002;
+
+export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAnchoringStoreOptions = {}): AnchoringStore {
+  return {
+    treeCacheKey: options.treeCacheKey ?? {},
+    async getNode(logId, level, idx) {
+      const [r] = await sql<{ hash: Buffer }[]>`SELECT hash FROM merkle_nodes WHERE log_id = ${logId} AND level = ${level} AND idx = ${idx}`;
+      return r && new Uint8Array(r.hash.buffer, r.hash.byteOffset, r.hash.byteLength);
+    },
+    async putNode(logId, level, idx, hash) {
+      await sql`INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (${logId}, ${level}, ${idx}, ${hash})`;
+    },
+    async leafCount(logId) {
+      if (isTenantLog(logId)) {
+        const [r] = await sql<{ size: number }[]>`SELECT size FROM tenant_logs WHERE tenant_id = ${logId}`;
+        return r?.size ?? 0;
+      }
+      const [r] = await sql<{ n: number | null }[]>`SELECT max(idx) + 1 AS n FROM merkle_nodes WHERE log_id = ${logId} AND level = 0`;
+      return r?.n ?? 0;
+    },
+    async levelNodes(logId, level) {
+      const rows = await sql<{ hash: Buffer }[]>`SELECT hash FROM merkle_nodes WHERE log_id = ${logId} AND level = ${level} ORDER BY idx`;
+      return rows.map((r) => r.hash);
+    },
+    lowestStoredLevel: async (logId) => (isTenantLog(logId) ? TENANT_LOG_UNSTORED_LEVELS : 0),
+    async leafData(logId, from, to) {
+      const rows = await sql<{ attestation_hash: string }[]>`SELECT attestation_hash FROM sealed_records
+        WHERE tenant_id = ${logId} AND tenant_seq >= ${from} AND tenant_seq < ${to} ORDER BY tenant_seq`;
+      return rows.map((r) => Buffer.from(r.attestation_hash, 'hex'));
+    },
+    async tenantLogSize(tenantId) {
+      const [r] = await sql<{ size: number }[]>`SELECT size FROM tenant_logs WHERE tenant_id = ${tenantId}`;
+      return r?.size ?? 0;
+    },
+    async tenantLog(tenantId) {
+      const [r] = await sql<LogDbRow[]>`SELECT tenant_id, size, anchored_size, last_recorded_at FROM tenant_logs WHERE tenant_id = ${tenantId}`;
+      return r && toLog(r);
+    },
+    async setTenantLogSize(tenantId, size, lastRecordedAt) {
+      await sql`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (${tenantId}, ${size}, ${lastRecordedAt})
+        ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size, last_recorded_at = excluded.last_recorded_at`;
+    },
+    async unanchoredLogs() {
+      const rows = await sql<LogDbRow[]>`SELECT tenant_id, size, anchored_size, last_recorded_at FROM tenant_logs
+        WHERE size > anchored_size ORDER BY tenant_id`;
+      return rows.map(toLog);
+    },
+    async logsBehind() {
+      // Per tenant, max(tenant_seq) is one probe of UNIQUE (tenant_id, tenant_seq): O(tenants).
+      const rows = await sql<{ tenant_id: string; records: number; size: number }[]>`
+        SELECT tenant_id, records, size FROM (
+          SELECT t.id AS tenant_id,
+                 coalesce((SELECT max(tenant_seq) + 1 FROM sealed_records AS s WHERE s.tenant_id = t.id), 0) AS records,
+                 coalesce((SELECT size FROM tenant_logs AS l WHERE l.tenant_id = t.id), 0) AS size
+            FROM tenants AS t) AS counts
+         WHERE records > size`;
+      return rows.map((r) => ({ tenantId: r.tenant_id, records: r.records, size: r.size }));
+    },
+    async recordLeaves(tenantId, from, to) {
+      const rows = await sql<{ attestation_hash: string; recorded_at: string }[]>`SELECT attestation_hash, recorded_at FROM sealed_records
+        WHERE tenant_id = ${tenantId} AND tenant_seq >= ${from} AND tenant_seq < ${to} ORDER BY tenant_seq`;
+      return rows.map((r) => ({ attestationHash: r.attestation_hash, recordedAt: r.recorded_at }));
+    },
+    async recordsBefore(tenantId, at) {
+      // One probe of sealed_records_by_time (tenant_id, recorded_at, tenant_seq), read backwards
+      // from the boundary, as in SQLite: the sealer stamps a tenant's records in log order.
+      const [r] = await sql<{ seq: number }[]>`SELECT tenant_seq AS seq FROM sealed_records
+        WHERE tenant_id = ${tenantId} AND recorded_at < ${at} ORDER BY recorded_at DESC, tenant_seq DESC LIMIT 1`;
+      return r ? r.seq + 1 : 0;
+    },
+    async firstRecordedAt() {
+      const [r] = await sql<{ at: string | null }[]>`SELECT min(recorded_at) AS at FROM sealed_records`;
+      return r?.at ?? undefined;
+    },
+    async lastEpoch() {
+      const [r] = await sql<EpochDbRow[]>`SELECT * FROM epochs ORDER BY epoch_seq DESC LIMIT 1`;
+      return r && toEpoch(r);
+    },
+    async epoch(epochSeq) {
+      const [r] = await sql<EpochDbRow[]>`SELECT * FROM epochs WHERE epoch_seq = ${epochSeq}`;
+      return r && toEpoch(r);
+    },
+    async epochs(after, limit) {
+      const rows = await sql<EpochDbRow[]>`SELECT * FROM epochs WHERE epoch_seq > ${after} ORDER BY epoch_seq LIMIT ${limit}`;
+      return rows.map(toEpoch);
+    },
+    async epochLeaves(epochSeq) {
+      const rows = await sql<LeafDbRow[]>`SELECT * FROM epoch_leaves WHERE epoch_seq = ${epochSeq} ORDER BY leaf_index`;
+      return rows.map(toLeaf);
+    },
+    async anchoringLeaf(tenantId, tenantSeq) {
+      const [r] = await sql<LeafDbRow[]>`SELECT * FROM epoch_leaves
+        WHERE tenant_id = ${tenantId} AND tenant_size > ${tenantSeq} ORDER BY tenant_size LIMIT 1`;
+      return r && toLeaf(r);
+    },
+    async anchoredBefore(tenantId, size) {
+      const [r] = await sql<{ size: number | null }[]>`SELECT max(tenant_size) AS size FROM epoch_leaves
+        WHERE tenant_id = ${tenantId} AND tenant_size < ${size}`;
+      return r?.size ?? 0;
+    },
+    async lockEpochClose() {
+      await sql`SELECT pg_advisory_xact_lock(${EPOCH_CLOSE_LOCK_KEY})`;
+    },
+    async insertEpoch(e, rows) {
+      await atomically(sql, async (tx) => {
+        await tx`INSERT INTO epochs
+          (epoch_seq, period_start, period_end, cadence_seconds, tenant_count, canonical_root, prev_epoch_digest, epoch_digest,
+           anchored_at, header, signature, key_id, checkpoint)
+          VALUES (${e.epochSeq}, ${e.periodStart}, ${e.periodEnd}, ${e.cadenceSeconds}, ${e.tenantCount}, ${e.canonicalRoot},
+            ${e.prevEpochDigest}, ${e.epochDigest}, ${e.anchoredAt}, ${e.header}, ${e.signature}, ${e.keyId}, ${e.checkpoint})`;
+        if (rows.length === 0) return;
+        // One jsonb parameter (the driver serialises it), however many leaves.
+        const leaves = tx.json(rows.map((l) => ({
+          epoch_seq: l.epochSeq, leaf_index: l.leafIndex, tenant_id: l.tenantId, tenant_size: l.tenantSize, tenant_chain_root: l.tenantChainRoot,
+        })));
+        await tx`INSERT INTO epoch_leaves (epoch_seq, leaf_index, tenant_id, tenant_size, tenant_chain_root)
+          SELECT epoch_seq, leaf_index, tenant_id, tenant_size, tenant_chain_root
+            FROM jsonb_to_recordset(${leaves})
+                 AS v(epoch_seq bigint, leaf_index bigint, tenant_id text, tenant_size bigint, tenant_chain_root text)`;
+        await tx`UPDATE tenant_logs AS t SET anchored_size = v.size
+          FROM (SELECT tenant_id, max(tenant_size) AS size
+                  FROM jsonb_to_recordset(${leaves}) AS l(tenant_id text, tenant_size bigint)
+                 GROUP BY tenant_id) AS v
+         WHERE t.tenant_id = v.tenant_id AND t.anchored_size < v.size`;
+      });
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The scale-out engine: every capability's store on PostgreSQL (`SVC_DATABASE_URL`), behind
+ * the same async boundary as the embedded SQLite store (./store.ts). Several companion
+ * processes may share one database; what keeps them exact is in each capability's
+ * postgres-store.ts (row locks, conditional updates) and in the migrations' constraints.
+ *
+ * A transaction holds one pooled connection from BEGIN to COMMIT; its stores are built over
+ * that connection, so everything `fn` does through `tx` is in it. Nested transactions are
+ * savepoints. A commit is durable when it returns (synchronous_commit on), so `durable()` has
+ * nothing to wait for; 'relaxed' bookkeeping commits with synchronous_commit off, the
+ * PostgreSQL form of the same trade (PostgreSQL "Asynchronous Commit").
+ */
+import { createPostgresAccountStore, createPostgresTenantStore } from './account/postgres-store.ts';
+import { createPostgresAnchoringStore } from './anchoring/postgres-store.ts';
+import { createPostgresJobStore } from './core/jobs/postgres-store.ts';
+import { connect, type Pool, type PgTransaction, type Queryable } from './core/postgres/connect.ts';
+import { runPostgresMigrations } from './core/postgres/migrations.ts';
+import { createPostgresKeyHistoryStore } from './core/signers/postgres-key-history.ts';
+import { createPostgresIdempotencyStore } from './evidence/idempotency/postgres-store.ts';
+import { createPostgresEvidenceStore } from './evidence/postgres-store.ts';
+import { createPostgresExportStore } from './exports/postgres-store.ts';
+import { createPostgresIntegrationStore } from './integrations/postgres-store.ts';
+import { createPostgresUsageStore } from './metering/postgres-store.ts';
+import { createPostgresPolicyStore } from './policy/postgres-store.ts';
+import { createPostgresReviewStore } from './reviews/postgres-store.ts';
+import { createPostgresRoutingStore } from './routing/postgres-store.ts';
+import type { Store, Stores, Tx } from './store.ts';
+import { createPostgresWebhookStore } from './webhooks/postgres-store.ts';
+
+export interface PostgresStore extends Store {
+  readonly engine: 'postgres';
+  readonly sql: Pool;
+}
+
+/** Every capability's store over one connection: the pool, or an open transaction's. */
+export function postgresStores(sql: Queryable): Stores {
+  return {
+    tenants: createPostgresTenantStore(sql),
+    account: createPostgresAccountStore(sql),
+    evidence: createPostgresEvidenceStore(sql),
+    usage: createPostgresUsageStore(sql),
+    idempotency: createPostgresIdempotencyStore(sql),
+    anchoring: createPostgresAnchoringStore(sql),
+    integrations: createPostgresIntegrationStore(sql),
+    webhooks: createPostgresWebhookStore(sql),
+    policy: createPostgresPolicyStore(sql),
+    reviews: createPostgresReviewStore(sql),
+    routing: createPostgresRoutingStore(sql),
+    exports: createPostgresExportStore(sql),
+    productionKeys: createPostgresKeyHistoryStore(sql),
+    jobs: createPostgresJobStore(sql),
+  };
+}
+
+function txOf(sql: PgTransaction): Tx {
+  return { ...postgresStores(sql), transaction: (fn) => sql.savepoint((sp) => fn(txOf(sp))) as Promise<never> };
+}
+
+export function createPostgresStore(sql: Pool): PostgresStore {
+  return {
+    engine: 'postgres',
+    sql,
+    ...postgresStores(sql),
+    transaction: (fn, options) =>
+      sql.begin(async (t) => {
+        if (options?.sync === 'relaxed') await t`SET LOCAL synchronous_commit = off`;
+        return fn(txOf(t));
+      }) as Promise<never>,
+    durable: () => undefined,
+    close: () => sql.end(),
+  };
+}
+
+export interface OpenPostgresStoreOptions {
+  url: string;
+  /** Pooled connections; each open transaction holds one. */
+  max?: number;
+  /** Socket directory or host, overriding the URL's. */
+  host?: string;
+}
+
+/**
+ * Connects, checks the database's collation and brings its schema up to date. Keyset pages
+ * and every text order in the stores assume byte order, SQLite's BINARY: a database created
+ * with another collation would order ids and timestamps differently, so it is refused.
+ */
+export async function openPostgresStore(options: OpenPostgresStoreOptions): Promise<PostgresStore> {
+  const sql = connect(options.url, { ...(options.max ? { max: options.max } : {}), ...(options.host ? { host: options.host } : {}) });
+  try {
+    const [db] = await sql<{ datcollate: string }[]>`SELECT datcollate FROM pg_database WHERE datname = current_database()`;
+    if (db?.datcollate !== 'C' && db?.datcollate !== 'POSIX') {
+      throw new Error(
+        `the database's collation is ${String(db?.datcollate)}; Action Gate needs byte order: create it with CREATE DATABASE … LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`,
+      );
+    }
+    await runPostgresMigrations(sql);
+  } catch (err) {
+    await sql.end();
+    throw err;
+  }
+  return createPostgresStore(sql);
+}
