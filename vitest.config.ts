@@ -11,6 +11,26 @@ export default defineConfig({
         test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**', 'test/console/**'], ...timeouts },
       },
       {
+        // API test files that drive the companion only through its API, run a second time on
+        // PostgreSQL (test/companion/helpers.ts: a database per test context on a server per
+        // process). The other API files also read the SQLite file itself; the store contract
+        // tests (test/companion/store-contract/) hold every store to both engines.
+        test: {
+          name: 'api-on-postgres',
+          include: [
+            'test/companion/law-mirror.test.ts',
+            'test/companion/law-engine.test.ts',
+            'test/companion/strict-json.test.ts',
+            'test/companion/vertical-rules.test.ts',
+            'test/companion/packs.test.ts',
+            'test/companion/request-bounds.test.ts',
+            'test/companion/exports-records.test.ts',
+          ],
+          env: { SVC_TEST_DATABASE: 'postgres' },
+          ...timeouts,
+        },
+      },
+      {
         // The tenant console in real Chromium against the companion; each file builds the console.
         // A browser under a loaded CI machine takes its time: polls wait up to 10 s.
         test: { name: 'console', include: ['test/console/**/*.test.ts'], expect: { poll: { timeout: 10_000 } }, ...timeouts },

@@ -12,128 +12,19 @@
  * A method that writes several rows runs them `atomically` (its own transaction, or a
  * savepoint inside the caller's), where the SQLite store used db.transaction.
  */
-import type { ApiKeyMatch, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
+import type { ApiKeyMatch } from '../core/auth.ts';
 import { atomically } from '../core/postgres/connect.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
-import type {
-  AccountStore,
-  ApiKeyRecord,
-  ApiKeyStatus,
-  CheckoutRecord,
-  NewApiKeyRow,
-  PersonRecord,
-  TenantRecord,
-  TenantStore,
-} from './store.ts';
+import { billingFromRow, checkoutFromRow, keyFromRow, keyMatchFromRow, personFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
+import type { ApiKeyRow, BillingRow, CheckoutRow, KeyMatchRow, PersonRow, SessionRow, TenantRow } from './rows.ts';
+import type { AccountStore, NewApiKeyRow, PersonRecord, TenantStore } from './store.ts';
 
-interface TenantRow {
-  id: string;
-  kind: TenantKind;
-  display_name: string;
-  retain_statutory_metadata: number;
-  created_at: string;
-  updated_at: string;
-}
-
-interface ApiKeyRow {
-  id: string;
-  tenant_id: string;
-  prefix: ApiKeyPrefix;
-  last_four: string;
-  status: ApiKeyStatus;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-interface KeyMatchRow {
-  id: string;
-  tenant_id: string;
-  kind: TenantKind;
-  key_sha256: Buffer;
-}
-
-interface PersonRow {
-  id: string;
-  tenant_id: string;
-  email_digest: Buffer;
-  role: 'owner' | 'member';
-  capabilities: string;
-  created_at: string;
-}
-
-interface SessionRow {
-  id: string;
-  tenant_id: string;
-  kind: TenantKind;
-  token_sha256: Buffer;
-  csrf_sha256: Buffer;
-  expires_at: string;
-  /** The session's person, joined in the same query (all null when it has none). */
-  person_id: string | null;
+/** The session's person, joined in the same query (all null when it has none). */
+interface SessionPersonRow extends SessionRow {
   person_email_digest: Buffer | null;
   person_role: 'owner' | 'member' | null;
   person_capabilities: string | null;
   person_created_at: string | null;
-}
-
-interface CheckoutRow {
-  id: string;
-  tenant_id: string;
-  person_id: string;
-  provider: CheckoutRecord['provider'];
-  provider_ref: string;
-  status: CheckoutRecord['status'];
-  customer_ref: string | null;
-  created_at: string;
-  completed_at: string | null;
-}
-
-function tenantFromRow(row: TenantRow): TenantRecord {
-  return {
-    id: row.id,
-    kind: row.kind,
-    displayName: row.display_name,
-    retainStatutoryMetadata: row.retain_statutory_metadata === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    prefix: row.prefix,
-    lastFour: row.last_four,
-    status: row.status,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-function personFromRow(row: PersonRow): PersonRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    emailDigest: new Uint8Array(row.email_digest),
-    role: row.role,
-    capabilities: JSON.parse(row.capabilities) as string[],
-    createdAt: row.created_at,
-  };
-}
-
-function checkoutFromRow(row: CheckoutRow): CheckoutRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    personId: row.person_id,
-    provider: row.provider,
-    providerRef: row.provider_ref,
-    status: row.status,
-    customerRef: row.customer_ref,
-    createdAt: row.created_at,
-    completedAt: row.completed_at,
-  };
 }
 
 async function insertKey(sql: Queryable, key: NewApiKeyRow): Promise<void> {
@@ -197,7 +88,7 @@ export function createPostgresTenantStore(sql: Queryable): TenantStore {
       const [row] = await sql<KeyMatchRow[]>`SELECT k.id, k.tenant_id, t.kind, k.key_sha256
         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
         WHERE k.key_sha256 = ${keyHash} AND k.status = 'active'`;
-      return row && { keyId: row.id, tenantId: row.tenant_id, tenantKind: row.kind, keyHash: new Uint8Array(row.key_sha256) };
+      return row && keyMatchFromRow(row);
     },
   };
 }
@@ -235,7 +126,7 @@ export function createPostgresAccountStore(sql: Queryable): AccountStore {
       // The person comes in the same query (SQLite reads it with a second statement): one
       // round trip per authenticated request.
       // RFC 3339 UTC timestamps with fixed-width milliseconds compare correctly as text.
-      const [row] = await sql<SessionRow[]>`SELECT s.id, s.tenant_id, t.kind, s.token_sha256, s.csrf_sha256, s.expires_at,
+      const [row] = await sql<SessionPersonRow[]>`SELECT s.id, s.tenant_id, t.kind, s.token_sha256, s.csrf_sha256, s.expires_at,
           p.id AS person_id, p.email_digest AS person_email_digest, p.role AS person_role,
           p.capabilities AS person_capabilities, p.created_at AS person_created_at
         FROM account_sessions s JOIN tenants t ON t.id = s.tenant_id LEFT JOIN people p ON p.id = s.person_id
@@ -252,15 +143,7 @@ export function createPostgresAccountStore(sql: Queryable): AccountStore {
               capabilities: row.person_capabilities!,
               created_at: row.person_created_at!,
             });
-      return {
-        sessionId: row.id,
-        tenantId: row.tenant_id,
-        tenantKind: row.kind,
-        person,
-        tokenHash: new Uint8Array(row.token_sha256),
-        csrfHash: new Uint8Array(row.csrf_sha256),
-        expiresAt: row.expires_at,
-      };
+      return sessionFromRow(row, person);
     },
 
     async revokeSession(sessionId, at) {
@@ -278,9 +161,8 @@ export function createPostgresAccountStore(sql: Queryable): AccountStore {
     },
 
     async getTenantBilling(tenantId) {
-      const [row] = await sql<{ provider: CheckoutRecord['provider']; customer_ref: string | null }[]>`SELECT provider, customer_ref
-        FROM tenant_billing WHERE tenant_id = ${tenantId}`;
-      return { provider: row?.provider ?? null, customerRef: row?.customer_ref ?? null };
+      const [row] = await sql<BillingRow[]>`SELECT provider, customer_ref FROM tenant_billing WHERE tenant_id = ${tenantId}`;
+      return billingFromRow(row);
     },
 
     async createCheckout(row) {

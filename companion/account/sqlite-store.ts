@@ -3,45 +3,11 @@
  * better-sqlite3 binds Buffers, not plain Uint8Arrays, hence the Buffer.from at the edges.
  */
 import type { Sync } from '../core/async-store.ts';
-import type { ApiKeyMatch, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
+import type { ApiKeyMatch } from '../core/auth.ts';
 import type { Db } from '../core/db.ts';
-import type {
-  AccountStore,
-  ApiKeyRecord,
-  ApiKeyStatus,
-  CheckoutRecord,
-  NewApiKeyRow,
-  NewSandboxTenant,
-  PersonRecord,
-  TenantRecord,
-  TenantStore,
-} from './store.ts';
-
-interface TenantRow {
-  id: string;
-  kind: TenantKind;
-  display_name: string;
-  retain_statutory_metadata: number;
-  created_at: string;
-  updated_at: string;
-}
-
-interface ApiKeyRow {
-  id: string;
-  tenant_id: string;
-  prefix: ApiKeyPrefix;
-  last_four: string;
-  status: ApiKeyStatus;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-interface KeyMatchRow {
-  id: string;
-  tenant_id: string;
-  kind: TenantKind;
-  key_sha256: Buffer;
-}
+import { billingFromRow, checkoutFromRow, keyFromRow, keyMatchFromRow, personFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
+import type { ApiKeyRow, BillingRow, CheckoutRow, KeyMatchRow, PersonRow, SessionRow, TenantRow } from './rows.ts';
+import type { AccountStore, NewApiKeyRow, NewSandboxTenant, PersonRecord, TenantStore } from './store.ts';
 
 export function createSqliteTenantStore(db: Db): Sync<TenantStore> {
   const insertTenant = db.prepare(
@@ -130,44 +96,12 @@ export function createSqliteTenantStore(db: Db): Sync<TenantStore> {
       if (cached) return cached;
       const row = selectActiveKeyByHash.get(Buffer.from(keyHash));
       if (!row) return undefined;
-      const match: ApiKeyMatch = { keyId: row.id, tenantId: row.tenant_id, tenantKind: row.kind, keyHash: new Uint8Array(row.key_sha256) };
+      const match = keyMatchFromRow(row);
       if (activeKeys.size >= ACTIVE_KEY_CACHE_LIMIT) activeKeys.clear();
       activeKeys.set(id, match);
       return match;
     },
   };
-}
-
-function tenantFromRow(row: TenantRow): TenantRecord {
-  return {
-    id: row.id,
-    kind: row.kind,
-    displayName: row.display_name,
-    retainStatutoryMetadata: row.retain_statutory_metadata === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    prefix: row.prefix,
-    lastFour: row.last_four,
-    status: row.status,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-interface PersonRow {
-  id: string;
-  tenant_id: string;
-  email_digest: Buffer;
-  role: 'owner' | 'member';
-  capabilities: string;
-  created_at: string;
 }
 
 function prepareKeyInsert(db: Db): (key: NewApiKeyRow) => void {
@@ -184,53 +118,6 @@ function preparePersonInsert(db: Db): (p: PersonRecord) => void {
      VALUES (@id, @tenantId, @emailDigest, @role, @capabilities, @createdAt)`,
   );
   return (p) => insert.run({ ...p, emailDigest: Buffer.from(p.emailDigest), capabilities: JSON.stringify(p.capabilities) });
-}
-
-function personFromRow(row: PersonRow): PersonRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    emailDigest: new Uint8Array(row.email_digest),
-    role: row.role,
-    capabilities: JSON.parse(row.capabilities) as string[],
-    createdAt: row.created_at,
-  };
-}
-
-interface SessionRow {
-  id: string;
-  tenant_id: string;
-  kind: TenantKind;
-  person_id: string | null;
-  token_sha256: Buffer;
-  csrf_sha256: Buffer;
-  expires_at: string;
-}
-
-interface CheckoutRow {
-  id: string;
-  tenant_id: string;
-  person_id: string;
-  provider: CheckoutRecord['provider'];
-  provider_ref: string;
-  status: CheckoutRecord['status'];
-  customer_ref: string | null;
-  created_at: string;
-  completed_at: string | null;
-}
-
-function checkoutFromRow(row: CheckoutRow): CheckoutRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    personId: row.person_id,
-    provider: row.provider,
-    providerRef: row.provider_ref,
-    status: row.status,
-    customerRef: row.customer_ref,
-    createdAt: row.created_at,
-    completedAt: row.completed_at,
-  };
 }
 
 export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
@@ -252,7 +139,7 @@ export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
   const revoke = db.prepare('UPDATE account_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   const rename = db.prepare('UPDATE tenants SET display_name = ?, updated_at = ? WHERE id = ?');
   const retain = db.prepare('UPDATE tenants SET retain_statutory_metadata = ?, updated_at = ? WHERE id = ?');
-  const selectBilling = db.prepare<[string], { provider: CheckoutRecord['provider']; customer_ref: string | null }>(
+  const selectBilling = db.prepare<[string], BillingRow>(
     'SELECT provider, customer_ref FROM tenant_billing WHERE tenant_id = ?',
   );
   const insertBilling = db.prepare('INSERT INTO tenant_billing (tenant_id, provider, customer_ref, created_at) VALUES (?, ?, ?, ?)');
@@ -300,15 +187,7 @@ export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
       const row = selectLiveSession.get(Buffer.from(tokenHash), now);
       if (!row) return undefined;
       const personRow = row.person_id === null ? undefined : selectPerson.get(row.person_id);
-      return {
-        sessionId: row.id,
-        tenantId: row.tenant_id,
-        tenantKind: row.kind,
-        person: personRow ? personFromRow(personRow) : null,
-        tokenHash: new Uint8Array(row.token_sha256),
-        csrfHash: new Uint8Array(row.csrf_sha256),
-        expiresAt: row.expires_at,
-      };
+      return sessionFromRow(row, personRow ? personFromRow(personRow) : null);
     },
     revokeSession(sessionId, at) {
       revoke.run(at, sessionId);
@@ -318,8 +197,7 @@ export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
       if (changes.retainStatutoryMetadata !== undefined) retain.run(changes.retainStatutoryMetadata ? 1 : 0, at, tenantId);
     }),
     getTenantBilling(tenantId) {
-      const row = selectBilling.get(tenantId);
-      return { provider: row?.provider ?? null, customerRef: row?.customer_ref ?? null };
+      return billingFromRow(selectBilling.get(tenantId));
     },
     createCheckout(row) {
       insertCheckout.run(row);

@@ -1,8 +1,8 @@
 /**
  * PostgreSQL implementation of AnchoringStore (migrations/postgres/0005, 0014): the same
- * statements as the SQLite store (./sqlite-store.ts), rows mapped by the same functions, the
- * same node store rules (a tenant log's four lowest levels are computed from its records'
- * attestation hashes; the epoch log, "#epochs", stores every level).
+ * statements as the SQLite store (./sqlite-store.ts), rows mapped by the same functions and the
+ * same node store rules (./rows.ts: a tenant log's four lowest levels are computed from its
+ * records' attestation hashes; the epoch log, "#epochs", stores every level).
  *
  * Where it differs:
  * - setTenantLogSize is one upsert (INSERT ... ON CONFLICT DO UPDATE) where SQLite tries the
@@ -32,23 +32,14 @@
  */
 import type { Queryable } from '../core/postgres/connect.ts';
 import { atomically } from '../core/postgres/connect.ts';
-import type { EpochDbRow, LeafDbRow } from './sqlite-store.ts';
-import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toEpoch, toLeaf } from './sqlite-store.ts';
-import type { AnchoringStore, TenantLogState } from './store.ts';
+import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toLog, toRecordLeaf } from './rows.ts';
+import type { BehindDbRow, EpochDbRow, LeafDbRow, LogDbRow, RecordLeafDbRow } from './rows.ts';
+import type { AnchoringStore } from './store.ts';
 
 export interface PostgresAnchoringStoreOptions {
   /** Shared by the stores whose trees should share caches (NodeStore.treeCacheKey); default: this store's own. */
   treeCacheKey?: object;
 }
-
-interface LogDbRow {
-  tenant_id: string;
-  size: number;
-  anchored_size: number;
-  last_recorded_at: string;
-}
-
-const toLog = (r: LogDbRow): TenantLogState => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at });
 
 /** The advisory lock key epoch closers take (lockEpochClose): an arbitrary constant, used for nothing else. */
 export const EPOCH_CLOSE_LOCK_KEY = 7_401_002;
@@ -100,19 +91,19 @@ export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAn
     },
     async logsBehind() {
       // Per tenant, max(tenant_seq) is one probe of UNIQUE (tenant_id, tenant_seq): O(tenants).
-      const rows = await sql<{ tenant_id: string; records: number; size: number }[]>`
+      const rows = await sql<BehindDbRow[]>`
         SELECT tenant_id, records, size FROM (
           SELECT t.id AS tenant_id,
                  coalesce((SELECT max(tenant_seq) + 1 FROM sealed_records AS s WHERE s.tenant_id = t.id), 0) AS records,
                  coalesce((SELECT size FROM tenant_logs AS l WHERE l.tenant_id = t.id), 0) AS size
             FROM tenants AS t) AS counts
          WHERE records > size`;
-      return rows.map((r) => ({ tenantId: r.tenant_id, records: r.records, size: r.size }));
+      return rows.map(toBehind);
     },
     async recordLeaves(tenantId, from, to) {
-      const rows = await sql<{ attestation_hash: string; recorded_at: string }[]>`SELECT attestation_hash, recorded_at FROM sealed_records
+      const rows = await sql<RecordLeafDbRow[]>`SELECT attestation_hash, recorded_at FROM sealed_records
         WHERE tenant_id = ${tenantId} AND tenant_seq >= ${from} AND tenant_seq < ${to} ORDER BY tenant_seq`;
-      return rows.map((r) => ({ attestationHash: r.attestation_hash, recordedAt: r.recorded_at }));
+      return rows.map(toRecordLeaf);
     },
     async recordsBefore(tenantId, at) {
       // One probe of sealed_records_by_time (tenant_id, recorded_at, tenant_seq), read backwards

@@ -1,66 +1,12 @@
 /** SQLite implementation of AnchoringStore (migration 0005); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import type { AnchoringStore, EpochLeafRow, EpochRow } from './store.ts';
+import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toLog, toRecordLeaf } from './rows.ts';
+import type { BehindDbRow, EpochDbRow, LeafDbRow, LogDbRow, RecordLeafDbRow } from './rows.ts';
+import type { AnchoringStore } from './store.ts';
 
-/** A row of `epochs` as both engines return it (bigint columns as numbers). */
-export interface EpochDbRow {
-  epoch_seq: number;
-  period_start: string;
-  period_end: string;
-  cadence_seconds: number;
-  tenant_count: number;
-  canonical_root: string;
-  prev_epoch_digest: string | null;
-  epoch_digest: string;
-  anchored_at: string;
-  header: string;
-  signature: string;
-  key_id: string;
-  checkpoint: string;
-}
-
-/** A row of `epoch_leaves` as both engines return it. */
-export interface LeafDbRow {
-  epoch_seq: number;
-  leaf_index: number;
-  tenant_id: string;
-  tenant_size: number;
-  tenant_chain_root: string;
-}
-
-export const toEpoch = (r: EpochDbRow): EpochRow => ({
-  epochSeq: r.epoch_seq,
-  periodStart: r.period_start,
-  periodEnd: r.period_end,
-  cadenceSeconds: r.cadence_seconds,
-  tenantCount: r.tenant_count,
-  canonicalRoot: r.canonical_root,
-  prevEpochDigest: r.prev_epoch_digest,
-  epochDigest: r.epoch_digest,
-  anchoredAt: r.anchored_at,
-  header: r.header,
-  signature: r.signature,
-  keyId: r.key_id,
-  checkpoint: r.checkpoint,
-});
-
-export const toLeaf = (r: LeafDbRow): EpochLeafRow => ({
-  epochSeq: r.epoch_seq,
-  leafIndex: r.leaf_index,
-  tenantId: r.tenant_id,
-  tenantSize: r.tenant_size,
-  tenantChainRoot: r.tenant_chain_root,
-});
-
-/**
- * A tenant log's leaves are its records' attestation hashes (DESIGN.md §4), already stored in
- * sealed_records, so its four lowest levels are not stored again: a node there covers at most
- * 8 leaves, read in one range of the (tenant_id, tenant_seq) index. Migration 0014 removed the
- * rows an older version wrote. Other logs (the epoch log, "#epochs") store every level.
- */
-export const TENANT_LOG_UNSTORED_LEVELS = 4;
-export const isTenantLog = (logId: string) => !logId.startsWith('#');
+// Where it stood before ./rows.ts (the tree tests read it from here).
+export { TENANT_LOG_UNSTORED_LEVELS } from './rows.ts';
 
 export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
@@ -77,18 +23,18 @@ export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const updateLogSize = db.prepare('UPDATE tenant_logs SET size = ?, last_recorded_at = ? WHERE tenant_id = ?');
   const insertLog = db.prepare('INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (?, ?, ?)');
   const setAnchored = db.prepare('UPDATE tenant_logs SET anchored_size = ? WHERE tenant_id = ? AND anchored_size < ?');
-  const unanchored = db.prepare<[], { tenant_id: string; size: number; anchored_size: number; last_recorded_at: string }>(
+  const unanchored = db.prepare<[], LogDbRow>(
     'SELECT tenant_id, size, anchored_size, last_recorded_at FROM tenant_logs WHERE size > anchored_size ORDER BY tenant_id',
   );
   // Per tenant, max(tenant_seq) is one probe of UNIQUE (tenant_id, tenant_seq): O(tenants).
-  const behind = db.prepare<[], { tenant_id: string; records: number; size: number }>(`
+  const behind = db.prepare<[], BehindDbRow>(`
     SELECT tenant_id, records, size FROM (
       SELECT t.id AS tenant_id,
              coalesce((SELECT max(tenant_seq) + 1 FROM sealed_records AS s WHERE s.tenant_id = t.id), 0) AS records,
              coalesce((SELECT size FROM tenant_logs AS l WHERE l.tenant_id = t.id), 0) AS size
         FROM tenants AS t)
      WHERE records > size`);
-  const recordLeaves = db.prepare<[string, number, number], { attestation_hash: string; recorded_at: string }>(
+  const recordLeaves = db.prepare<[string, number, number], RecordLeafDbRow>(
     'SELECT attestation_hash, recorded_at FROM sealed_records WHERE tenant_id = ? AND tenant_seq >= ? AND tenant_seq < ? ORDER BY tenant_seq',
   );
   // One probe of sealed_records_by_time (tenant_id, recorded_at, tenant_seq), read backwards
@@ -137,10 +83,9 @@ export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
     setTenantLogSize(tenantId, size, lastRecordedAt) {
       if (updateLogSize.run(size, lastRecordedAt, tenantId).changes === 0) insertLog.run(tenantId, size, lastRecordedAt);
     },
-    unanchoredLogs: () =>
-      unanchored.all().map((r) => ({ tenantId: r.tenant_id, size: r.size, anchoredSize: r.anchored_size, lastRecordedAt: r.last_recorded_at })),
-    logsBehind: () => behind.all().map((r) => ({ tenantId: r.tenant_id, records: r.records, size: r.size })),
-    recordLeaves: (tenantId, from, to) => recordLeaves.all(tenantId, from, to).map((r) => ({ attestationHash: r.attestation_hash, recordedAt: r.recorded_at })),
+    unanchoredLogs: () => unanchored.all().map(toLog),
+    logsBehind: () => behind.all().map(toBehind),
+    recordLeaves: (tenantId, from, to) => recordLeaves.all(tenantId, from, to).map(toRecordLeaf),
     recordsBefore(tenantId, at) {
       const r = before.get(tenantId, at);
       return r ? r.seq + 1 : 0;

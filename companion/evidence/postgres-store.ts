@@ -1,6 +1,6 @@
 /**
  * PostgreSQL implementation of EvidenceStore (table sealed_records, migrations/postgres/0002).
- * Rows map to SealedRecordRow exactly as in the SQLite store (its `toRecord`: the columns and
+ * Rows map to SealedRecordRow exactly as in the SQLite store (by ./rows.ts: the columns and
  * their types are the same, bigint arriving as a number).
  *
  * Where it differs: the log head. Under SQLite one writer seals at a time, so the head a sealer
@@ -28,15 +28,9 @@
  * others meanwhile.
  */
 import type { Queryable } from '../core/postgres/connect.ts';
-import type { RecordDbRow } from './sqlite-store.ts';
-import { toRecord } from './sqlite-store.ts';
+import { toLogHead, toRecord } from './rows.ts';
+import type { HeadDbRow, RecordDbRow } from './rows.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
-
-interface HeadRow {
-  tenant_seq: number;
-  attestation_hash: string;
-  recorded_at: string;
-}
 
 export function createPostgresEvidenceStore(sql: Queryable): EvidenceStore {
   // A transaction's Queryable can open savepoints; the pool cannot.
@@ -44,9 +38,9 @@ export function createPostgresEvidenceStore(sql: Queryable): EvidenceStore {
   return {
     async logHead(tenantId): Promise<LogHead | undefined> {
       if (inTransaction) await sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
-      const [r] = await sql<HeadRow[]>`SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records
+      const [r] = await sql<HeadDbRow[]>`SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records
         WHERE tenant_id = ${tenantId} ORDER BY tenant_seq DESC LIMIT 1`;
-      return r && { tenantSeq: r.tenant_seq, attestationHash: r.attestation_hash, recordedAt: r.recorded_at };
+      return r && toLogHead(r);
     },
     async insertRecord(r) {
       await sql`INSERT INTO sealed_records

@@ -1,55 +1,12 @@
 /** SQLite implementation of EvidenceStore; statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
+import { toLogHead, toRecord } from './rows.ts';
+import type { HeadDbRow, RecordDbRow } from './rows.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
-import type { SealedRecordRow } from './store.ts';
-
-export interface RecordDbRow {
-  tenant_id: string;
-  tenant_seq: number;
-  action_key: string;
-  vertical: string;
-  pack: string;
-  kind: string;
-  decision: string | null;
-  status: string;
-  review_route: string | null;
-  payload_hash: string;
-  packet_hash: string;
-  attestation: string;
-  attestation_hash: string;
-  signature: string;
-  key_id: string;
-  dev_key: number;
-  recorded_at: string;
-  credits: number;
-  details: string;
-}
-
-export const toRecord = (r: RecordDbRow): SealedRecordRow => ({
-  tenantId: r.tenant_id,
-  tenantSeq: r.tenant_seq,
-  actionKey: r.action_key,
-  vertical: r.vertical,
-  pack: r.pack,
-  kind: r.kind,
-  decision: r.decision,
-  status: r.status,
-  reviewRoute: r.review_route,
-  payloadHash: r.payload_hash,
-  packetHash: r.packet_hash,
-  attestation: r.attestation,
-  attestationHash: r.attestation_hash,
-  signature: r.signature,
-  keyId: r.key_id,
-  devKey: r.dev_key === 1,
-  recordedAt: r.recorded_at,
-  credits: r.credits,
-  details: r.details,
-});
 
 export function createSqliteEvidenceStore(db: Db): Sync<EvidenceStore> {
-  const head = db.prepare<[string], { tenant_seq: number; attestation_hash: string; recorded_at: string }>(
+  const head = db.prepare<[string], HeadDbRow>(
     'SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq DESC LIMIT 1',
   );
   // Positional parameters: on the sealing hot path they bind measurably faster than named ones.
@@ -62,7 +19,7 @@ export function createSqliteEvidenceStore(db: Db): Sync<EvidenceStore> {
   return {
     logHead(tenantId): LogHead | undefined {
       const r = head.get(tenantId);
-      return r && { tenantSeq: r.tenant_seq, attestationHash: r.attestation_hash, recordedAt: r.recorded_at };
+      return r && toLogHead(r);
     },
     insertRecord(r) {
       insert.run(

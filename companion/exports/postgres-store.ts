@@ -15,66 +15,9 @@
  * No method reads then writes: supersedeBinding is one conditional UPDATE (see there).
  */
 import type { Queryable } from '../core/postgres/connect.ts';
-import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordFilter, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
-
-interface BindingDbRow {
-  binding_key: string;
-  tenant_id: string;
-  export_kind: string;
-  adapter_key: string;
-  schema_profile_key: string;
-  schema_digest: string;
-  binding_digest: string;
-  active: number;
-  created_at: string;
-  superseded_at: string | null;
-}
-
-interface RunDbRow {
-  run_key: string;
-  tenant_id: string;
-  export_kind: string;
-  adapter_key: string;
-  binding_key: string | null;
-  schema_profile_key: string;
-  schema_digest: string;
-  export_digest: string;
-  validation_status: 'passed' | 'failed';
-  error_count: number;
-  created_at: string;
-}
-
-interface PositionDbRow {
-  recorded_at: string;
-  tenant_seq: number;
-}
-
-const toBinding = (r: BindingDbRow): BindingRow => ({
-  bindingKey: r.binding_key,
-  tenantId: r.tenant_id,
-  exportKind: r.export_kind,
-  adapterKey: r.adapter_key,
-  schemaProfileKey: r.schema_profile_key,
-  schemaDigest: r.schema_digest,
-  bindingDigest: r.binding_digest,
-  active: r.active === 1,
-  createdAt: r.created_at,
-  supersededAt: r.superseded_at,
-});
-
-const toRun = (r: RunDbRow): RunRow => ({
-  runKey: r.run_key,
-  tenantId: r.tenant_id,
-  exportKind: r.export_kind,
-  adapterKey: r.adapter_key,
-  bindingKey: r.binding_key,
-  schemaProfileKey: r.schema_profile_key,
-  schemaDigest: r.schema_digest,
-  exportDigest: r.export_digest,
-  validationStatus: r.validation_status,
-  errorCount: r.error_count,
-  createdAt: r.created_at,
-});
+import { toBinding, toCoverage, toDecisionCount, toPosition, toRecent, toReviewCoverage, toRun } from './rows.ts';
+import type { BindingDbRow, CoverageDbRow, DecisionCountDbRow, PositionDbRow, RecentDbRow, ReviewCoverageDbRow, RunDbRow } from './rows.ts';
+import type { CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordFilter, RecordPosition, ReviewCoverageRow, RunFilter } from './store.ts';
 
 export function createPostgresExportStore(sql: Queryable): ExportStore {
   const empty = sql``;
@@ -110,7 +53,7 @@ export function createPostgresExportStore(sql: Queryable): ExportStore {
            WHERE tenant_id = ${tenantId} AND ${start(after)} AND recorded_at >= ${from} AND recorded_at < ${to}${where(filter)}
            ORDER BY recorded_at, tenant_seq LIMIT ${limit}) AS page
          ORDER BY recorded_at DESC, tenant_seq DESC LIMIT 1`;
-      return r && { recordedAt: r.recorded_at, tenantSeq: r.tenant_seq };
+      return r && toPosition(r);
     },
     async records(tenantId, { from, after, end, filter }, limit) {
       // Columns named as ExportRecordRow's members, in its order, so the driver's rows are the
@@ -133,30 +76,21 @@ export function createPostgresExportStore(sql: Queryable): ExportStore {
       return r!.n;
     },
     async decisionCounts(tenantId, from, to, bucketChars) {
-      const rows = await sql<{ bucket: string; decision: string; n: number }[]>`SELECT substr(recorded_at, 1, ${bucketChars}) AS bucket,
+      const rows = await sql<DecisionCountDbRow[]>`SELECT substr(recorded_at, 1, ${bucketChars}) AS bucket,
              decision, count(*) AS n FROM sealed_records
         WHERE tenant_id = ${tenantId} AND recorded_at >= ${from} AND recorded_at < ${to} AND decision IS NOT NULL
         GROUP BY bucket, decision ORDER BY bucket, decision`;
-      return rows.map((r) => ({ bucket: r.bucket, decision: r.decision, count: r.n }));
+      return rows.map(toDecisionCount);
     },
     async coverage(tenantId): Promise<CoverageRow[]> {
       // The middle segment of <vertical>:<type>:<ULID>: a ULID is 26 characters.
-      const rows = await sql<{ pack: string; kind: string; action_type: string; decision: string | null; status: string; n: number; first_at: string; last_at: string }[]>`
+      const rows = await sql<CoverageDbRow[]>`
         SELECT pack, kind, substr(action_key, length(vertical) + 2, greatest(length(action_key) - length(vertical) - 28, 0)) AS action_type,
                decision, status, count(*) AS n, min(recorded_at) AS first_at, max(recorded_at) AS last_at
           FROM sealed_records WHERE tenant_id = ${tenantId}
          GROUP BY pack, kind, action_type, decision, status
          ORDER BY pack, kind, action_type, decision NULLS FIRST, status`;
-      return rows.map((r) => ({
-        pack: r.pack,
-        kind: r.kind,
-        actionType: r.action_type,
-        decision: r.decision,
-        status: r.status,
-        count: r.n,
-        firstRecordedAt: r.first_at,
-        lastRecordedAt: r.last_at,
-      }));
+      return rows.map(toCoverage);
     },
     async recordsByPackBelowSeq(tenantId, seq) {
       const rows = await sql<{ pack: string; n: number }[]>`SELECT pack, count(*) AS n FROM sealed_records
@@ -164,15 +98,15 @@ export function createPostgresExportStore(sql: Queryable): ExportStore {
       return new Map(rows.map((r) => [r.pack, r.n]));
     },
     async reviewCoverage(tenantId, now): Promise<ReviewCoverageRow[]> {
-      const rows = await sql<{ pack: string; status: string; n: number; overdue: number }[]>`SELECT pack, status, count(*) AS n,
+      const rows = await sql<ReviewCoverageDbRow[]>`SELECT pack, status, count(*) AS n,
              count(*) FILTER (WHERE status IN ('pending', 'escalated') AND expires_at <= ${now}) AS overdue
         FROM review_items WHERE tenant_id = ${tenantId} GROUP BY pack, status ORDER BY pack, status`;
-      return rows.map((r) => ({ pack: r.pack, status: r.status, count: r.n, overdue: r.overdue }));
+      return rows.map(toReviewCoverage);
     },
     async recentRecords(tenantId, pack, limit): Promise<RecentRecord[]> {
-      const rows = await sql<{ action_key: string; vertical: string; kind: string; recorded_at: string }[]>`SELECT action_key, vertical, kind, recorded_at
+      const rows = await sql<RecentDbRow[]>`SELECT action_key, vertical, kind, recorded_at
         FROM sealed_records WHERE tenant_id = ${tenantId} AND pack = ${pack} ORDER BY recorded_at DESC, tenant_seq DESC LIMIT ${limit}`;
-      return rows.map((r) => ({ actionKey: r.action_key, vertical: r.vertical, kind: r.kind, recordedAt: r.recorded_at }));
+      return rows.map(toRecent);
     },
     async insertBinding(row) {
       await sql`INSERT INTO validation_schema_bindings

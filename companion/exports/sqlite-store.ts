@@ -1,61 +1,9 @@
 /** SQLite implementation of ExportStore (migration 0008 and the evidence tables); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import type { BindingRow, CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordFilter, RecordPosition, ReviewCoverageRow, RunFilter, RunRow } from './store.ts';
-
-interface BindingDbRow {
-  binding_key: string;
-  tenant_id: string;
-  export_kind: string;
-  adapter_key: string;
-  schema_profile_key: string;
-  schema_digest: string;
-  binding_digest: string;
-  active: number;
-  created_at: string;
-  superseded_at: string | null;
-}
-
-interface RunDbRow {
-  run_key: string;
-  tenant_id: string;
-  export_kind: string;
-  adapter_key: string;
-  binding_key: string | null;
-  schema_profile_key: string;
-  schema_digest: string;
-  export_digest: string;
-  validation_status: 'passed' | 'failed';
-  error_count: number;
-  created_at: string;
-}
-
-const toBinding = (r: BindingDbRow): BindingRow => ({
-  bindingKey: r.binding_key,
-  tenantId: r.tenant_id,
-  exportKind: r.export_kind,
-  adapterKey: r.adapter_key,
-  schemaProfileKey: r.schema_profile_key,
-  schemaDigest: r.schema_digest,
-  bindingDigest: r.binding_digest,
-  active: r.active === 1,
-  createdAt: r.created_at,
-  supersededAt: r.superseded_at,
-});
-
-const toRun = (r: RunDbRow): RunRow => ({
-  runKey: r.run_key,
-  tenantId: r.tenant_id,
-  exportKind: r.export_kind,
-  adapterKey: r.adapter_key,
-  bindingKey: r.binding_key,
-  schemaProfileKey: r.schema_profile_key,
-  schemaDigest: r.schema_digest,
-  exportDigest: r.export_digest,
-  validationStatus: r.validation_status,
-  errorCount: r.error_count,
-  createdAt: r.created_at,
-});
+import { toBinding, toCoverage, toDecisionCount, toPosition, toRecent, toReviewCoverage, toRun } from './rows.ts';
+import type { BindingDbRow, CoverageDbRow, DecisionCountDbRow, PositionDbRow, RecentDbRow, ReviewCoverageDbRow, RunDbRow } from './rows.ts';
+import type { CoverageRow, ExportRecordRow, ExportStore, RecentRecord, RecordFilter, RecordPosition, ReviewCoverageRow, RunFilter } from './store.ts';
 
 // Keyset on the sealed_records_by_time index (tenant_id, recorded_at, tenant_seq). The first
 // page starts at `from` inclusive; later pages strictly after the cursor's row value (SQLite
@@ -72,7 +20,7 @@ export function createSqliteExportStore(db: Db): Sync<ExportStore> {
   const statements = (filtered: boolean) => {
     const where = filtered ? ' AND (@pack IS NULL OR pack = @pack) AND (@kind IS NULL OR kind = @kind) AND (@decision IS NULL OR decision = @decision)' : '';
     const pageEnd = (after: boolean) =>
-      db.prepare<Record<string, unknown>, { recorded_at: string; tenant_seq: number }>(
+      db.prepare<Record<string, unknown>, PositionDbRow>(
         `SELECT recorded_at, tenant_seq FROM (
            SELECT recorded_at, tenant_seq FROM sealed_records
             WHERE tenant_id = @tenantId AND ${after ? AFTER : FROM} AND recorded_at >= @from AND recorded_at < @to${where}
@@ -111,12 +59,12 @@ export function createSqliteExportStore(db: Db): Sync<ExportStore> {
     filteredStatements ??= statements(true);
     return { st: filteredStatements, params: { pack: filter.pack ?? null, kind: filter.kind ?? null, decision: filter.decision ?? null } };
   };
-  const decisionCounts = db.prepare<[number, string, string, string], { bucket: string; decision: string; n: number }>(
+  const decisionCounts = db.prepare<[number, string, string, string], DecisionCountDbRow>(
     `SELECT substr(recorded_at, 1, ?) AS bucket, decision, count(*) AS n FROM sealed_records
       WHERE tenant_id = ? AND recorded_at >= ? AND recorded_at < ? AND decision IS NOT NULL
       GROUP BY bucket, decision ORDER BY bucket, decision`,
   );
-  const coverage = db.prepare<[string], { pack: string; kind: string; action_type: string; decision: string | null; status: string; n: number; first_at: string; last_at: string }>(
+  const coverage = db.prepare<[string], CoverageDbRow>(
     `SELECT pack, kind, ${ACTION_TYPE} AS action_type, decision, status, count(*) AS n,
             min(recorded_at) AS first_at, max(recorded_at) AS last_at
        FROM sealed_records WHERE tenant_id = ?
@@ -126,12 +74,12 @@ export function createSqliteExportStore(db: Db): Sync<ExportStore> {
   const belowSeq = db.prepare<[string, number], { pack: string; n: number }>(
     'SELECT pack, count(*) AS n FROM sealed_records WHERE tenant_id = ? AND tenant_seq < ? GROUP BY pack',
   );
-  const reviewCoverage = db.prepare<{ tenantId: string; now: string }, { pack: string; status: string; n: number; overdue: number }>(
+  const reviewCoverage = db.prepare<{ tenantId: string; now: string }, ReviewCoverageDbRow>(
     `SELECT pack, status, count(*) AS n,
             sum(CASE WHEN status IN ('pending', 'escalated') AND expires_at <= @now THEN 1 ELSE 0 END) AS overdue
        FROM review_items WHERE tenant_id = @tenantId GROUP BY pack, status ORDER BY pack, status`,
   );
-  const recent = db.prepare<[string, string, number], { action_key: string; vertical: string; kind: string; recorded_at: string }>(
+  const recent = db.prepare<[string, string, number], RecentDbRow>(
     `SELECT action_key, vertical, kind, recorded_at FROM sealed_records
       WHERE tenant_id = ? AND pack = ? ORDER BY recorded_at DESC, tenant_seq DESC LIMIT ?`,
   );
@@ -183,7 +131,7 @@ export function createSqliteExportStore(db: Db): Sync<ExportStore> {
     pageEnd(tenantId, { from, to, after, filter }, limit) {
       const { st, params } = forFilter(filter);
       const r = (after ? st.pageEndNext : st.pageEndFirst).get({ tenantId, from, to, limit, ...afterParams(after), ...params });
-      return r && { recordedAt: r.recorded_at, tenantSeq: r.tenant_seq };
+      return r && toPosition(r);
     },
     records(tenantId, { from, after, end, filter }, limit) {
       const { st, params } = forFilter(filter);
@@ -215,28 +163,19 @@ export function createSqliteExportStore(db: Db): Sync<ExportStore> {
       return st.countRange.get({ tenantId, from, to, ...params })!.n;
     },
     decisionCounts(tenantId, from, to, bucketChars) {
-      return decisionCounts.all(bucketChars, tenantId, from, to).map((r) => ({ bucket: r.bucket, decision: r.decision, count: r.n }));
+      return decisionCounts.all(bucketChars, tenantId, from, to).map(toDecisionCount);
     },
     coverage(tenantId): CoverageRow[] {
-      return coverage.all(tenantId).map((r) => ({
-        pack: r.pack,
-        kind: r.kind,
-        actionType: r.action_type,
-        decision: r.decision,
-        status: r.status,
-        count: r.n,
-        firstRecordedAt: r.first_at,
-        lastRecordedAt: r.last_at,
-      }));
+      return coverage.all(tenantId).map(toCoverage);
     },
     recordsByPackBelowSeq(tenantId, seq) {
       return new Map(belowSeq.all(tenantId, seq).map((r) => [r.pack, r.n]));
     },
     reviewCoverage(tenantId, now): ReviewCoverageRow[] {
-      return reviewCoverage.all({ tenantId, now }).map((r) => ({ pack: r.pack, status: r.status, count: r.n, overdue: r.overdue }));
+      return reviewCoverage.all({ tenantId, now }).map(toReviewCoverage);
     },
     recentRecords(tenantId, pack, limit): RecentRecord[] {
-      return recent.all(tenantId, pack, limit).map((r) => ({ actionKey: r.action_key, vertical: r.vertical, kind: r.kind, recordedAt: r.recorded_at }));
+      return recent.all(tenantId, pack, limit).map(toRecent);
     },
     insertBinding(row) {
       insertBinding.run({ ...row, active: row.active ? 1 : 0 });

@@ -10,37 +10,9 @@
  * (streak above zero, not yet disabled), so the first disable's time and reason stand.
  */
 import type { Queryable } from '../core/postgres/connect.ts';
-import type { IntegrationRow, IntegrationStore } from './store.ts';
-
-interface DbRow {
-  tenant_id: string;
-  channel: string;
-  target: string;
-  enabled: number;
-  config: string;
-  secret_ref: string | null;
-  created_at: string;
-  updated_at: string;
-  consecutive_failures: number;
-  failing_since: string | null;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-}
-
-const toRow = (r: DbRow): IntegrationRow => ({
-  tenantId: r.tenant_id,
-  channel: r.channel,
-  target: r.target,
-  enabled: r.enabled === 1,
-  config: r.config,
-  secretRef: r.secret_ref,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  consecutiveFailures: r.consecutive_failures,
-  failingSince: r.failing_since,
-  disabledAt: r.disabled_at,
-  disabledReason: r.disabled_reason,
-});
+import { toRow } from './rows.ts';
+import type { DbRow } from './rows.ts';
+import type { IntegrationStore } from './store.ts';
 
 export function createPostgresIntegrationStore(sql: Queryable): IntegrationStore {
   return {

@@ -1,37 +1,9 @@
 /** SQLite implementation of IntegrationStore (migration 0006); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import type { IntegrationRow, IntegrationStore } from './store.ts';
-
-interface DbRow {
-  tenant_id: string;
-  channel: string;
-  target: string;
-  enabled: number;
-  config: string;
-  secret_ref: string | null;
-  created_at: string;
-  updated_at: string;
-  consecutive_failures: number;
-  failing_since: string | null;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-}
-
-const toRow = (r: DbRow): IntegrationRow => ({
-  tenantId: r.tenant_id,
-  channel: r.channel,
-  target: r.target,
-  enabled: r.enabled === 1,
-  config: r.config,
-  secretRef: r.secret_ref,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  consecutiveFailures: r.consecutive_failures,
-  failingSince: r.failing_since,
-  disabledAt: r.disabled_at,
-  disabledReason: r.disabled_reason,
-});
+import { toRow } from './rows.ts';
+import type { DbRow } from './rows.ts';
+import type { IntegrationStore } from './store.ts';
 
 export function createSqliteIntegrationStore(db: Db): Sync<IntegrationStore> {
   const find = db.prepare<[string, string, string], DbRow>('SELECT * FROM tenant_integrations WHERE tenant_id = ? AND channel = ? AND target = ?');

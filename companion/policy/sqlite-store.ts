@@ -1,31 +1,9 @@
 /** SQLite implementation of PolicyStore (migration 0003_policy.sql); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import type { PolicyStore, PolicyVersionRow } from './store.ts';
-
-interface VersionDbRow {
-  tenant_id: string;
-  policy_pack: string;
-  version: number;
-  digest: string;
-  previous_digest: string | null;
-  document: string;
-  actor: string;
-  created_at: string;
-  action_key: string;
-}
-
-const toRow = (r: VersionDbRow): PolicyVersionRow => ({
-  tenantId: r.tenant_id,
-  policyPack: r.policy_pack,
-  version: r.version,
-  digest: r.digest,
-  previousDigest: r.previous_digest,
-  document: r.document,
-  actor: r.actor,
-  createdAt: r.created_at,
-  actionKey: r.action_key,
-});
+import { toRow } from './rows.ts';
+import type { VersionDbRow } from './rows.ts';
+import type { PolicyStore } from './store.ts';
 
 export function createSqlitePolicyStore(db: Db): Sync<PolicyStore> {
   // The primary key (tenant_id, policy_pack, version) serves all three: one index seek each.

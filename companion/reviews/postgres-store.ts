@@ -20,87 +20,12 @@
  */
 import { atomically } from '../core/postgres/connect.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
-import type { ReviewRule } from './rules.ts';
-import type { InsightsRow, NewReviewItem, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus, ReviewStore } from './store.ts';
+import { toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
+import type { DecisionTimes, EscalationDbRow, InsightsDbRow, ItemDbRow, ReceiptDbRow } from './rows.ts';
+import type { NewReviewItem, ReviewStore } from './store.ts';
 
-interface ItemDbRow {
-  tenant_id: string;
-  action_key: string;
-  pack: string;
-  vertical: string;
-  action_type: string;
-  review_route: string | null;
-  next_step: string;
-  status: ReviewStatus;
-  created_at: string;
-  expires_at: string;
-  window_seconds: number;
-  escalation_count: number;
-  reviewer: string | null;
-  decided_at: string | null;
-  receipt_action_key: string | null;
-  rule: string | null;
-  approvals_required: number;
-  approvals: number;
-  reminded_at: string | null;
-  escalation_level: number;
-  schedule_due_at: string | null;
-}
-
-interface ReceiptDbRow {
-  receipt_action_key: string;
-  tenant_id: string;
-  reviewed_action_key: string;
-  decision: ReceiptDecision;
-  reviewer: string | null;
-  recorded_at: string;
-}
-
-interface InsightsDbRow {
-  action_type: string | null;
-  total: number;
-  pending: number;
-  oldest_pending_at: string | null;
-  approved: number;
-  rejected: number;
-  expired: number;
-  escalated: number;
-  p50: number | null;
-  p90: number | null;
-}
-
-const toItem = (r: ItemDbRow): ReviewItem => ({
-  tenantId: r.tenant_id,
-  actionKey: r.action_key,
-  pack: r.pack,
-  vertical: r.vertical,
-  actionType: r.action_type,
-  reviewRoute: r.review_route,
-  nextStep: r.next_step,
-  status: r.status,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  windowSeconds: r.window_seconds,
-  escalationCount: r.escalation_count,
-  reviewer: r.reviewer,
-  decidedAt: r.decided_at,
-  receiptActionKey: r.receipt_action_key,
-  rule: r.rule === null ? null : (JSON.parse(r.rule) as ReviewRule),
-  approvalsRequired: r.approvals_required,
-  approvals: r.approvals,
-  remindedAt: r.reminded_at,
-  escalationLevel: r.escalation_level,
-  scheduleDueAt: r.schedule_due_at,
-});
-
-const toReceipt = (r: ReceiptDbRow): ReviewReceiptRow => ({
-  receiptActionKey: r.receipt_action_key,
-  tenantId: r.tenant_id,
-  reviewedActionKey: r.reviewed_action_key,
-  decision: r.decision,
-  reviewer: r.reviewer,
-  recordedAt: r.recorded_at,
-});
+/** The insight counts with their action type's decision times joined in (one statement here). */
+interface InsightsWithTimesDbRow extends InsightsDbRow, DecisionTimes {}
 
 export function createPostgresReviewStore(sql: Queryable): ReviewStore {
   // A fresh fragment for each use: a fragment is a query object, not a string.
@@ -194,9 +119,9 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
       });
     },
     async escalationsFor(tenantId, actionKey) {
-      const rows = await sql<{ level: number; from_route: string | null; to_route: string; at: string }[]>`SELECT level, from_route, to_route, at
+      const rows = await sql<EscalationDbRow[]>`SELECT level, from_route, to_route, at
         FROM review_escalations WHERE tenant_id = ${tenantId} AND action_key = ${actionKey} ORDER BY level`;
-      return rows.map((r) => ({ level: r.level, fromRoute: r.from_route, toRoute: r.to_route, at: r.at }));
+      return rows.map(toEscalation);
     },
     async insights(tenantId, now, since) {
       // Counts: an open item past its window counts as expired, as every reader sees it. Times
@@ -207,7 +132,7 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
       // (SQLite's iJD) over 86400000.0 as a double, and round() adds 0.5 and truncates (away from
       // zero). Exact arithmetic would differ for durations of exactly n.5 seconds, which the
       // doubles push to one side or the other.
-      const rows = await sql<InsightsDbRow[]>`
+      const rows = await sql<InsightsWithTimesDbRow[]>`
         WITH items AS (SELECT * FROM review_items WHERE tenant_id = ${tenantId} AND created_at >= ${since ?? ''}),
         counted AS (
           SELECT action_type,
@@ -232,20 +157,7 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
                     FROM r GROUP BY action_type)
         SELECT c.*, t.p50, t.p90 FROM counted c LEFT JOIN times t ON t.action_type IS NOT DISTINCT FROM c.action_type
          ORDER BY c.action_type NULLS LAST`;
-      return rows.map(
-        (r): InsightsRow => ({
-          actionType: r.action_type,
-          total: r.total,
-          pending: r.pending,
-          oldestPendingAt: r.oldest_pending_at,
-          approved: r.approved,
-          rejected: r.rejected,
-          expired: r.expired,
-          escalated: r.escalated,
-          medianSecondsToDecide: r.p50,
-          p90SecondsToDecide: r.p90,
-        }),
-      );
+      return rows.map((r) => toInsights(r, r));
     },
   };
 }

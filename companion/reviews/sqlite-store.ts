@@ -1,91 +1,15 @@
 /** SQLite implementation of ReviewStore (migrations 0004, 0010); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import type { ReviewRule } from './rules.ts';
-import type { InsightsRow, NewReviewItem, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus, ReviewStore } from './store.ts';
-
-interface ItemDbRow {
-  tenant_id: string;
-  action_key: string;
-  pack: string;
-  vertical: string;
-  action_type: string;
-  review_route: string | null;
-  next_step: string;
-  status: ReviewStatus;
-  created_at: string;
-  expires_at: string;
-  window_seconds: number;
-  escalation_count: number;
-  reviewer: string | null;
-  decided_at: string | null;
-  receipt_action_key: string | null;
-  rule: string | null;
-  approvals_required: number;
-  approvals: number;
-  reminded_at: string | null;
-  escalation_level: number;
-  schedule_due_at: string | null;
-}
-
-interface ReceiptDbRow {
-  receipt_action_key: string;
-  tenant_id: string;
-  reviewed_action_key: string;
-  decision: ReceiptDecision;
-  reviewer: string | null;
-  recorded_at: string;
-}
-
-const toItem = (r: ItemDbRow): ReviewItem => ({
-  tenantId: r.tenant_id,
-  actionKey: r.action_key,
-  pack: r.pack,
-  vertical: r.vertical,
-  actionType: r.action_type,
-  reviewRoute: r.review_route,
-  nextStep: r.next_step,
-  status: r.status,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  windowSeconds: r.window_seconds,
-  escalationCount: r.escalation_count,
-  reviewer: r.reviewer,
-  decidedAt: r.decided_at,
-  receiptActionKey: r.receipt_action_key,
-  rule: r.rule === null ? null : (JSON.parse(r.rule) as ReviewRule),
-  approvalsRequired: r.approvals_required,
-  approvals: r.approvals,
-  remindedAt: r.reminded_at,
-  escalationLevel: r.escalation_level,
-  scheduleDueAt: r.schedule_due_at,
-});
-
-const toReceipt = (r: ReceiptDbRow): ReviewReceiptRow => ({
-  receiptActionKey: r.receipt_action_key,
-  tenantId: r.tenant_id,
-  reviewedActionKey: r.reviewed_action_key,
-  decision: r.decision,
-  reviewer: r.reviewer,
-  recordedAt: r.recorded_at,
-});
+import { toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
+import type { DecisionTimes, EscalationDbRow, InsightsDbRow, ItemDbRow, ReceiptDbRow } from './rows.ts';
+import type { InsightsRow, NewReviewItem, ReviewStore } from './store.ts';
 
 const OPEN = "status IN ('pending', 'escalated')";
 
 /** How long remembered insights may be served, in service time; and how many are remembered. */
 export const INSIGHTS_TTL_MS = 5_000;
 const INSIGHTS_REMEMBERED = 1_000;
-
-interface InsightsDbRow {
-  action_type: string | null;
-  total: number;
-  pending: number;
-  oldest_pending_at: string | null;
-  approved: number;
-  rejected: number;
-  expired: number;
-  escalated: number;
-}
 
 /**
  * Counts per action type and tenant-wide (GROUP BY with ROLLUP spelled as a UNION, which
@@ -169,7 +93,7 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
     WHERE tenant_id = @tenantId AND action_key = @actionKey AND escalation_level = @level - 1 AND ${OPEN} AND expires_at > @at`);
   const insertEscalation = db.prepare(`INSERT INTO review_escalations (action_key, level, tenant_id, from_route, to_route, at)
     VALUES (@actionKey, @level, @tenantId, @fromRoute, @route, @at)`);
-  const escalations = db.prepare<[string, string], { level: number; from_route: string | null; to_route: string; at: string }>(
+  const escalations = db.prepare<[string, string], EscalationDbRow>(
     'SELECT level, from_route, to_route, at FROM review_escalations WHERE tenant_id = ? AND action_key = ? ORDER BY level',
   );
   const insightCounts = db.prepare<{ tenantId: string; since: string; now: string }, InsightsDbRow>(INSIGHT_COUNTS);
@@ -235,7 +159,7 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
       return true;
     },
     escalationsFor(tenantId, actionKey) {
-      return escalations.all(tenantId, actionKey).map((r) => ({ level: r.level, fromRoute: r.from_route, toRoute: r.to_route, at: r.at }));
+      return escalations.all(tenantId, actionKey).map(toEscalation);
     },
     insights(tenantId, now, since) {
       const key = `${tenantId}\n${since ?? ''}`;
@@ -253,21 +177,8 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
 
   function computeInsights(tenantId: string, now: string, since: string | null): InsightsRow[] {
     const params = { tenantId, since: since ?? '' };
-    const times = new Map<string | null, { p50: number | null; p90: number | null }>();
+    const times = new Map<string | null, DecisionTimes>();
     for (const t of [...timesByType.all(params), ...timesOverall.all(params)]) times.set(t.action_type, t);
-    return insightCounts.all({ ...params, now }).map(
-      (r): InsightsRow => ({
-        actionType: r.action_type,
-        total: r.total,
-        pending: r.pending,
-        oldestPendingAt: r.oldest_pending_at,
-        approved: r.approved,
-        rejected: r.rejected,
-        expired: r.expired,
-        escalated: r.escalated,
-        medianSecondsToDecide: times.get(r.action_type)?.p50 ?? null,
-        p90SecondsToDecide: times.get(r.action_type)?.p90 ?? null,
-      }),
-    );
+    return insightCounts.all({ ...params, now }).map((r) => toInsights(r, times.get(r.action_type)));
   }
 }

@@ -16,10 +16,11 @@ import { createMemoryLogger } from '../../companion/core/log.ts';
 import { openApiDocument } from '../../companion/core/openapi.ts';
 import type { MemoryLogger } from '../../companion/core/log.ts';
 import type { WalSyncOptions } from '../../companion/core/wal-sync.ts';
-import { closeDeps, openSqliteDeps } from '../../companion/deps.ts';
+import { closeDeps, openDeps, openSqliteDeps } from '../../companion/deps.ts';
 import type { AppDeps } from '../../companion/deps.ts';
 import type { SqliteStore } from '../../companion/store.ts';
 import { assertDescribed } from '../helpers/described-responses.ts';
+import { sharedPostgres } from '../helpers/postgres.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -84,10 +85,14 @@ export function makeTempDir(label = 'svc-test-'): string {
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
   const ownsDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? makeTempDir();
-  const config = loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0', ...options.env }, []);
+  const database = onPostgres() ? postgresDatabase(dataDir) : undefined;
+  const config = loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env }, []);
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
-  const deps = await openSqliteDeps(config, { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) });
+  const depsOptions = { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) };
+  // On PostgreSQL `store` is that engine's: the files run there use only the engine-neutral
+  // members (the vitest project api-on-postgres lists them).
+  const deps = database ? ((await openDeps(config, depsOptions)) as Awaited<ReturnType<typeof openSqliteDeps>>) : await openSqliteDeps(config, depsOptions);
   const app = createApp(deps);
 
   let description: ReturnType<typeof openApiDocument> | undefined;
@@ -122,6 +127,11 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     const tenantId = deps.ids.next('ten');
     const key = generateApiKey('production');
     // Synchronous, so tests can call it anywhere: raw rows on the connection, in one transaction.
+    if (database) {
+      database.psql(`INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES ('${tenantId}', 'production', 'Production tenant', 0, '${now}', '${now}');
+        INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at) VALUES ('${deps.ids.next('key')}', '${tenantId}', '\\x${Buffer.from(key.hash).toString('hex')}', '${key.prefix}', '${key.lastFour}', '${now}');`);
+      return { apiKey: key.key, tenantId };
+    }
     const { db } = deps.store;
     db.transaction(() => {
       db.prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, 'production', 'Production tenant', 0, ?, ?)")
@@ -145,9 +155,46 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     productionTenant,
     async close() {
       await closeDeps(deps);
-      if (ownsDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDir) {
+        database?.drop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
+}
+
+/** SVC_TEST_DATABASE=postgres runs the test contexts on PostgreSQL instead of SQLite. */
+function onPostgres(): boolean {
+  return process.env.SVC_TEST_DATABASE === 'postgres';
+}
+
+interface TestDatabase {
+  url: string;
+  psql(sql: string): string;
+  drop(): void;
+}
+
+/** One database per data directory, so a context reopened on a directory (a restart) finds its rows. */
+const databases = new Map<string, TestDatabase>();
+let databasesMade = 0;
+
+/** The data directory's database on this process's PostgreSQL server (the companion migrates it at start). */
+function postgresDatabase(dataDir: string): TestDatabase {
+  const known = databases.get(dataDir);
+  if (known) return known;
+  const server = sharedPostgres();
+  const name = `ctx_${process.pid}_${++databasesMade}`;
+  server.psql(`CREATE DATABASE ${name}`);
+  const database: TestDatabase = {
+    url: `postgres:///${name}?host=${encodeURIComponent(server.socketDir)}&user=postgres`,
+    psql: (sql) => server.psql(`\\c ${name}\n${sql}`),
+    drop: () => {
+      databases.delete(dataDir);
+      server.psql(`DROP DATABASE ${name} WITH (FORCE)`);
+    },
+  };
+  databases.set(dataDir, database);
+  return database;
 }
 
 /** A fresh context with one signed-up sandbox tenant: the setup most API tests start from. */

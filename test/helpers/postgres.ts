@@ -47,3 +47,18 @@ export function startPostgres(): TestPostgres {
     },
   };
 }
+
+let shared: TestPostgres | undefined;
+
+/**
+ * One server for every test context of this test process (SVC_TEST_DATABASE=postgres, see
+ * test/companion/helpers.ts), started on first use and stopped when the process exits.
+ */
+export function sharedPostgres(): TestPostgres {
+  if (!shared) {
+    const server = startPostgres();
+    shared = server;
+    process.once('exit', () => server.stop());
+  }
+  return shared;
+}

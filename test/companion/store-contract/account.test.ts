@@ -1,5 +1,5 @@
 /** Tenants, keys, people, sessions and checkouts (account capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresAccountStore, createPostgresTenantStore } from '../../../companion/account/postgres-store.ts';
 import { createSqliteAccountStore, createSqliteTenantStore } from '../../../companion/account/sqlite-store.ts';
 import type {
@@ -11,8 +11,8 @@ import type {
   PersonRecord,
   TenantStore,
 } from '../../../companion/account/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, race } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const TENANTS: StoreFactories<TenantStore> = { sqlite: createSqliteTenantStore, postgres: createPostgresTenantStore };
 const ACCOUNT: StoreFactories<AccountStore> = { sqlite: createSqliteAccountStore, postgres: createPostgresAccountStore };
@@ -62,42 +62,16 @@ function session(id: string, tenantId: string, personId: string | null, keyId: s
   return { id, tokenHash: digest(token), csrfHash: digest(token + 1), tenantId, personId, keyId, createdAt: AT, expiresAt };
 }
 
-/** Resolves for everyone once `n` callers have arrived: holds transactions open together. */
-function barrier(n: number): () => Promise<void> {
-  let open!: () => void;
-  const all = new Promise<void>((resolve) => (open = resolve));
-  let arrived = 0;
-  return async () => {
-    if (++arrived === n) open();
-    await all;
-  };
-}
-
-/**
- * Two transactions that race: `meet` holds each until both are open, `done` holds each commit
- * until both have made their call, or a while when one is waiting on the other's row (without
- * that, the first could commit before the second even looks).
- */
-function race(): { meet: () => Promise<void>; done: () => Promise<unknown> } {
-  const both = barrier(2);
-  const finished = barrier(2);
-  return { meet: both, done: () => Promise.race([finished(), new Promise((resolve) => setTimeout(resolve, 300))]) };
-}
-
 describe.each(engines())('account stores on $name', (engine) => {
-  let db: TestDatabase;
+  const db = databasePerCase(engine);
   let tenants: TenantStore;
   let account: AccountStore;
   const count = async (table: string) => (await db.rows<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n;
 
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
+  beforeEach(() => {
     tenants = db.store(TENANTS);
     account = db.store(ACCOUNT);
   });
-  afterEach(() => db.close());
 
   describe('tenants and keys', () => {
     it('creates a sandbox with its marker, owner and first key', async () => {

@@ -3,7 +3,7 @@
  * PostgreSQL, and the stored trees built over it (companion/anchoring/stored-tree.ts) give the
  * same heads and proofs on both.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresAnchoringStore } from '../../../companion/anchoring/postgres-store.ts';
 import { createSqliteAnchoringStore } from '../../../companion/anchoring/sqlite-store.ts';
 import type { AnchoringStore, EpochLeafRow, EpochRow } from '../../../companion/anchoring/store.ts';
@@ -11,8 +11,8 @@ import { StoredTrees } from '../../../companion/anchoring/stored-tree.ts';
 import { toHex } from '../../../shared/encoding.ts';
 import { sha256, sha256Hex } from '../../../shared/hash.ts';
 import { MerkleTree, leafHash } from '../../../shared/merkle.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { barrier, databasePerCase, engines, seedTenants } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const ANCHORING: StoreFactories<AnchoringStore> = { sqlite: createSqliteAnchoringStore, postgres: (sql) => createPostgresAnchoringStore(sql) };
 const AT = '2025-01-01T00:00:00.000Z';
@@ -55,28 +55,8 @@ async function outcomes(promises: Promise<unknown>[]): Promise<{ fulfilled: numb
   };
 }
 
-/** Resolves for everyone once `n` callers have arrived. */
-function barrier(n: number): () => Promise<void> {
-  let arrived = 0;
-  let release!: () => void;
-  const all = new Promise<void>((resolve) => (release = resolve));
-  return () => {
-    if (++arrived === n) release();
-    return all;
-  };
-}
-
 describe.each(engines())('anchoring store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b', 'ten_c']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b', 'ten_c'], AT));
 
   /** Sealed records of `tenantId` with tenant_seq from `first`, attestation hash hex64(`tenantId/seq`). */
   async function seedRecords(tenantId: string, times: string[], first = 0): Promise<string[]> {

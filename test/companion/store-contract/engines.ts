@@ -2,9 +2,12 @@
  * The two engines a capability's store must behave the same on: SQLite (the embedded default,
  * better-sqlite3 lifted onto the async boundary) and PostgreSQL (Debian's server, started per
  * test file from test/helpers/postgres.ts). A contract test runs every case on both, through
- * `describe.each(engines())`; each case gets a fresh, fully migrated database.
+ * `describe.each(engines())`; each case gets a fresh, fully migrated database (`databasePerCase`).
+ * Below the engines, what several contract files need: seeding tenants, and holding concurrent
+ * transactions at the points a race needs them.
  */
 import fs from 'node:fs';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { Sync } from '../../../companion/core/async-store.ts';
 import { promised } from '../../../companion/core/async-store.ts';
 import type { Db } from '../../../companion/core/db.ts';
@@ -133,4 +136,112 @@ function postgresEngine(): Engine {
 
 export function engines(): Engine[] {
   return [sqliteEngine(), postgresEngine()];
+}
+
+/**
+ * The lifecycle of a contract file's describe block on `engine`: the engine started before its
+ * cases and stopped after them; before each case a fresh database, `seed`ed when given; after
+ * each, that database closed. The answer stands for the running case's database: each of its
+ * methods acts on it, so cases and their helpers use it as they would the database itself.
+ */
+export function databasePerCase(engine: Engine, seed?: (db: TestDatabase) => Promise<void>): TestDatabase {
+  let current: TestDatabase | undefined;
+  const db = (): TestDatabase => {
+    if (!current) throw new Error('no database outside a case');
+    return current;
+  };
+  beforeAll(() => engine.start(), 60_000);
+  afterAll(() => engine.stop());
+  beforeEach(async () => {
+    current = await engine.open();
+    await seed?.(current);
+  });
+  afterEach(async () => {
+    const closing = current;
+    current = undefined;
+    await closing?.close();
+  });
+  return {
+    store: <T extends object>(factories: StoreFactories<T>) => db().store(factories),
+    transaction: <R>(fn: (tx: Scope) => Promise<R>) => db().transaction(fn),
+    exec: (text, ...params) => db().exec(text, ...params),
+    rows: <T>(text: string, ...params: unknown[]) => db().rows<T>(text, ...params),
+    close: () => db().close(),
+  };
+}
+
+/** Tenants `ids` of `kind`, each named by its id, created and updated `at`. */
+export async function seedTenants(db: TestDatabase, ids: readonly string[], at: string, kind = 'sandbox'): Promise<void> {
+  for (const id of ids) {
+    await db.exec('INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', id, kind, id, at, at);
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves for everyone once `n` callers have arrived: holds transactions open together. */
+export function barrier(n: number): () => Promise<void> {
+  let arrived = 0;
+  let release!: () => void;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  return () => {
+    if (++arrived === n) release();
+    return all;
+  };
+}
+
+/**
+ * Two transactions that race: `meet` holds each until both are open, `done` holds each commit
+ * until both have made their call, or a while when one is waiting on the other's row (without
+ * that, the first could commit before the second even looks).
+ */
+export function race(): { meet: () => Promise<void>; done: () => Promise<unknown> } {
+  const both = barrier(2);
+  const finished = barrier(2);
+  return { meet: both, done: () => Promise.race([finished(), sleep(300)]) };
+}
+
+/** Resolves once a PostgreSQL backend of this database waits for a lock another transaction holds. */
+async function someoneWaitsForALock(db: TestDatabase): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const [r] = await db.rows<{ n: number }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    if (r && r.n > 0) return;
+    await sleep(10);
+  }
+  throw new Error('no transaction waited for the lock');
+}
+
+/**
+ * Runs `first` in a transaction that stays open until `second`, in another transaction, is
+ * blocked on a lock `first` took; then commits `first`. Both results, in that order (PostgreSQL:
+ * it watches the server's lock waits).
+ */
+export async function interleaved<S extends object, A, B>(
+  db: TestDatabase,
+  factories: StoreFactories<S>,
+  first: (s: S) => Promise<A>,
+  second: (s: S) => Promise<B>,
+): Promise<[A, B]> {
+  let entered!: () => void;
+  const firstDidIts = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const a = db.transaction(async (tx) => {
+    try {
+      return await first(tx.store(factories));
+    } finally {
+      entered();
+      await released;
+    }
+  });
+  await firstDidIts;
+  const b = db.transaction(async (tx) => second(tx.store(factories)));
+  try {
+    await someoneWaitsForALock(db);
+  } finally {
+    release();
+  }
+  return Promise.all([a, b]);
 }

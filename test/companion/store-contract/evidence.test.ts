@@ -2,17 +2,16 @@
  * The sealed records (evidence capability) behave the same on SQLite and PostgreSQL; on
  * PostgreSQL, concurrent sealers of one tenant append a gapless chain (logHead's tenant lock).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresEvidenceStore } from '../../../companion/evidence/postgres-store.ts';
 import { createSqliteEvidenceStore } from '../../../companion/evidence/sqlite-store.ts';
 import type { EvidenceStore, LogHead, SealedRecordRow } from '../../../companion/evidence/store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const EVIDENCE: StoreFactories<EvidenceStore> = { sqlite: createSqliteEvidenceStore, postgres: createPostgresEvidenceStore };
 const AT = '2025-01-01T00:00:00.000Z';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let actions = 0;
 /** A record of `tenantId` at `seq`; each call gets its own action key. */
@@ -44,16 +43,7 @@ function record(tenantId: string, seq: number, over: Partial<SealedRecordRow> = 
 const headOf = (r: SealedRecordRow): LogHead => ({ tenantSeq: r.tenantSeq, attestationHash: r.attestationHash, recordedAt: r.recordedAt });
 
 describe.each(engines())('evidence store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
 
   const seqs = async (tenantId: string) =>
     (await db.rows<{ tenant_seq: number }>('SELECT tenant_seq FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq', tenantId)).map((r) => r.tenant_seq);

@@ -2,12 +2,12 @@
  * The exports store (records keyset pages, coverage, decision counts, review coverage, schema
  * bindings and validation runs) behaves the same on SQLite and PostgreSQL.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresExportStore } from '../../../companion/exports/postgres-store.ts';
 import { createSqliteExportStore } from '../../../companion/exports/sqlite-store.ts';
 import type { BindingRow, ExportRecordRow, ExportStore, RecordFilter, RecordPosition, RunRow } from '../../../companion/exports/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const EXPORTS: StoreFactories<ExportStore> = { sqlite: createSqliteExportStore, postgres: createPostgresExportStore };
 const AT = '2025-01-01T00:00:00.000Z';
@@ -56,16 +56,7 @@ const expected = (s: Seal): ExportRecordRow => ({
 const pos = (s: Seal): RecordPosition => ({ recordedAt: s.at, tenantSeq: s.seq });
 
 describe.each(engines())('exports store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
 
   const seal = async (s: Seal) => {
     const e = expected(s);

@@ -1,17 +1,16 @@
 /** The idempotency keys (evidence capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresIdempotencyStore } from '../../../companion/evidence/idempotency/postgres-store.ts';
 import { createSqliteIdempotencyStore } from '../../../companion/evidence/idempotency/sqlite-store.ts';
 import type { IdempotencyStore, StoredResponse } from '../../../companion/evidence/idempotency/store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const IDEMPOTENCY: StoreFactories<IdempotencyStore> = { sqlite: createSqliteIdempotencyStore, postgres: createPostgresIdempotencyStore };
 const AT = '2025-01-01T12:00:00.000Z';
 /** Keys saved before noon are expired. */
 const WINDOW = { notBefore: AT };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const answer = (n: number): StoredResponse => ({
   requestHash: sha256Hex(`request ${n}`),
@@ -21,16 +20,7 @@ const answer = (n: number): StoredResponse => ({
 });
 
 describe.each(engines())('idempotency store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
 
   /** Seeds `n` expired keys, a second apart from 10:00:00, oldest first. */
   async function seedExpired(n: number): Promise<void> {

@@ -1,17 +1,16 @@
 /** The tenant integrations (integrations capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresIntegrationStore } from '../../../companion/integrations/postgres-store.ts';
 import { createSqliteIntegrationStore } from '../../../companion/integrations/sqlite-store.ts';
 import type { IntegrationRow, IntegrationStore, SaveIntegration } from '../../../companion/integrations/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const INTEGRATIONS: StoreFactories<IntegrationStore> = { sqlite: createSqliteIntegrationStore, postgres: createPostgresIntegrationStore };
 const AT = '2025-01-01T00:00:00.000Z';
 const T1 = '2025-01-01T01:00:00.000Z';
 const T2 = '2025-01-01T02:00:00.000Z';
 const T3 = '2025-01-01T03:00:00.000Z';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const setup = (over: Partial<SaveIntegration> = {}): SaveIntegration => ({
   tenantId: 'ten_a',
@@ -41,16 +40,7 @@ const created = (s: SaveIntegration): IntegrationRow => ({
 });
 
 describe.each(engines())('integration store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
 
   it('creates a setup and finds it by tenant, channel and target only', async () => {
     const integrations = db.store(INTEGRATIONS);

@@ -1,11 +1,11 @@
 /** The production key history behaves the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteKeyHistoryStore } from '../../../companion/core/signers/key-history.ts';
 import type { KeyHistoryStore } from '../../../companion/core/signers/key-history.ts';
 import { createPostgresKeyHistoryStore } from '../../../companion/core/signers/postgres-key-history.ts';
 import type { Signer, SignerCustody } from '../../../companion/core/signer.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, race } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const KEYS: StoreFactories<KeyHistoryStore> = { sqlite: createSqliteKeyHistoryStore, postgres: createPostgresKeyHistoryStore };
 
@@ -32,25 +32,24 @@ interface KeyRow {
   retired_at: string | null;
 }
 
+/** A production_keys row: the key, its custody kind, when it was first used and retired (null: active). */
+const keyRow = (key_id: string, custody: string, first_used_at: string, retired_at: string | null): KeyRow => ({ key_id, custody, first_used_at, retired_at });
+
 describe.each(engines())('production key history on $name', (engine) => {
-  let db: TestDatabase;
+  const db = databasePerCase(engine);
   let history: KeyHistoryStore;
   const table = () => db.rows<KeyRow>('SELECT key_id, custody, first_used_at, retired_at FROM production_keys ORDER BY key_id');
 
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
+  beforeEach(() => {
     history = db.store(KEYS);
   });
-  afterEach(() => db.close());
 
   it('records the first key with nothing retired', async () => {
     expect(await history.activate(signer('kid_b', 2), T1)).toEqual([]);
-    expect(await table()).toEqual([{ key_id: 'kid_b', custody: 'file', first_used_at: T1, retired_at: null }]);
+    expect(await table()).toEqual([keyRow('kid_b', 'file', T1, null)]);
     // Starting again with the same key changes nothing.
     expect(await history.activate(signer('kid_b', 2), T2)).toEqual([]);
-    expect(await table()).toEqual([{ key_id: 'kid_b', custody: 'file', first_used_at: T1, retired_at: null }]);
+    expect(await table()).toEqual([keyRow('kid_b', 'file', T1, null)]);
   });
 
   it('retires every other key, listing them oldest first with their public keys', async () => {
@@ -63,9 +62,9 @@ describe.each(engines())('production key history on $name', (engine) => {
     ]);
     expect(retired[0]?.publicKey).toBeInstanceOf(Uint8Array);
     expect(await table()).toEqual([
-      { key_id: 'kid_a', custody: 'pkcs11', first_used_at: T2, retired_at: T3 },
-      { key_id: 'kid_m', custody: 'aws-kms', first_used_at: T3, retired_at: null },
-      { key_id: 'kid_z', custody: 'file', first_used_at: T1, retired_at: T2 },
+      keyRow('kid_a', 'pkcs11', T2, T3),
+      keyRow('kid_m', 'aws-kms', T3, null),
+      keyRow('kid_z', 'file', T1, T2),
     ]);
   });
 
@@ -81,15 +80,15 @@ describe.each(engines())('production key history on $name', (engine) => {
     // The same key id with another custody: the row keeps what it recorded first.
     expect(await history.activate(signer('kid_a', 1, 'pkcs11'), T3)).toEqual([{ keyId: 'kid_b', publicKey: new Uint8Array(32).fill(2), retiredAt: T3 }]);
     expect(await table()).toEqual([
-      { key_id: 'kid_a', custody: 'file', first_used_at: T1, retired_at: null },
-      { key_id: 'kid_b', custody: 'file', first_used_at: T2, retired_at: T3 },
+      keyRow('kid_a', 'file', T1, null),
+      keyRow('kid_b', 'file', T2, T3),
     ]);
     // A key retired earlier keeps the time it was first retired.
     await history.activate(signer('kid_c', 3), T4);
     expect(await table()).toEqual([
-      { key_id: 'kid_a', custody: 'file', first_used_at: T1, retired_at: T4 },
-      { key_id: 'kid_b', custody: 'file', first_used_at: T2, retired_at: T3 },
-      { key_id: 'kid_c', custody: 'file', first_used_at: T4, retired_at: null },
+      keyRow('kid_a', 'file', T1, T4),
+      keyRow('kid_b', 'file', T2, T3),
+      keyRow('kid_c', 'file', T4, null),
     ]);
   });
 
@@ -97,7 +96,7 @@ describe.each(engines())('production key history on $name', (engine) => {
     await history.activate(signer('kid_a', 1), T1);
     const bad = { ...signer('kid_b', 2), publicKey: new Uint8Array(31) };
     await expect(history.activate(bad, T2)).rejects.toThrow();
-    expect(await table()).toEqual([{ key_id: 'kid_a', custody: 'file', first_used_at: T1, retired_at: null }]);
+    expect(await table()).toEqual([keyRow('kid_a', 'file', T1, null)]);
   });
 
   it('rolls an activation back with its transaction', async () => {
@@ -108,29 +107,18 @@ describe.each(engines())('production key history on $name', (engine) => {
         throw new Error('refused');
       }),
     ).rejects.toThrow('refused');
-    expect(await table()).toEqual([{ key_id: 'kid_a', custody: 'file', first_used_at: T1, retired_at: null }]);
+    expect(await table()).toEqual([keyRow('kid_a', 'file', T1, null)]);
   });
 
   if (engine.name === 'postgres') it('leaves one key active when two companions start with different keys at once', async () => {
     await history.activate(signer('kid_old', 9), T1);
-    const both = (): [() => void, Promise<void>] => {
-      let arrived = 0;
-      let open!: () => void;
-      const all = new Promise<void>((resolve) => (open = resolve));
-      return [() => ++arrived === 2 && open(), all];
-    };
-    const [opened, allOpen] = both();
-    const [activated, allActivated] = both();
+    const { meet, done } = race();
     const start = (id: string, fill: number) =>
       db.transaction(async (tx) => {
         const keys = tx.store(KEYS);
-        opened();
-        await allOpen; // both transactions are open before either activates
+        await meet(); // both transactions are open before either activates
         const retired = await keys.activate(signer(id, fill), T2);
-        activated();
-        // Hold the commit until the other has activated too, or a while if it is waiting for us:
-        // without that, the first could commit before the second even looks.
-        await Promise.race([allActivated, new Promise((resolve) => setTimeout(resolve, 300))]);
+        await done(); // the commit waits until the other has activated too, or a while
         return retired;
       });
     const [a, b] = await Promise.all([start('kid_a', 1), start('kid_b', 2)]);

@@ -1,23 +1,16 @@
 /** The usage counters (metering capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresUsageStore } from '../../../companion/metering/postgres-store.ts';
 import { createSqliteUsageStore } from '../../../companion/metering/sqlite-store.ts';
 import type { UsageStore } from '../../../companion/metering/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const USAGE: StoreFactories<UsageStore> = { sqlite: createSqliteUsageStore, postgres: createPostgresUsageStore };
 const AT = '2025-01-01T00:00:00.000Z';
 
 describe.each(engines())('usage store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES ('ten_a', 'sandbox', 'A', ?, ?)", AT, AT);
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a'], AT));
 
   it('starts at zero and adds, returning the totals after', async () => {
     const usage = db.store(USAGE);

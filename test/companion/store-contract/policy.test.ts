@@ -1,10 +1,10 @@
 /** Tenant policy versions (policy capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresPolicyStore } from '../../../companion/policy/postgres-store.ts';
 import { createSqlitePolicyStore } from '../../../companion/policy/sqlite-store.ts';
 import type { PolicyStore, PolicyVersionRow } from '../../../companion/policy/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const POLICY: StoreFactories<PolicyStore> = { sqlite: createSqlitePolicyStore, postgres: createPostgresPolicyStore };
 const AT = '2025-01-01T00:00:00.000Z';
@@ -27,7 +27,7 @@ function version(tenantId: string, policyPack: string, n: number, over: Partial<
 }
 
 describe.each(engines())('policy store on $name', (engine) => {
-  let db: TestDatabase;
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
   let policy: PolicyStore;
   let seq = 0;
   /** The policy receipt a version must point at (action_key references sealed_records). */
@@ -50,16 +50,9 @@ describe.each(engines())('policy store on $name', (engine) => {
     await store.insertVersion(row);
   };
 
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
+  beforeEach(() => {
     policy = db.store(POLICY);
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
   });
-  afterEach(() => db.close());
 
   it('has no current version before the first, then the newest', async () => {
     expect(await policy.current('ten_a', 'law')).toBeUndefined();

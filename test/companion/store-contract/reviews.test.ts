@@ -1,10 +1,10 @@
 /** The review items, receipts and escalation steps (reviews capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresReviewStore } from '../../../companion/reviews/postgres-store.ts';
 import { createSqliteReviewStore } from '../../../companion/reviews/sqlite-store.ts';
 import type { InsightsRow, NewReviewItem, ReviewItem, ReviewStore } from '../../../companion/reviews/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, interleaved, seedTenants } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const REVIEWS: StoreFactories<ReviewStore> = { sqlite: createSqliteReviewStore, postgres: createPostgresReviewStore };
 const AT = '2025-01-01T00:00:00.000Z';
@@ -14,21 +14,12 @@ const HASH = 'a'.repeat(64);
 const t = (seconds: number) => new Date(Date.parse(AT) + seconds * 1000).toISOString();
 const DAY = 86_400;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe.each(engines())('review store on $name', (engine) => {
-  let db: TestDatabase;
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
   let seq = 0;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
+  beforeEach(() => {
     seq = 0;
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
   });
-  afterEach(() => db.close());
 
   /** A sealed record for an item or a receipt to refer to (both are foreign keys). */
   async function seal(actionKey: string, tenantId = 'ten_a'): Promise<void> {
@@ -93,45 +84,6 @@ describe.each(engines())('review store on $name', (engine) => {
   });
 
   const keys = (items: ReviewItem[]) => items.map((i) => i.actionKey);
-
-  /** Resolves once a PostgreSQL backend of this database waits for a lock another transaction holds. */
-  async function someoneWaitsForALock(): Promise<void> {
-    for (let i = 0; i < 400; i++) {
-      const [r] = await db.rows<{ n: number }>(
-        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-      );
-      if (r && r.n > 0) return;
-      await sleep(10);
-    }
-    throw new Error('no transaction waited for the lock');
-  }
-
-  /**
-   * Runs `first` in a transaction that stays open until `second`, in another transaction, is
-   * blocked on a lock `first` took; then commits `first`. Both results, in that order.
-   */
-  async function interleaved<A, B>(first: (s: ReviewStore) => Promise<A>, second: (s: ReviewStore) => Promise<B>): Promise<[A, B]> {
-    let entered!: () => void;
-    const firstDidIts = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const a = db.transaction(async (tx) => {
-      try {
-        return await first(tx.store(REVIEWS));
-      } finally {
-        entered();
-        await released;
-      }
-    });
-    await firstDidIts;
-    const b = db.transaction(async (tx) => second(tx.store(REVIEWS)));
-    try {
-      await someoneWaitsForALock();
-    } finally {
-      release();
-    }
-    return Promise.all([a, b]);
-  }
 
   it('opens an item and finds it, in its tenant only', async () => {
     const rule = { approvals_required: 2, remind_after_seconds: 3600, escalation: [{ after_seconds: 7200, route: 'workflow:general-counsel' }] };
@@ -542,6 +494,8 @@ describe.each(engines())('review store on $name', (engine) => {
       const [r1, r2] = [await receipt('r:1'), await receipt('r:2')];
       const expected = { status: 'pending' as const, approvals: 0 };
       const [first, second] = await interleaved(
+        db,
+        REVIEWS,
         (s) => s.approve('ten_a', 'k:1', { reviewer: 'ann', at: t(10), receiptActionKey: r1, expected }),
         (s) => s.approve('ten_a', 'k:1', { reviewer: 'bob', at: t(11), receiptActionKey: r2, expected }),
       );
@@ -558,6 +512,8 @@ describe.each(engines())('review store on $name', (engine) => {
       await open('k:1');
       const [r1, r2] = [await receipt('r:1'), await receipt('r:2')];
       const [first, second] = await interleaved(
+        db,
+        REVIEWS,
         (s) => s.decide('ten_a', 'k:1', { decision: 'rejected', reviewer: 'ann', at: t(10), receiptActionKey: r1 }),
         (s) => s.decide('ten_a', 'k:1', { decision: 'escalated', reviewer: 'bob', at: t(11), receiptActionKey: r2 }),
       );
@@ -567,6 +523,8 @@ describe.each(engines())('review store on $name', (engine) => {
       await open('k:2', { expiresAt: t(100), windowSeconds: 100 });
       const [r3, r4] = [await receipt('r:3'), await receipt('r:4')];
       const [expired, decided] = await interleaved(
+        db,
+        REVIEWS,
         (s) => s.expire('ten_a', 'k:2', t(100), r3),
         (s) => s.decide('ten_a', 'k:2', { decision: 'rejected', reviewer: 'ann', at: t(99), receiptActionKey: r4 }),
       );
@@ -594,6 +552,8 @@ describe.each(engines())('review store on $name', (engine) => {
       // Level 2 starts while level 1 is uncommitted: it waits, then leaves level 1's route.
       await open('k:2', { reviewRoute: 'chat:finance' });
       const [first, second] = await interleaved(
+        db,
+        REVIEWS,
         (s) => s.escalateRoute('ten_a', 'k:2', { level: 1, route: 'workflow:controller', at: t(10), scheduleDueAt: null }),
         (s) => s.escalateRoute('ten_a', 'k:2', { level: 2, route: 'workflow:cfo', at: t(11), scheduleDueAt: null }),
       );

@@ -1,17 +1,16 @@
 /** The route dispatch outbox and callback signatures (routing capability) behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresRoutingStore } from '../../../companion/routing/postgres-store.ts';
 import { createSqliteRoutingStore } from '../../../companion/routing/sqlite-store.ts';
 import type { DispatchRow, NewDispatch, Resolution, RoutingStore } from '../../../companion/routing/store.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, interleaved, seedTenants } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const ROUTING: StoreFactories<RoutingStore> = { sqlite: createSqliteRoutingStore, postgres: createPostgresRoutingStore };
 const AT = '2025-01-01T00:00:00.000Z';
 const RUN_AT = Date.parse(AT);
 
 const t = (seconds: number) => new Date(Date.parse(AT) + seconds * 1000).toISOString();
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function dispatch(n: number, over: Partial<NewDispatch> = {}): NewDispatch {
   return {
@@ -64,16 +63,7 @@ const resolution = (decision: string, over: Partial<Resolution> = {}): Resolutio
 const SIG = (c: string) => c.repeat(64);
 
 describe.each(engines())('routing store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
 
   /** Sets a dispatch's job columns as the send queue would. */
   async function jobState(id: string, status: string, attempts: number, preparedAt: string | null = null): Promise<void> {
@@ -292,42 +282,6 @@ describe.each(engines())('routing store on $name', (engine) => {
   });
 
   if (engine.name === 'postgres') describe('concurrent companions on PostgreSQL', () => {
-    /** Resolves once a backend of this database waits for a lock another transaction holds. */
-    async function someoneWaitsForALock(): Promise<void> {
-      for (let i = 0; i < 400; i++) {
-        const [r] = await db.rows<{ n: number }>(
-          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        );
-        if (r && r.n > 0) return;
-        await sleep(10);
-      }
-      throw new Error('no transaction waited for the lock');
-    }
-
-    /** `first` in a transaction held open until `second`, in another, waits for its lock; both results. */
-    async function interleaved<A, B>(first: (s: RoutingStore) => Promise<A>, second: (s: RoutingStore) => Promise<B>): Promise<[A, B]> {
-      let entered!: () => void;
-      const firstDidIts = new Promise<void>((resolve) => (entered = resolve));
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const a = db.transaction(async (tx) => {
-        try {
-          return await first(tx.store(ROUTING));
-        } finally {
-          entered();
-          await released;
-        }
-      });
-      await firstDidIts;
-      const b = db.transaction(async (tx) => second(tx.store(ROUTING)));
-      try {
-        await someoneWaitsForALock();
-      } finally {
-        release();
-      }
-      return Promise.all([a, b]);
-    }
-
     it('resolves a dispatch once under two simultaneous final decisions', async () => {
       await db.store(ROUTING).insert(dispatch(1));
       const results = await Promise.all(
@@ -339,6 +293,8 @@ describe.each(engines())('routing store on $name', (engine) => {
 
       await db.store(ROUTING).insert(dispatch(2));
       const [first, second] = await interleaved(
+        db,
+        ROUTING,
         (s) => s.resolve('ten_a', 'fin:refund:2', t(10), resolution('approved')),
         (s) => s.resolve('ten_a', 'fin:refund:2', t(11), resolution('rejected')),
       );
@@ -347,6 +303,8 @@ describe.each(engines())('routing store on $name', (engine) => {
       await db.store(ROUTING).insert(dispatch(3));
       expect(
         await interleaved(
+          db,
+          ROUTING,
           (s) => s.resolve('ten_a', 'fin:refund:3', t(10), resolution('escalated')),
           (s) => s.resolve('ten_a', 'fin:refund:3', t(11), resolution('approved')),
         ),
@@ -357,6 +315,8 @@ describe.each(engines())('routing store on $name', (engine) => {
     it('does not retarget a dispatch a concurrent decision resolved', async () => {
       await db.store(ROUTING).insert(dispatch(1));
       const [resolved, retargeted] = await interleaved(
+        db,
+        ROUTING,
         (s) => s.resolve('ten_a', 'fin:refund:1', t(10), resolution('approved')),
         (s) => s.retarget(dispatch(2, { actionKey: 'fin:refund:1', target: 'cfo' })),
       );
@@ -377,6 +337,8 @@ describe.each(engines())('routing store on $name', (engine) => {
 
       expect(
         await interleaved(
+          db,
+          ROUTING,
           (s) => s.rememberSignature('ten_a', SIG('d'), t(1)),
           (s) => s.rememberSignature('ten_a', SIG('d'), t(2)),
         ),

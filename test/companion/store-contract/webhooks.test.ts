@@ -1,17 +1,16 @@
 /** The webhook outbox, subscriptions and signing keys behave the same on SQLite and PostgreSQL. */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresWebhookStore } from '../../../companion/webhooks/postgres-store.ts';
 import { createSqliteWebhookStore } from '../../../companion/webhooks/sqlite-store.ts';
 import type { DeliveryRow, NewDelivery, WebhookStore } from '../../../companion/webhooks/store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
-import { engines } from './engines.ts';
-import type { StoreFactories, TestDatabase } from './engines.ts';
+import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import type { StoreFactories } from './engines.ts';
 
 const WEBHOOKS: StoreFactories<WebhookStore> = { sqlite: createSqliteWebhookStore, postgres: createPostgresWebhookStore };
 const AT = '2025-01-01T00:00:00.000Z';
 /** 2025-01-01 in Unix ms: above 2^32, so a bigint column that came back as anything but a number shows. */
 const RUN_AT = 1735689600000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const delivery = (n: number, over: Partial<NewDelivery> = {}): NewDelivery => ({
   id: `evt_${String(n).padStart(4, '0')}`,
@@ -47,16 +46,7 @@ const stored = (d: NewDelivery): DeliveryRow => ({
 const key = (n: number) => sha256Hex(`signing key ${n}`);
 
 describe.each(engines())('webhook store on $name', (engine) => {
-  let db: TestDatabase;
-  beforeAll(() => engine.start(), 60_000);
-  afterAll(() => engine.stop());
-  beforeEach(async () => {
-    db = await engine.open();
-    for (const id of ['ten_a', 'ten_b']) {
-      await db.exec("INSERT INTO tenants (id, kind, display_name, created_at, updated_at) VALUES (?, 'sandbox', ?, ?, ?)", id, id, AT, AT);
-    }
-  });
-  afterEach(() => db.close());
+  const db = databasePerCase(engine, (fresh) => seedTenants(fresh, ['ten_a', 'ten_b'], AT));
 
   async function integration(tenantId: string, channel: string, target: string, enabled: boolean, config: object): Promise<void> {
     await db.exec(
@@ -67,6 +57,16 @@ describe.each(engines())('webhook store on $name', (engine) => {
   const hook = (events: string[], meter_thresholds?: number[]) => ({ url: 'https://hooks.example.com/x', events, ...(meter_thresholds ? { meter_thresholds } : {}) });
   async function setStatus(id: string, status: string): Promise<void> {
     await db.exec('UPDATE webhook_deliveries SET status = ? WHERE id = ?', status, id);
+  }
+  /**
+   * Deliveries 1..n of ten_a to 'ops', then n + 1 to its target 'other' and n + 2 of ten_b (which
+   * no query of ten_a's 'ops' may see), then the statuses given by delivery id.
+   */
+  async function seedDeliveries(webhooks: WebhookStore, n: number, statuses: Record<string, string>): Promise<void> {
+    for (let i = 1; i <= n; i++) await webhooks.insertDelivery(delivery(i));
+    await webhooks.insertDelivery(delivery(n + 1, { target: 'other' }));
+    await webhooks.insertDelivery(delivery(n + 2, { tenantId: 'ten_b' }));
+    for (const [id, status] of Object.entries(statuses)) await setStatus(id, status);
   }
 
   it('lists the enabled webhook targets of the tenant subscribed to an event, by target', async () => {
@@ -127,12 +127,7 @@ describe.each(engines())('webhook store on $name', (engine) => {
 
   it('lists deliveries newest first, filtered by status, paged by limit and offset', async () => {
     const webhooks = db.store(WEBHOOKS);
-    for (let n = 1; n <= 6; n++) await webhooks.insertDelivery(delivery(n));
-    await webhooks.insertDelivery(delivery(7, { target: 'other' }));
-    await webhooks.insertDelivery(delivery(8, { tenantId: 'ten_b' }));
-    await setStatus('evt_0002', 'delivered');
-    await setStatus('evt_0003', 'failed');
-    await setStatus('evt_0005', 'dead');
+    await seedDeliveries(webhooks, 6, { evt_0002: 'delivered', evt_0003: 'failed', evt_0005: 'dead' });
     const ids = async (q: Partial<Parameters<WebhookStore['listDeliveries']>[0]>) =>
       (await webhooks.listDeliveries({ tenantId: 'ten_a', target: 'ops', limit: 100, offset: 0, ...q })).map((r) => r.id);
     expect(await ids({})).toEqual(['evt_0006', 'evt_0005', 'evt_0004', 'evt_0003', 'evt_0002', 'evt_0001']);
@@ -151,24 +146,14 @@ describe.each(engines())('webhook store on $name', (engine) => {
   it('counts deliveries by status, every status present', async () => {
     const webhooks = db.store(WEBHOOKS);
     expect(await webhooks.countByStatus('ten_a', 'ops')).toStrictEqual({ pending: 0, delivered: 0, failed: 0, dead: 0 });
-    for (let n = 1; n <= 5; n++) await webhooks.insertDelivery(delivery(n));
-    await webhooks.insertDelivery(delivery(6, { target: 'other' }));
-    await webhooks.insertDelivery(delivery(7, { tenantId: 'ten_b' }));
-    await setStatus('evt_0001', 'delivered');
-    await setStatus('evt_0002', 'delivered');
-    await setStatus('evt_0003', 'dead');
+    await seedDeliveries(webhooks, 5, { evt_0001: 'delivered', evt_0002: 'delivered', evt_0003: 'dead' });
     expect(await webhooks.countByStatus('ten_a', 'ops')).toStrictEqual({ pending: 2, delivered: 2, failed: 0, dead: 1 });
     expect(await webhooks.countByStatus('ten_a', 'other')).toStrictEqual({ pending: 1, delivered: 0, failed: 0, dead: 0 });
   });
 
   it('finds the non-leased deliveries created in [from, to) with a status, by id', async () => {
     const webhooks = db.store(WEBHOOKS);
-    for (let n = 1; n <= 6; n++) await webhooks.insertDelivery(delivery(n));
-    await webhooks.insertDelivery(delivery(7, { target: 'other' }));
-    await webhooks.insertDelivery(delivery(8, { tenantId: 'ten_b' }));
-    await setStatus('evt_0002', 'dead');
-    await setStatus('evt_0003', 'failed');
-    await setStatus('evt_0004', 'dead');
+    await seedDeliveries(webhooks, 6, { evt_0002: 'dead', evt_0003: 'failed', evt_0004: 'dead' });
     await db.exec("UPDATE webhook_deliveries SET lease_owner = 'worker-1', lease_expires_at = ? WHERE id = 'evt_0005'", RUN_AT + 60_000);
     const from = '2025-01-01T00:00:02.000Z';
     const to = '2025-01-01T00:00:06.000Z';
