@@ -10,7 +10,7 @@ import type { RouteDeps } from '../deps.ts';
 import type { SealOutcome } from '../evidence/sealer.ts';
 import { gatePacks, getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';
-import { currentOverlay, overlayOfVersion } from '../policy/overlay.ts';
+import { currentOverlay } from '../policy/overlay.ts';
 import type { PolicyOverlay } from '../policy/policy-overlay.ts';
 import { GateRequest, GateResponse, verticalRequestSchema } from './schema.ts';
 import { sealGate } from './seal-gate.ts';
@@ -31,13 +31,11 @@ const DESCRIPTION =
 
 /**
  * The tenant's current policy overlay for the pack (interface-spec "What the service does" 3),
- * from memory on the embedded engine (policy/overlay.ts); a tenant without a policy gets the
- * pack's defaults. Its digest is committed as the seal's policy_digest. On PostgreSQL another
- * companion may append a version this process never hears of, so it is read every time.
+ * from memory where the engine allows it (policy/overlay.ts); a tenant without a policy gets the
+ * pack's defaults. Its digest is committed as the seal's policy_digest.
  */
 function overlayFor(deps: RouteDeps, tenantId: string, pack: GatePack): Promise<PolicyOverlay> {
-  if (deps.store.engine !== 'sqlite') return deps.store.policy.current(tenantId, pack.manifest.name).then(overlayOfVersion);
-  return currentOverlay(deps.store.policy, tenantId, pack.manifest.name);
+  return currentOverlay(deps.store, tenantId, pack.manifest.name);
 }
 
 /** 201 with the sealed body; a replay carries Idempotent-Replayed (draft-ietf-httpapi-idempotency-key-header). */

@@ -6,7 +6,7 @@
  * per request. The cache belongs to one store (a WeakMap keyed by it, so separate databases,
  * as in tests, never share entries). It is correct because one process owns the database
  * (DESIGN.md §2: an embedded SQLite file; on PostgreSQL, where several companions share one,
- * the gate reads the current version instead, gate/routes.ts) and every write of a policy version goes through
+ * the current version is read instead) and every write of a policy version goes through
  * policy/versions.ts, which drops the entry inside the transaction that appends the version,
  * so the next read after the commit reloads it. A miss caches its pending read at once: a read
  * still in flight when a version is appended is dropped with the entry instead of landing in
@@ -18,6 +18,7 @@ import { EMPTY_OVERLAY } from './policy-overlay.ts';
 import type { PolicyOverlay } from './policy-overlay.ts';
 import { overlayOf } from './document.ts';
 import type { PolicyDocument } from './document.ts';
+import type { Store } from '../store.ts';
 import type { PolicyStore, PolicyVersionRow } from './store.ts';
 
 /** Tenants × gate packs held at once; a miss costs one primary-key lookup. */
@@ -41,14 +42,17 @@ export function overlayOfVersion(row: PolicyVersionRow | undefined): PolicyOverl
   return row ? overlayOf(JSON.parse(row.document) as PolicyDocument, row.digest) : EMPTY_OVERLAY;
 }
 
-export function currentOverlay(store: PolicyStore, tenantId: string, policyPack: string): Promise<PolicyOverlay> {
-  const cache = cacheOf(store);
+export function currentOverlay(store: Pick<Store, 'engine' | 'policy'>, tenantId: string, policyPack: string): Promise<PolicyOverlay> {
+  // Only one process writes an embedded SQLite file. On PostgreSQL another companion may append
+  // a version this process never hears of, so the current one is read every time.
+  if (store.engine !== 'sqlite') return store.policy.current(tenantId, policyPack).then(overlayOfVersion);
+  const cache = cacheOf(store.policy);
   const key = keyOf(tenantId, policyPack);
   let overlay = cache.get(key);
   if (overlay) {
     cache.delete(key); // re-inserted below: a Map iterates in insertion order, oldest first
   } else {
-    const loading = store.current(tenantId, policyPack).then(overlayOfVersion);
+    const loading = store.policy.current(tenantId, policyPack).then(overlayOfVersion);
     // A failed read is not remembered: the next request asks again.
     loading.catch(() => {
       if (cache.get(key) === loading) cache.delete(key);

@@ -15,11 +15,10 @@
  * The statements are the engine's (./store.ts JobStore); every call runs in the transaction
  * it is handed, so a claim or an outcome commits together with what the caller writes.
  */
-import type { Stores } from '../../store.ts';
 import type { RetrySchedule } from './backoff.ts';
 import { retryDelayMs } from './backoff.ts';
 import { checkSpec } from './store.ts';
-import type { JobTableSpec } from './store.ts';
+import type { JobStore, JobTableSpec } from './store.ts';
 
 /** The columns a job table must have (above), as a row type the capability's row extends. */
 export interface JobRow<Done extends string = string> {
@@ -50,7 +49,9 @@ export interface ClaimedJob<Row> {
 export type FailOutcome = 'retrying' | 'dead' | 'lease_lost';
 
 /** What the queue's calls need of a transaction: the job statements. */
-type JobTx = Pick<Stores, 'jobs'>;
+interface JobTx {
+  readonly jobs: JobStore;
+}
 
 export class JobQueue<Row extends { id: string; attempt_count: number }> {
   readonly table: string;
