@@ -5,9 +5,6 @@ import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toL
 import type { BehindDbRow, EpochDbRow, LeafDbRow, LogDbRow, RecordLeafDbRow } from './rows.ts';
 import type { AnchoringStore } from './store.ts';
 
-// Where it stood before ./rows.ts (the tree tests read it from here).
-export { TENANT_LOG_UNSTORED_LEVELS } from './rows.ts';
-
 export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
   const putNode = db.prepare('INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)');

@@ -35,10 +35,6 @@ export class ConnectionLock {
   #token: object | undefined;
   readonly #context = new AsyncLocalStorage<object>();
 
-  get held(): boolean {
-    return this.#held;
-  }
-
   /** Runs `fn` holding the connection; callers queue in arrival order. */
   async hold<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#held) {

@@ -5,7 +5,8 @@
  * their records' attestation hashes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TENANT_LOG_UNSTORED_LEVELS, createSqliteAnchoringStore } from '../../companion/anchoring/sqlite-store.ts';
+import { createSqliteAnchoringStore } from '../../companion/anchoring/sqlite-store.ts';
+import { TENANT_LOG_UNSTORED_LEVELS } from '../../companion/anchoring/rows.ts';
 import type { AnchoringStore } from '../../companion/anchoring/store.ts';
 import { StoredTrees } from '../../companion/anchoring/stored-tree.ts';
 import { promised } from '../../companion/core/async-store.ts';
