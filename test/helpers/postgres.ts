@@ -17,16 +17,26 @@ export interface TestPostgres {
   stop(): void;
 }
 
-function binDir(): string {
+export interface StartPostgresOptions {
+  /**
+   * fsync and synchronous_commit on, as a production server runs: for benchmarks that compare
+   * durable commits with SQLite's. Off by default: tests need correctness, not the disk's speed.
+   */
+  durable?: boolean;
+}
+
+/** The newest installed server's bin directory, or undefined when Debian's postgresql is not installed. */
+export function postgresBinDir(): string | undefined {
   for (const version of fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort().reverse() : []) {
     const dir = `/usr/lib/postgresql/${version}/bin`;
     if (fs.existsSync(`${dir}/initdb`)) return dir;
   }
-  throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql: apt-get install postgresql');
+  return undefined;
 }
 
-export function startPostgres(): TestPostgres {
-  const bin = binDir();
+export function startPostgres(options: StartPostgresOptions = {}): TestPostgres {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql: apt-get install postgresql');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pg-'));
   const asRoot = process.getuid?.() === 0;
   const run = (tool: string, args: string[]) =>
@@ -34,7 +44,8 @@ export function startPostgres(): TestPostgres {
   if (asRoot) execFileSync('chown', ['postgres:', dir]);
   const data = path.join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`, 'start']);
+  const durability = options.durable ? '-c fsync=on -c synchronous_commit=on' : '-c fsync=off';
+  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} ${durability}`, 'start']);
   return {
     socketDir: dir,
     psql: (sql) => execFileSync('psql', ['-h', dir, '-U', 'postgres', '-d', 'postgres', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8', stdio: 'pipe' }),
