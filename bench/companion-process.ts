@@ -23,11 +23,12 @@ export interface RunningCompanion {
   stop(): Promise<void>;
 }
 
-export async function startCompanion(dataDir: string): Promise<RunningCompanion> {
+/** `env` adds to or overrides the process's environment, e.g. SVC_DATABASE_URL for PostgreSQL. */
+export async function startCompanion(dataDir: string, env: Record<string, string> = {}): Promise<RunningCompanion> {
   const probe = path.join(REPO_ROOT, 'bench', 'server-latency-probe.mjs');
   const child = spawn(process.execPath, ['--import', probe, '--import', 'tsx', 'companion/main.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const latencyWaiters: ((l: ServerLatency) => void)[] = [];
