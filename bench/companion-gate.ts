@@ -21,7 +21,8 @@ import { generateApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import type { WalSyncOptions } from '../companion/core/wal-sync.ts';
-import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
+import { closeDeps, openDeps, openSqliteDeps } from '../companion/deps.ts';
+import { signUpSandbox } from '../companion/account/signup.ts';
 import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion } from './companion-process.ts';
@@ -34,20 +35,33 @@ export const GATE_BODY = {
   law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
 };
 
-/** A production tenant (no sandbox cap) and its svc_live_ key, written through the stores. */
-export async function seedProductionTenant(dataDir: string): Promise<string> {
-  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger() });
-  const now = new Date().toISOString();
-  const tenantId = deps.ids.next('ten');
-  const key = generateApiKey('production');
-  await deps.store.transaction(async (tx) => {
-    deps.store.db
-      .prepare('INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)')
-      .run(tenantId, 'production', 'Benchmark tenant', now, now);
-    await tx.tenants.addApiKey({ id: deps.ids.next('key'), tenantId, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: now });
-  });
-  await deps.store.close();
-  return key.key;
+/**
+ * A production tenant (no sandbox cap) and its svc_live_ key, made as a person makes one: a
+ * sandbox signup, then the upgrade, through the stores only, so the same seed serves either
+ * engine (`databaseUrl` set: PostgreSQL, which it migrates on first use; else the data
+ * directory's SQLite file). On either engine it also leaves the production signing key in
+ * `dataDir` (keys/), activated in the database.
+ */
+export async function seedProductionTenant(dataDir: string, databaseUrl?: string): Promise<string> {
+  const env = { SVC_DATA_DIR: dataDir, ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl } : {}) };
+  const deps = await openDeps(loadConfig(env, []), { log: createMemoryLogger() });
+  try {
+    const { tenant } = await signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, `bench-${randomBytes(6).toString('hex')}@example.com`);
+    const at = new Date().toISOString();
+    const checkoutId = deps.ids.next('chk');
+    const owner = (await deps.store.account.getKeyPerson((await deps.store.tenants.listApiKeys(tenant.id))[0]!.id))!;
+    await deps.store.account.createCheckout({
+      id: checkoutId, tenantId: tenant.id, personId: owner.id, provider: 'local', providerRef: checkoutId,
+      status: 'verified', customerRef: null, createdAt: at, completedAt: null,
+    });
+    const key = generateApiKey('production');
+    const newKey = { id: deps.ids.next('key'), tenantId: tenant.id, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: at, personId: owner.id };
+    const outcome = await deps.store.account.upgradeToProduction({ tenantId: tenant.id, checkoutId, customerRef: null, provider: 'local', newKey, at });
+    if (outcome !== 'upgraded') throw new Error(`seeding the benchmark tenant: upgrade answered ${outcome}`);
+    return key.key;
+  } finally {
+    await closeDeps(deps);
+  }
 }
 
 function floors(): { crypto: Rate; cryptoInsert: Rate } {
@@ -79,7 +93,7 @@ function floors(): { crypto: Rate; cryptoInsert: Rate } {
   return { crypto, cryptoInsert };
 }
 
-interface LoadResult {
+export interface LoadResult {
   name: string;
   rate: number;
   p50: number;
@@ -88,7 +102,7 @@ interface LoadResult {
 }
 
 /** Keeps `concurrency` requests in flight for `durationMs`; bounded by maxRequests. */
-async function load(name: string, concurrency: number, durationMs: number, send: () => Promise<number>): Promise<LoadResult> {
+export async function load(name: string, concurrency: number, durationMs: number, send: () => Promise<number>): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   let sent = 0;
@@ -178,35 +192,23 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
   const apiKey = await seedProductionTenant(dataDir);
   const companion = await startCompanion(dataDir);
   try {
-    const { port } = new URL(companion.url);
     const body = Buffer.from(JSON.stringify(GATE_BODY));
     for (const c of [10, 50]) {
-      const agent = new http.Agent({ keepAlive: true, maxSockets: c });
-      const send = () =>
-        new Promise<number>((resolve) => {
-          const req = http.request(
-            { host: '127.0.0.1', port, path: '/v1/gate', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-key': apiKey } },
-            (res) => {
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
-            },
-          );
-          req.on('error', () => resolve(0));
-          req.end(body);
-        });
+      const client = nodeClient([companion.url], c, apiKey, body);
+      const send = client.send;
       await load('warm-up', c, 500, send);
       await companion.serverLatency();
       const before = await pipeline(companion.url);
       printLoad(await load(`HTTP on loopback, ${c} connections (node client)`, c, 4000, send), floor);
       printServerLatency(await companion.serverLatency());
       printPipeline(before, await pipeline(companion.url));
-      agent.destroy();
+      client.close();
     }
     // wrk (C, one thread) costs the server's machine far less than a Node client, so it shows
     // what the server itself sustains. Used when installed (Debian package wrk).
     if (hasWrk()) {
       for (const c of [10, 50]) {
-        printLoad(wrkLoad(companion.url, c, apiKey, body, () => void companion.serverLatency()), floor);
+        printLoad(wrkLoad([companion.url], c, apiKey, body, { afterWarmUp: () => void companion.serverLatency() }), floor);
         printServerLatency(await companion.serverLatency());
       }
     } else {
@@ -218,19 +220,49 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
   }
 }
 
-function hasWrk(): boolean {
+/**
+ * Gate requests over keep-alive connections from this process: `connections` sockets at most,
+ * spread in turn over `urls` (several companions behind one client, as a balancer would). With
+ * several keys, the n-th target pairs urls[n % urls] with keys[n % keys], as wrkLoad's threads do.
+ */
+export function nodeClient(urls: string[], connections: number, apiKeys: string | string[], body: Buffer): { send: () => Promise<number>; close: () => void } {
+  const keys = typeof apiKeys === 'string' ? [apiKeys] : apiKeys;
+  const n = Math.max(urls.length, keys.length);
+  const targets = Array.from({ length: n }, (_, i) => ({
+    port: new URL(urls[i % urls.length]!).port,
+    key: keys[i % keys.length]!,
+    agent: new http.Agent({ keepAlive: true, maxSockets: Math.ceil(connections / n) }),
+  }));
+  let next = 0;
+  const send = () =>
+    new Promise<number>((resolve) => {
+      const { port, key, agent } = targets[next++ % targets.length]!;
+      const req = http.request(
+        { host: '127.0.0.1', port, path: '/v1/gate', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service-key': key } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+  return { send, close: () => targets.forEach((t) => t.agent.destroy()) };
+}
+
+export function hasWrk(): boolean {
   return spawnSync('wrk', ['--version']).error === undefined;
 }
 
 /** Totals of the group-commit series on the companion's /metrics (ops/metrics.ts). */
-interface PipelineTotals {
+export interface PipelineTotals {
   batches: number;
   seals: number;
   commitSeconds: number;
   durableSeconds: number;
 }
 
-async function pipeline(url: string): Promise<PipelineTotals> {
+export async function pipeline(url: string): Promise<PipelineTotals> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   return {
@@ -253,27 +285,52 @@ function printPipeline(a: PipelineTotals, b: PipelineTotals): void {
 }
 
 /** The server's own request → response-finish times: what a client sees, less its own scheduling. */
-function printServerLatency(l: ServerLatency): void {
+export function printServerLatency(l: ServerLatency): void {
   line('  of which inside the server', `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms (${l.n} requests)`);
 }
 
-/** 2 s of warm-up, then 6 s measured, by wrk with `connections` keep-alive connections. */
-function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer, afterWarmUp: () => void): LoadResult {
+export interface WrkOptions {
+  /** wrk threads; each keeps connections/threads connections. Default: one, or one per url. */
+  threads?: number;
+  warmUpSeconds?: number;
+  seconds?: number;
+  /** Called between the warm-up and the measured run (to reset the server's own counters). */
+  afterWarmUp?: () => void;
+  name?: string;
+}
+
+/**
+ * By default 2 s of warm-up, then 6 s measured, by wrk with `connections` keep-alive
+ * connections. With several urls (companions on 127.0.0.1), wrk's threads take them in turn
+ * (a thread's connections all go to one), so the load splits evenly across them.
+ */
+export function wrkLoad(urls: string[], connections: number, apiKeys: string | string[], body: Buffer, options: WrkOptions = {}): LoadResult {
+  const { warmUpSeconds = 2, seconds = 6 } = options;
+  const keys = typeof apiKeys === 'string' ? [apiKeys] : apiKeys;
+  const threads = options.threads ?? Math.max(urls.length, keys.length);
   const script = path.join(os.tmpdir(), `svc-bench-wrk-${process.pid}.lua`);
+  const targets = urls.map((u) => `{ "127.0.0.1", "${new URL(u).port}" }`).join(', ');
   fs.writeFileSync(
     script,
     `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body.toString())}\n` +
-      `wrk.headers["Content-Type"] = "application/json"\nwrk.headers["X-Service-Key"] = "${apiKey}"\n` +
-      // Count non-201 answers so a failing run cannot pass for a fast one.
+      `wrk.headers["Content-Type"] = "application/json"\n` +
+      `local targets = { ${targets} }\nlocal keys = { ${keys.map((k) => JSON.stringify(k)).join(', ')} }\nlocal threads = {}\n` +
+      // The n-th thread (from 0) connects to targets[n % #targets] and sends keys[n % #keys];
+      // init runs in the thread before wrk formats the request it then repeats.
+      `function setup(thread)\n  local t = targets[#threads % #targets + 1]\n  thread.addr = wrk.lookup(t[1], t[2])[1]\n` +
+      `  thread:set("key", keys[#threads % #keys + 1])\n  table.insert(threads, thread)\nend\n` +
+      `function init(args) wrk.headers["X-Service-Key"] = key end\n` +
+      // Count non-201 answers so a failing run cannot pass for a fast one. Each thread runs
+      // its own Lua state, so done() (in the main state) sums the threads' counters.
       `errors = 0\nresponse = function(status) if status ~= 201 then errors = errors + 1 end end\n` +
-      `done = function() io.write("non201 " .. errors .. "\\n") end\n`,
+      `done = function() local n = 0 for _, t in ipairs(threads) do n = n + t:get("errors") end io.write("non201 " .. n .. "\\n") end\n`,
   );
-  const run = (seconds: number) =>
-    execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `${url}/v1/gate`], { encoding: 'utf8' });
+  const run = (s: number) =>
+    execFileSync('wrk', [`-t${threads}`, `-c${connections}`, `-d${s}s`, '--latency', '-s', script, `${urls[0]}/v1/gate`], { encoding: 'utf8' });
   try {
-    run(2);
-    afterWarmUp();
-    const out = run(6);
+    if (warmUpSeconds > 0) run(warmUpSeconds);
+    options.afterWarmUp?.();
+    const out = run(seconds);
     const ms = (label: string) => {
       const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
       if (!m) return NaN;
@@ -281,7 +338,7 @@ function wrkLoad(url: string, connections: number, apiKey: string, body: Buffer,
       return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
     };
     return {
-      name: `HTTP on loopback, ${connections} connections (wrk)`,
+      name: options.name ?? `HTTP on loopback, ${connections} connections (wrk)`,
       rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
       p50: ms('50%'),
       p99: ms('99%'),
