@@ -8,6 +8,7 @@ import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
 import { benchExports } from './exports.ts';
+import { benchGatePostgres } from './gate-postgres.ts';
 import { benchInput } from './input.ts';
 import { benchRouting } from './routing.ts';
 import { benchStorage } from './storage.ts';
@@ -15,7 +16,10 @@ import { benchWebhooks } from './webhooks.ts';
 
 const groups: Record<string, () => Promise<void>> = {
   core: benchEvidenceCore,
-  gate: benchCompanionGate,
+  gate: async () => {
+    await benchCompanionGate();
+    await benchGatePostgres();
+  },
   extension: benchExtensionLatency,
   input: benchInput,
   storage: benchStorage,
