@@ -11,10 +11,12 @@ export default defineConfig({
         test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**', 'test/console/**'], ...timeouts },
       },
       {
-        // API test files that drive the companion only through its API, run a second time on
-        // PostgreSQL (test/companion/helpers.ts: a database per test context on a server per
-        // process). The other API files also read the SQLite file itself; the store contract
-        // tests (test/companion/store-contract/) hold every store to both engines.
+        // The API test files, run a second time on PostgreSQL (test/companion/helpers.ts: a
+        // database per test context on a server per process). They reach the database only
+        // through the API, the capability stores and the context's engine-neutral sql() and
+        // storedBytes(). Of the files left out, some concern the SQLite engine itself (its file,
+        // WAL, checkpoints) and the others still read its file directly; the store contract tests
+        // (test/companion/store-contract/) hold every store to both engines.
         test: {
           name: 'api-on-postgres',
           include: [
@@ -25,6 +27,14 @@ export default defineConfig({
             'test/companion/packs.test.ts',
             'test/companion/request-bounds.test.ts',
             'test/companion/exports-records.test.ts',
+            'test/companion/gate.test.ts',
+            'test/companion/records.test.ts',
+            'test/companion/evidence.test.ts',
+            'test/companion/evidence-packets.test.ts',
+            'test/companion/idempotency.test.ts',
+            'test/companion/policy.test.ts',
+            'test/companion/account-sessions.test.ts',
+            'test/companion/reviews.test.ts',
           ],
           env: { SVC_TEST_DATABASE: 'postgres' },
           ...timeouts,

@@ -40,7 +40,8 @@ const sealRecords = async (key: string, n: number): Promise<any[]> => {
   expect(res.status).toBe(201);
   return res.body.results ?? res.body;
 };
-const counts = () => ctx.store.db.prepare('SELECT (SELECT count(*) FROM sealed_records) AS records, (SELECT coalesce(sum(actions_used), 0) FROM usage_counters) AS used, (SELECT count(*) FROM webhook_deliveries) AS events').get();
+const counts = async () =>
+  (await ctx.sql('SELECT (SELECT count(*) FROM sealed_records) AS records, (SELECT CAST(coalesce(sum(actions_used), 0) AS INTEGER) FROM usage_counters) AS used, (SELECT count(*) FROM webhook_deliveries) AS events'))[0];
 const fromB64 = (s: string) => Buffer.from(s, 'base64');
 const keyPem = (kid: string) => {
   const jwk = ctx.deps.keyring.jwks().keys.find((k) => k.kid === kid)!;
@@ -82,7 +83,7 @@ describe('seal bundles', () => {
   it('bundles a posted packet statelessly; refuses a tampered or foreign packet with 422', async () => {
     const key = await production();
     const [sealed] = await sealRecords(key, 1);
-    const before = counts();
+    const before = await counts();
     const res = await ctx.request('/evidence-packets/seal-bundle', { json: sealed.verify_request, key });
     expect(res.status).toBe(200);
     const files = Object.fromEntries(res.body.records[0].files.map((f: any) => [f.name, fromB64(f.content_base64)]));
@@ -95,7 +96,7 @@ describe('seal bundles', () => {
     expect(bad.body).toMatchObject({ code: 'seal_not_verified', failed_checks: ['packet_hash'] });
     const other = ctx.productionTenant().apiKey;
     expect((await ctx.request('/evidence-packets/seal-bundle', { json: sealed.verify_request, key: other })).status).toBe(422);
-    expect(counts()).toEqual(before); // nothing stored, nothing metered, no event
+    expect(await counts()).toEqual(before); // nothing stored, nothing metered, no event
   });
 
   it('verify-seal takes a packet or a bundle, and names the check a tampered file fails', async () => {
@@ -120,7 +121,7 @@ describe('seal bundles', () => {
       expect(res.body.failed_checks, file).toContain(check);
     }
     // Each failed authenticated verification is a verify.failed event (interface-spec Events).
-    const failedEvents = ctx.store.db.prepare("SELECT body FROM webhook_deliveries WHERE event = 'verify.failed' ORDER BY rowid").all() as { body: string }[];
+    const failedEvents = await ctx.sql<{ body: string }>("SELECT body FROM webhook_deliveries WHERE event = 'verify.failed' ORDER BY id");
     expect(failedEvents).toHaveLength(2);
     expect(JSON.parse(failedEvents[1]!.body)).toMatchObject({ action_key: sealed.action_key, vertical: 'eu-ai-act', failed_checks: ['signature'] });
     // An edited attestation or recipe fails too, with the check that catches it named.
@@ -153,7 +154,7 @@ describe('seal bundles', () => {
   it('batch of 100 as a tar: sha256sum -c, and every bundle verified by sha256sum and openssl; the zip holds the same files', async () => {
     const key = await production();
     const sealed = await sealRecords(key, 100);
-    const before = counts();
+    const before = await counts();
     const res = await ctx.app.request('/evidence-packets/seal-bundle/batch', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/x-tar', 'x-service-key': key },
@@ -173,7 +174,7 @@ describe('seal bundles', () => {
     // MANIFEST.json lists the same hashes sha256sum -c just checked.
     const sums = fs.readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8');
     expect(manifest.files.map((f: { path: string; sha256: string }) => `${f.sha256}  ${f.path}\n`).join('')).toBe(sums);
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
 
     const zip = await ctx.app.request('/evidence-packets/seal-bundle/batch', {
       method: 'POST',

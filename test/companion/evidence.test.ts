@@ -54,7 +54,7 @@ function request(auth: AuthContext, overrides: Partial<SealRequest> = {}): SealR
   };
 }
 
-const count = (table: string) => (ctx.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (table: string) => (await ctx.sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n;
 
 describe('sealer', () => {
   it('seals concurrent requests into one contiguous, hash-chained tenant log, every seal verifiable', async () => {
@@ -75,7 +75,7 @@ describe('sealer', () => {
     expect(await ctx.store.usage.usage(auth.tenantId)).toEqual({ actionsUsed: 25, creditsUsed: 0 });
     // No webhook target subscribes, so nothing is enqueued (interface-spec Events rule 1;
     // subscribed targets are covered in webhooks.test.ts).
-    expect(count('webhook_deliveries')).toBe(0);
+    expect(await count('webhook_deliveries')).toBe(0);
   });
 
   it('keeps the log contiguous when a seal in the middle of a batch is refused after its head was read', async () => {
@@ -91,7 +91,7 @@ describe('sealer', () => {
     expect(first.attestation.tenant_seq).toBe(0);
     expect(third.attestation.tenant_seq).toBe(1);
     expect(third.attestation.prev_attestation_hash).toBe(first.attestation_hash);
-    expect(count('sealed_records')).toBe(2);
+    expect(await count('sealed_records')).toBe(2);
   });
 
   it('keeps tenant logs apart', async () => {
@@ -114,7 +114,7 @@ describe('sealer', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const refused = (results[1] as PromiseRejectedResult).reason;
     expect(refused).toMatchObject({ status: 402, code: 'sandbox_allowance_exhausted' });
-    expect(count('sealed_records')).toBe(2);
+    expect(await count('sealed_records')).toBe(2);
     expect((await ctx.store.usage.usage(auth.tenantId)).actionsUsed).toBe(SANDBOX_ACTION_ALLOWANCE);
   });
 
@@ -124,12 +124,12 @@ describe('sealer', () => {
     const outcomes = await Promise.all(Array.from({ length: 20 }, () => ctx.deps.sealer.seal(request(auth, { idempotency: idem }))));
     expect(new Set(outcomes.map((o) => JSON.stringify(o.body))).size).toBe(1);
     expect(outcomes.filter((o) => !o.replayed)).toHaveLength(1);
-    expect(count('sealed_records')).toBe(1);
+    expect(await count('sealed_records')).toBe(1);
     expect((await ctx.store.usage.usage(auth.tenantId)).actionsUsed).toBe(1);
 
     const reused = ctx.deps.sealer.seal(request(auth, { idempotency: { ...idem, requestHash: sha256Hex('body-2') } }));
     await expect(reused).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
-    expect(count('sealed_records')).toBe(1);
+    expect(await count('sealed_records')).toBe(1);
   });
 });
 

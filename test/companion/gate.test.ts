@@ -12,7 +12,7 @@ import type { GatePackName } from '../../companion/packs/manifest.ts';
 import { gatePacks, getGatePack } from '../../companion/packs/registry.ts';
 import { freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
-import { countSealed, databaseBytes, gateBody, QUIET_CONTEXT, usageOf } from './pack-fixtures.ts';
+import { countSealed, gateBody, QUIET_CONTEXT, usageOf } from './pack-fixtures.ts';
 
 let ctx: TestContext;
 let key: string;
@@ -109,10 +109,10 @@ describe('POST /v1/gate: the sealed decision', () => {
   });
 
   it('answers 401 without an API key and stores nothing', async () => {
-    const before = countSealed(ctx);
+    const before = await countSealed(ctx);
     const res = await ctx.request('/v1/gate', { json: gateBody('law') });
     expect(res.status).toBe(401);
-    expect(countSealed(ctx)).toBe(before);
+    expect(await countSealed(ctx)).toBe(before);
   });
 });
 
@@ -191,15 +191,18 @@ describe('raw safety', () => {
     const secret = 'ZEBRA-7731 transfer the Hollis merger memo to opposing counsel';
     const redacted = 'QUOKKA-5512 [REDACTED] client said [REDACTED]';
     const sourceKey = 'wf-PANGOLIN-0042/step-3';
+    const actionKeys: string[] = [];
     for (const name of GATE_PACKS) {
       const res = await gate(gateBody(name, { proposed_action: secret, redacted_text: redacted, source_key: sourceKey }));
       expect(res.status).toBe(201);
+      actionKeys.push(res.body.action_key);
     }
     // A failed validation must not leak them into the log either.
     await gate({ ...gateBody('law', { proposed_action: secret, redacted_text: redacted }), unknown_field: 1 });
-    const files = databaseBytes(ctx);
-    expect(files.map((f) => f.file)).toContain('companion.db');
-    for (const { file, bytes } of files) {
+    const stored = await ctx.storedBytes();
+    // What is stored is searched: the records themselves are found there.
+    for (const actionKey of actionKeys) expect(stored.some(({ bytes }) => bytes.includes(Buffer.from(actionKey))), actionKey).toBe(true);
+    for (const { name: file, bytes } of stored) {
       for (const needle of ['ZEBRA-7731', 'Hollis merger', 'QUOKKA-5512', 'PANGOLIN-0042']) {
         expect(bytes.includes(Buffer.from(needle)), `${needle} in ${file}`).toBe(false);
       }
@@ -214,32 +217,32 @@ describe('idempotency and metering', () => {
     // A production tenant, so "metered once" covers credits as well as the action count.
     const { apiKey: key, tenantId } = ctx.productionTenant();
     const body = gateBody('medicine', { idempotency_key: 'retry-7f3a' });
-    const before = countSealed(ctx);
+    const before = await countSealed(ctx);
     const results = await Promise.all(Array.from({ length: 20 }, () => gate(body, key)));
     for (const r of results) expect(r.status).toBe(201);
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
     expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    expect(countSealed(ctx)).toBe(before + 1);
+    expect(await countSealed(ctx)).toBe(before + 1);
     const { idempotency_key: _k, ...payload } = body;
     const credits = estimateCredits(canonicalBytes(payload).length, getGatePack('medicine').manifest.rate).credits;
-    expect(usageOf(ctx, tenantId)).toEqual({ actions_used: 1, credits_used: credits });
+    expect(await usageOf(ctx, tenantId)).toEqual({ actions_used: 1, credits_used: credits });
 
     // A later retry, also through the vertical alias (same scope), replays the same body.
     const later = await gate(body, key, '/medicine/proposed-action');
     expect(later.text).toBe(results[0]!.text);
     expect(later.headers.get('idempotent-replayed')).toBe('true');
-    expect(countSealed(ctx)).toBe(before + 1);
+    expect(await countSealed(ctx)).toBe(before + 1);
   });
 
   it('answers 422 to the same key with a different body, and stores nothing', async () => {
     const first = await gate(gateBody('law', { idempotency_key: 'k-1' }));
     expect(first.status).toBe(201);
-    const before = countSealed(ctx);
+    const before = await countSealed(ctx);
     const reused = await gate(gateBody('law', { idempotency_key: 'k-1', proposed_action: 'something else' }));
     expect(reused.status).toBe(422);
     expect(reused.body.code).toBe('idempotency_key_reused');
-    expect(countSealed(ctx)).toBe(before);
-    expect(usageOf(ctx, tenantId).actions_used).toBe(1);
+    expect(await countSealed(ctx)).toBe(before);
+    expect((await usageOf(ctx, tenantId)).actions_used).toBe(1);
   });
 
   it('meters the pack rate per estimated 1,000-token block of the JCS payload, rounded up', async () => {
@@ -252,17 +255,17 @@ describe('idempotency and metering', () => {
     const prod = ctx.productionTenant();
     await gate(small, prod.apiKey);
     await gate(large, prod.apiKey);
-    const rows = ctx.store.db.prepare('SELECT pack, credits FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq').all(prod.tenantId);
+    const rows = await ctx.sql('SELECT pack, credits FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq', prod.tenantId);
     expect(rows).toEqual([
       { pack: 'education', credits: getGatePack('education').manifest.rate * 1 },
       { pack: 'defense', credits: getGatePack('defense').manifest.rate * 10 },
     ]);
-    expect(usageOf(ctx, prod.tenantId)).toEqual({
+    expect(await usageOf(ctx, prod.tenantId)).toEqual({
       actions_used: 2,
       credits_used: getGatePack('education').manifest.rate + getGatePack('defense').manifest.rate * 10,
     });
     // A sandbox action counts against the allowance and costs no credits.
     await gate(small);
-    expect(usageOf(ctx, tenantId)).toEqual({ actions_used: 1, credits_used: 0 });
+    expect(await usageOf(ctx, tenantId)).toEqual({ actions_used: 1, credits_used: 0 });
   });
 });

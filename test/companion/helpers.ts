@@ -1,6 +1,7 @@
 /**
  * A real companion for in-process tests: a fresh temporary data directory, a real SQLite file
- * with the real migrations, the real signing keys and the real app wiring (companion/deps.ts),
+ * (or, with SVC_TEST_DATABASE=postgres, a database of its own on a real PostgreSQL server) with
+ * the real migrations, the real signing keys and the real app wiring (companion/deps.ts),
  * driven through `app.request(...)`. No component of ours is mocked.
  */
 import fs from 'node:fs';
@@ -18,6 +19,7 @@ import type { MemoryLogger } from '../../companion/core/log.ts';
 import type { WalSyncOptions } from '../../companion/core/wal-sync.ts';
 import { closeDeps, openDeps, openSqliteDeps } from '../../companion/deps.ts';
 import type { AppDeps } from '../../companion/deps.ts';
+import type { PostgresStore } from '../../companion/postgres-store.ts';
 import type { SqliteStore } from '../../companion/store.ts';
 import { assertDescribed } from '../helpers/described-responses.ts';
 import { sharedPostgres } from '../helpers/postgres.ts';
@@ -63,6 +65,23 @@ export interface TestContext {
    * drives the real upgrade flow).
    */
   productionTenant(): { apiKey: string; tenantId: string };
+  /** The engine this context's database is on (SVC_TEST_DATABASE). */
+  engine: 'sqlite' | 'postgres';
+  /**
+   * One SQL statement on this context's database, whichever the engine: for the rows a test
+   * arranges or inspects that no store method answers. Written once for both engines: `?`
+   * placeholders (numbered for PostgreSQL), no rowid or pragma, and a CAST to INTEGER around
+   * sums (PostgreSQL's sum of a bigint is numeric, which the driver returns as a string).
+   * Rows come back as objects, BLOB and bytea both as Buffers; a statement that returns no
+   * rows answers [].
+   */
+  sql<T = Record<string, unknown>>(query: string, ...params: unknown[]): Promise<T[]>;
+  /**
+   * Everything the database holds, as bytes, for the tests that a value is never stored: on
+   * SQLite its files (the main file, the WAL and its index, so rows not yet checkpointed count);
+   * on PostgreSQL every row of every table, bytea as its raw bytes.
+   */
+  storedBytes(): Promise<{ name: string; bytes: Buffer }[]>;
   /** Stops lifecycle hooks, closes the database and removes the data directory. */
   close(): Promise<void>;
 }
@@ -142,6 +161,37 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     return { apiKey: key.key, tenantId };
   }
 
+  const store = deps.store as unknown as SqliteStore | PostgresStore;
+
+  async function sql<T>(query: string, ...params: unknown[]): Promise<T[]> {
+    // The driver's result is an array with the command's details attached: the rows alone.
+    if (store.engine === 'postgres') return [...(await store.sql.unsafe(numberedPlaceholders(query), params as never[]))] as T[];
+    // Through the store's connection lock, so it never runs inside a transaction in flight.
+    return store.withConnection((db) => {
+      const statement = db.prepare(query);
+      if (statement.reader) return statement.all(...params) as T[];
+      statement.run(...params);
+      return [];
+    });
+  }
+
+  async function storedBytes(): Promise<{ name: string; bytes: Buffer }[]> {
+    if (store.engine === 'sqlite') {
+      return fs
+        .readdirSync(dataDir)
+        .filter((f) => f.startsWith(path.basename(store.file)))
+        .map((f) => ({ name: f, bytes: fs.readFileSync(path.join(dataDir, f)) }));
+    }
+    const tables = await store.sql<{ name: string }[]>`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`;
+    const dumps = [];
+    for (const { name } of tables) {
+      const rows = await store.sql.unsafe(`SELECT * FROM "${name}"`);
+      const parts = rows.flatMap((row) => Object.values(row).map((v) => (Buffer.isBuffer(v) ? v : Buffer.from(typeof v === 'object' && v !== null && !(v instanceof Date) ? JSON.stringify(v) : String(v)))));
+      dumps.push({ name, bytes: Buffer.concat(parts) });
+    }
+    return dumps;
+  }
+
   return {
     dataDir,
     config,
@@ -153,6 +203,9 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     request,
     signup,
     productionTenant,
+    engine: store.engine,
+    sql,
+    storedBytes,
     async close() {
       await closeDeps(deps);
       if (ownsDir) {
@@ -161,6 +214,12 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
       }
     },
   };
+}
+
+/** `?` placeholders as PostgreSQL's $1, $2, …; a `?` inside a quoted literal stays. */
+function numberedPlaceholders(query: string): string {
+  let n = 0;
+  return query.replace(/'(?:[^']|'')*'|"[^"]*"|\?/g, (m) => (m === '?' ? `$${++n}` : m));
 }
 
 /** SVC_TEST_DATABASE=postgres runs the test contexts on PostgreSQL instead of SQLite. */

@@ -29,14 +29,14 @@ const gate = (idempotencyKey: string) =>
     },
   });
 
-const rows = () => ctx.store.db.prepare<[], { response: string; created_at: string }>('SELECT response, created_at FROM idempotency_keys').all();
-const sealed = () => ctx.store.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM sealed_records').get()!.n;
+const rows = () => ctx.sql<{ response: string; created_at: string }>('SELECT response, created_at FROM idempotency_keys');
+const sealed = async () => (await ctx.sql<{ n: number }>('SELECT count(*) AS n FROM sealed_records'))[0]!.n;
 
 describe('idempotency retention', () => {
   it('replays the first answer byte for byte from a compact row without the seal', async () => {
     const first = await gate('k-compact');
     expect(first.status).toBe(201);
-    const [row] = rows();
+    const [row] = await rows();
     expect(row!.response).not.toContain(first.body.evidence_packet.seal.signature);
     expect(row!.response.length).toBeLessThan(first.text.length / 2);
     const again = await gate('k-compact');
@@ -50,17 +50,17 @@ describe('idempotency retention', () => {
     const first = await gate('k-window');
     ctx.clock.advance((TTL_SECONDS - 1) * 1000);
     expect((await gate('k-window')).text).toBe(first.text);
-    const count = sealed();
+    const count = await sealed();
     ctx.clock.advance(2000);
     const later = await gate('k-window');
     expect(later.status).toBe(201);
     expect(later.body.action_key).not.toBe(first.body.action_key);
-    expect(sealed()).toBe(count + 1);
-    expect(rows()).toHaveLength(1);
+    expect(await sealed()).toBe(count + 1);
+    expect(await rows()).toHaveLength(1);
 
     await gate('k-other');
     ctx.clock.advance((TTL_SECONDS + 1) * 1000);
     await gate('k-fresh');
-    expect(rows().map((r) => r.created_at)).toEqual([ctx.clock.now().toISOString()]);
+    expect((await rows()).map((r) => r.created_at)).toEqual([ctx.clock.now().toISOString()]);
   });
 });

@@ -29,7 +29,7 @@ import { CLAIM_BOUNDARY } from '../../companion/packs/manifest.ts';
 import { getGatePack } from '../../companion/packs/registry.ts';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
-import { databaseBytes, gateBody, QUIET_CONTEXT } from './pack-fixtures.ts';
+import { gateBody, QUIET_CONTEXT } from './pack-fixtures.ts';
 
 const law = getGatePack('law');
 const sha = (v: unknown) => createHash('sha256').update(canonicalBytes(v)).digest('hex');
@@ -479,7 +479,7 @@ describe('through the real gate', () => {
     const needles = ['ZEBRA-7731', 'Hollis', 'Quokkason', 'Marmot', '123 F.3d', '987-65-4321', 'PANGOLIN-0042', 'opposing counsel', 'settlement offer'];
     const answer = res.text;
     for (const n of needles) expect(answer, n).not.toContain(n);
-    for (const { file, bytes } of databaseBytes(ctx)) {
+    for (const { name: file, bytes } of await ctx.storedBytes()) {
       for (const n of needles) expect(bytes.includes(Buffer.from(n)), `${n} in ${file}`).toBe(false);
     }
     const logged = JSON.stringify(ctx.log.entries);

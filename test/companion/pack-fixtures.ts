@@ -3,7 +3,6 @@
  * its rules (so an action type's manifest default shows through), and minimal record bodies.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import type { GatePackName } from '../../companion/packs/manifest.ts';
 import type { TestContext } from './helpers.ts';
 
@@ -55,21 +54,11 @@ export function recordBody(overrides: Record<string, unknown> = {}): Record<stri
   };
 }
 
-export function countSealed(ctx: TestContext): number {
-  return (ctx.store.db.prepare('SELECT count(*) AS n FROM sealed_records').get() as { n: number }).n;
+export async function countSealed(ctx: TestContext): Promise<number> {
+  return (await ctx.sql<{ n: number }>('SELECT count(*) AS n FROM sealed_records'))[0]!.n;
 }
 
-export function usageOf(ctx: TestContext, tenantId: string): { actions_used: number; credits_used: number } {
-  const row = ctx.store.db.prepare('SELECT actions_used, credits_used FROM usage_counters WHERE tenant_id = ?').get(tenantId) as
-    | { actions_used: number; credits_used: number }
-    | undefined;
+export async function usageOf(ctx: TestContext, tenantId: string): Promise<{ actions_used: number; credits_used: number }> {
+  const [row] = await ctx.sql<{ actions_used: number; credits_used: number }>('SELECT actions_used, credits_used FROM usage_counters WHERE tenant_id = ?', tenantId);
   return row ?? { actions_used: 0, credits_used: 0 };
-}
-
-/** Every byte the database holds on disk: the main file, its WAL and shared-memory index. */
-export function databaseBytes(ctx: TestContext): { file: string; bytes: Buffer }[] {
-  return fs
-    .readdirSync(ctx.dataDir)
-    .filter((f) => f.startsWith('companion.db'))
-    .map((f) => ({ file: f, bytes: fs.readFileSync(`${ctx.dataDir}/${f}`) }));
 }

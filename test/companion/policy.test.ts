@@ -24,7 +24,7 @@ const options = (pack: string, k = key) => ctx.request(`/tenant/policy/options?p
 const receipts = (pack: string, query = '', k = key) => ctx.request(`/tenant/policy/receipts?policy_pack=${pack}${query}`, { key: k });
 const gate = (body: unknown, k = key) => ctx.request('/v1/gate', { json: body, key: k });
 
-const policyRows = () => ctx.store.db.prepare('SELECT * FROM policy_versions ORDER BY tenant_id, policy_pack, version').all();
+const policyRows = () => ctx.sql('SELECT * FROM policy_versions ORDER BY tenant_id, policy_pack, version');
 
 /** Medicine samples: every action type once, plus two whose pack rules outrank any allow entry. */
 const MEDICINE_SAMPLES = [
@@ -99,8 +99,8 @@ describe('a fresh sandbox', () => {
 
 describe('POST /tenant/policy/preview', () => {
   it('predicts allow for exactly the allowlisted samples no pack rule holds back, and saves, seals and meters nothing', async () => {
-    const sealed = countSealed(ctx);
-    const usage = usageOf(ctx, tenantId);
+    const sealed = await countSealed(ctx);
+    const usage = await usageOf(ctx, tenantId);
     const res = await preview('medicine', { allow_action_types: ['phi-export', 'clinical-note-draft', 'discharge-summary-draft'] }, MEDICINE_SAMPLES);
     expect(res.status, res.text).toBe(200);
     expect(res.body.results.map((r: any) => r.candidate.decision)).toEqual(['allow', 'needs_review', 'needs_review', 'allow', 'needs_review', 'blocked', 'needs_review']);
@@ -134,9 +134,9 @@ describe('POST /tenant/policy/preview', () => {
     expect(res.body.candidate.document.allow_action_types).toEqual(['clinical-note-draft', 'discharge-summary-draft', 'phi-export']);
     // Samples are never echoed: only an index and the action type come back.
     expect(res.text).not.toContain('Draft the next step');
-    expect(countSealed(ctx)).toBe(sealed);
-    expect(usageOf(ctx, tenantId)).toEqual(usage);
-    expect(policyRows()).toEqual([]);
+    expect(await countSealed(ctx)).toBe(sealed);
+    expect(await usageOf(ctx, tenantId)).toEqual(usage);
+    expect(await policyRows()).toEqual([]);
   });
 
   it('validates samples with the gate’s own schema, naming each failing path, and refuses a sample of another pack', async () => {
@@ -204,12 +204,12 @@ describe('PUT /tenant/policy', () => {
   it('answers the current version unchanged (200, nothing sealed) for the same document, in any list order', async () => {
     const first = await put('law', { allow_action_types: ['contract-redline', 'court-filing'] });
     expect(first.status).toBe(201);
-    const sealed = countSealed(ctx);
+    const sealed = await countSealed(ctx);
     const again = await put('law', { allow_action_types: ['court-filing', 'contract-redline'], deny_action_types: [], review_routes: {} });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ ...first.body, changed: false });
-    expect(countSealed(ctx)).toBe(sealed);
-    expect(policyRows()).toHaveLength(1);
+    expect(await countSealed(ctx)).toBe(sealed);
+    expect(await policyRows()).toHaveLength(1);
 
     // Putting back an older document after a change is a change: a new version.
     await put('law', { allow_action_types: ['court-filing'] });
@@ -220,14 +220,14 @@ describe('PUT /tenant/policy', () => {
 
   it('appends versions and never edits one in place', async () => {
     await put('law', { allow_action_types: ['court-filing'], note: 'Filing pilot' });
-    const before = policyRows();
+    const before = await policyRows();
     await put('law', { allow_action_types: ['court-filing', 'contract-redline'] });
-    const after = policyRows();
+    const after = await policyRows();
     expect(after).toHaveLength(2);
     expect(after[0]).toEqual(before[0]);
-    expect(() => ctx.store.db.prepare("UPDATE policy_versions SET digest = ? WHERE version = 1").run('0'.repeat(64))).toThrow(/append-only/);
-    expect(() => ctx.store.db.prepare('DELETE FROM policy_versions').run()).toThrow(/append-only/);
-    expect(policyRows()).toEqual(after);
+    await expect(ctx.sql('UPDATE policy_versions SET digest = ? WHERE version = 1', '0'.repeat(64))).rejects.toThrow(/append-only/);
+    await expect(ctx.sql('DELETE FROM policy_versions')).rejects.toThrow(/append-only/);
+    expect(await policyRows()).toEqual(after);
   });
 
   it('keeps versions 1, 2, 3… chained when PUTs race', async () => {
@@ -266,7 +266,7 @@ describe('policy receipts', () => {
     const docs = [{ allow_action_types: ['court-filing'] }, { deny_action_types: ['court-filing'] }, { review_action_types: ['court-filing'], label: 'Back to review' }];
     const made = [];
     for (const d of docs) made.push((await put('law', d, k)).body);
-    expect(usageOf(ctx, prod.tenantId)).toEqual({ actions_used: 0, credits_used: 0 });
+    expect(await usageOf(ctx, prod.tenantId)).toEqual({ actions_used: 0, credits_used: 0 });
 
     const res = await receipts('law', '', k);
     expect(res.status).toBe(200);
@@ -353,14 +353,14 @@ const RAW_CASES: { rule: string; doc: Record<string, unknown>; path: string; val
 
 describe('raw material in a policy', () => {
   it.each(RAW_CASES)('is refused by rule $rule at $path with 422 raw_content_rejected, unquoted, and nothing is stored', async ({ rule, doc, path, value }) => {
-    const sealed = countSealed(ctx);
+    const sealed = await countSealed(ctx);
     const res = await put('law', doc);
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('raw_content_rejected');
     expect(res.body.errors).toContainEqual(expect.objectContaining({ in: 'body', path, code: `raw_material.${rule}` }));
     expect(res.text).not.toContain(value);
-    expect(policyRows()).toEqual([]);
-    expect(countSealed(ctx)).toBe(sealed);
+    expect(await policyRows()).toEqual([]);
+    expect(await countSealed(ctx)).toBe(sealed);
     // The preview refuses the same policy the same way, at the same path under /policy.
     const pre = await preview('law', doc, [gateBody('law')]);
     expect(pre.body.code).toBe('raw_content_rejected');
@@ -400,7 +400,7 @@ describe('policy validation', () => {
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('validation_failed');
     expect(res.body.errors.map((e: any) => e.path).sort()).toEqual(['/allow_action_types/1', '/review_routes/phi-export']);
-    expect(policyRows()).toEqual([]);
+    expect(await policyRows()).toEqual([]);
   });
 
   it('refuses an action type in both allow and deny (or review), a duplicate, and allowing what the pack blocks', async () => {
@@ -419,7 +419,7 @@ describe('policy validation', () => {
       ]),
     );
     expect(res.body.errors).toHaveLength(4);
-    expect(policyRows()).toEqual([]);
+    expect(await policyRows()).toEqual([]);
   });
 
   it('refuses a policy_pack in the body that is not the query’s, and a review route that is not <channel>:<target>', async () => {
@@ -443,7 +443,7 @@ describe('policy validation', () => {
       expect((await call('')).body.errors).toEqual([expect.objectContaining({ in: 'query', path: '/policy_pack' })]);
       expect((await call('?policy_pack=eu-ai-act')).status).toBe(422);
     }
-    expect(policyRows()).toEqual([]);
+    expect(await policyRows()).toEqual([]);
   });
 
   it('needs an API key', async () => {

@@ -8,7 +8,7 @@ import { payloadHash } from '../../shared/attestation.ts';
 import { getRecordPack, recordPacks } from '../../companion/packs/registry.ts';
 import { freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
-import { countSealed, databaseBytes, recordBody, sha256, usageOf } from './pack-fixtures.ts';
+import { countSealed, recordBody, sha256, usageOf } from './pack-fixtures.ts';
 
 let ctx: TestContext;
 let key: string;
@@ -70,14 +70,14 @@ describe('POST /v1/record', () => {
         expect(res.body.payload_retention).toEqual(RETENTION);
       }
     }
-    const rows = ctx.store.db.prepare("SELECT count(*) AS n FROM sealed_records WHERE kind = 'record' AND decision IS NULL AND review_route IS NULL").get() as { n: number };
-    expect(rows.n).toBe(8);
+    const [row] = await ctx.sql("SELECT count(*) AS n FROM sealed_records WHERE kind = 'record' AND decision IS NULL AND review_route IS NULL");
+    expect(row).toEqual({ n: 8 });
   });
 
   it('does not store metadata values (the tenant has not chosen to retain them), only their digest', async () => {
     const res = await record(recordBody({ metadata: { model: 'model-OKAPI-913', model_version: 'v-TAPIR-22' } }));
     expect(res.status).toBe(201);
-    for (const { file, bytes } of databaseBytes(ctx)) {
+    for (const { name: file, bytes } of await ctx.storedBytes()) {
       expect(bytes.includes(Buffer.from('OKAPI-913')), file).toBe(false);
       expect(bytes.includes(Buffer.from('TAPIR-22')), file).toBe(false);
     }
@@ -123,14 +123,14 @@ describe('raw content in source_payload or metadata: 422 raw_content_rejected, n
 
   for (const [name, overrides, paths] of cases) {
     it(name, async () => {
-      const before = countSealed(ctx);
+      const before = await countSealed(ctx);
       const res = await record(recordBody(overrides));
       expect(res.status).toBe(422);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(res.body.code).toBe('raw_content_rejected');
       expect(res.body.errors.map((e: any) => e.path).sort()).toEqual(paths);
-      expect(countSealed(ctx)).toBe(before);
-      expect(usageOf(ctx, tenantId).actions_used).toBe(0);
+      expect(await countSealed(ctx)).toBe(before);
+      expect((await usageOf(ctx, tenantId)).actions_used).toBe(0);
       // The refused value is never echoed back.
       expect(res.text).not.toContain('Dear Mr. Smith');
       expect(res.text).not.toContain(base64Blob.slice(0, 24));
@@ -139,7 +139,7 @@ describe('raw content in source_payload or metadata: 422 raw_content_rejected, n
 
   it('never writes the rejected content to the database files', async () => {
     await record(recordBody({ source_payload: { content_sha256: 'MARMOT-4471 confidential launch plan' } }));
-    for (const { file, bytes } of databaseBytes(ctx)) expect(bytes.includes(Buffer.from('MARMOT-4471')), file).toBe(false);
+    for (const { name: file, bytes } of await ctx.storedBytes()) expect(bytes.includes(Buffer.from('MARMOT-4471')), file).toBe(false);
   });
 });
 
@@ -162,21 +162,21 @@ describe('POST /v1/record/batch', () => {
       expect(r.idempotent_replayed).toBe(false);
     }
     expect(res.body.results[1].action_key).toMatch(/^ca-sb942:license-revoked:/);
-    expect(countSealed(ctx)).toBe(3);
+    expect(await countSealed(ctx)).toBe(3);
   });
 
   it('answers 422 batch_must_be_array to a wrapped object, and stores nothing', async () => {
     const res = await batch({ records: [recordBody()] });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('batch_must_be_array');
-    expect(countSealed(ctx)).toBe(0);
+    expect(await countSealed(ctx)).toBe(0);
   });
 
   it('answers 422 to an empty array and to more than 100 items', async () => {
     expect((await batch([])).body).toMatchObject({ status: 422, code: 'validation_failed' });
     const tooMany = await batch(Array.from({ length: 101 }, () => recordBody()));
     expect(tooMany.body).toMatchObject({ status: 422, code: 'validation_failed' });
-    expect(countSealed(ctx)).toBe(0);
+    expect(await countSealed(ctx)).toBe(0);
   });
 
   it('reports mixed good and bad items per index with each problem, recording only the good ones (200)', async () => {
@@ -198,8 +198,8 @@ describe('POST /v1/record/batch', () => {
     expect(raw1.problem.errors).toEqual([expect.objectContaining({ in: 'body', path: '/source_payload/content_sha256' })]);
     expect(bad3).toMatchObject({ index: 3, status: 'failed', problem: { code: 'validation_failed', errors: [expect.objectContaining({ path: '/event_type' })] } });
     expect(bad4).toMatchObject({ index: 4, status: 'failed', problem: { code: 'validation_failed', errors: [expect.objectContaining({ path: '' })] } });
-    expect(countSealed(ctx)).toBe(2);
-    expect(usageOf(ctx, tenantId).actions_used).toBe(2);
+    expect(await countSealed(ctx)).toBe(2);
+    expect((await usageOf(ctx, tenantId)).actions_used).toBe(2);
   });
 
   it('shares idempotency with the single endpoint: a repeated key inside a batch and later alone replays', async () => {
@@ -212,7 +212,7 @@ describe('POST /v1/record/batch', () => {
     const alone = await record(item);
     expect(alone.headers.get('idempotent-replayed')).toBe('true');
     expect(alone.body.action_key).toBe(a.action_key);
-    expect(countSealed(ctx)).toBe(1);
+    expect(await countSealed(ctx)).toBe(1);
   });
 });
 
@@ -223,8 +223,8 @@ describe('record idempotency', () => {
     for (const r of results) expect(r.status).toBe(201);
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
     expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    expect(countSealed(ctx)).toBe(1);
-    expect(usageOf(ctx, tenantId).actions_used).toBe(1);
+    expect(await countSealed(ctx)).toBe(1);
+    expect((await usageOf(ctx, tenantId)).actions_used).toBe(1);
   });
 
   it('answers 422 to the same key with a different body', async () => {
@@ -232,6 +232,6 @@ describe('record idempotency', () => {
     const reused = await record(recordBody({ idempotency_key: 'rec-2', occurred_at: '2024-12-31T00:00:00Z' }));
     expect(reused.status).toBe(422);
     expect(reused.body.code).toBe('idempotency_key_reused');
-    expect(countSealed(ctx)).toBe(1);
+    expect(await countSealed(ctx)).toBe(1);
   });
 });

@@ -16,7 +16,7 @@ import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
 import { INSIGHTS_TTL_MS } from '../../companion/reviews/sqlite-store.ts';
 import { createTestContext, freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
-import { databaseBytes, gateBody, recordBody, usageOf } from './pack-fixtures.ts';
+import { gateBody, recordBody, usageOf } from './pack-fixtures.ts';
 
 const HOUR = 3600_000;
 const WINDOW_MS = 72 * HOUR;
@@ -42,7 +42,7 @@ function reviewBody(actionKey: string, overrides: Record<string, unknown> = {}) 
 const review = (json: unknown, k = key) => ctx.request('/v1/reviews', { json, key: k });
 const board = (query = '', k = key) => ctx.request(`/active-manifest${query}`, { key: k });
 const record = (actionKey: string, k = key) => ctx.request(`/v1/records/${actionKey}`, { key: k });
-const receiptCount = () => (ctx.store.db.prepare("SELECT count(*) AS n FROM sealed_records WHERE kind = 'review'").get() as { n: number }).n;
+const receiptCount = async () => (await ctx.sql<{ n: number }>("SELECT count(*) AS n FROM sealed_records WHERE kind = 'review'"))[0]!.n;
 
 describe('an employee’s action pauses for review', () => {
   it('lists the paused action on the board, raw-safe, with age and expiry from the server clock', async () => {
@@ -183,7 +183,7 @@ describe('a reviewer’s decision is sealed and verifiable', () => {
     expect(receipt.body).toMatchObject({ kind: 'review', decision: 'approved', status: 'reviewed', reviewed_action_key: gate.action_key, reviewer: 'attorney-17' });
     expect(receipt.body.evidence_packet).toEqual(r.evidence_packet);
     // A receipt is not a new sealed action: the sandbox allowance counts the gate only.
-    expect(usageOf(ctx, tenantId).actions_used).toBe(1);
+    expect((await usageOf(ctx, tenantId)).actions_used).toBe(1);
   });
 
   it('signs a production tenant’s receipt with the production key', async () => {
@@ -194,7 +194,7 @@ describe('a reviewer’s decision is sealed and verifiable', () => {
     expect(res.body.evidence_packet.seal.dev_key).toBe(false);
     const v = await verifyEvidence(res.body.verify_request, trustedKeySet(ctx.deps.keyring.jwks()));
     expect(v).toMatchObject({ verified: true, key_status: 'active' });
-    expect(usageOf(ctx, prod.tenantId).credits_used).toBe((await record(gate.action_key, prod.apiKey)).body.credits);
+    expect((await usageOf(ctx, prod.tenantId)).credits_used).toBe((await record(gate.action_key, prod.apiKey)).body.credits);
   });
 
   it('rejects: final, and a later approval is refused', async () => {
@@ -238,7 +238,7 @@ describe('a reviewer’s decision is sealed and verifiable', () => {
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(retry.body).toEqual(first.body);
-    expect(receiptCount()).toBe(1);
+    expect(await receiptCount()).toBe(1);
   });
 });
 
@@ -251,14 +251,14 @@ describe('refusals', () => {
     expect(second.headers.get('content-type')).toBe('application/problem+json');
     expect(second.body).toMatchObject({ code: 'review_not_pending', review_status: 'approved', reviewed_action_key: gate.action_key, receipt_action_key: first.body.action_key });
     expect(second.body.detail).toContain('already approved by attorney-17');
-    expect(receiptCount()).toBe(1);
+    expect(await receiptCount()).toBe(1);
   });
 
   it('lets exactly one of two concurrent approvals win', async () => {
     const gate = await pause();
     const results = await Promise.all([review(reviewBody(gate.action_key, { reviewer: 'a' })), review(reviewBody(gate.action_key, { reviewer: 'b' }))]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
-    expect(receiptCount()).toBe(1);
+    expect(await receiptCount()).toBe(1);
     const winner = results.find((r) => r.status === 201)!;
     expect((await record(gate.action_key)).body.review).toMatchObject({ status: 'approved', reviewer: winner.body.reviewer, receipt_action_key: winner.body.action_key });
   });
@@ -297,7 +297,7 @@ describe('refusals', () => {
     const recorded = await review(reviewBody(rec.body.action_key, { pack: 'law' }));
     expect(recorded.status).toBe(409);
     expect(recorded.body.detail).toContain('is a record record, not a gate action');
-    expect(receiptCount()).toBe(0);
+    expect(await receiptCount()).toBe(0);
   });
 
   it("answers another tenant's action and an unknown key with 404, never 403", async () => {
@@ -323,20 +323,22 @@ describe('refusals', () => {
     const wrongPack = await review(reviewBody(gate.action_key, { pack: 'medicine' }));
     expect(wrongPack.status).toBe(422);
     expect(wrongPack.body.errors).toEqual([expect.objectContaining({ path: '/pack', message: expect.stringContaining('gated with the law pack') })]);
-    expect(receiptCount()).toBe(0);
+    expect(await receiptCount()).toBe(0);
   });
 });
 
 describe('unanswered reviews expire and fail closed', () => {
-  it('shows insights remembered for at most INSIGHTS_TTL_MS of service time, and at once after a review item changes', async () => {
+  it('shows insights remembered for at most INSIGHTS_TTL_MS of service time (on SQLite; read afresh on PostgreSQL), and at once after a review item changes', async () => {
     const gate = await pause();
     ctx.clock.advance(WINDOW_MS - 1);
     expect((await board()).body.insights).toMatchObject({ pending: 1, expired: 0 });
-    // Passing the deadline writes nothing: the remembered insights stand until their time is up.
+    // Passing the deadline writes nothing. The SQLite store's remembered insights stand until
+    // their time is up; the PostgreSQL store remembers none, since other companions write the
+    // same items (companion/reviews/postgres-store.ts), so the expiry shows at once there.
     ctx.clock.advance(2);
     const stale = (await board()).body;
     expect(stale.items).toEqual([]);
-    expect(stale.insights).toMatchObject({ pending: 1, expired: 0 });
+    expect(stale.insights).toMatchObject(ctx.engine === 'sqlite' ? { pending: 1, expired: 0 } : { pending: 0, expired: 1 });
     ctx.clock.advance(INSIGHTS_TTL_MS);
     expect((await board()).body.insights).toMatchObject({ pending: 0, expired: 1 });
     // A write to one of the tenant's items shows at once.
@@ -384,7 +386,7 @@ describe('unanswered reviews expire and fail closed', () => {
     // Touching it again refuses with the same receipt; nothing more is sealed.
     const again = await review(reviewBody(gate.action_key, { decision: 'escalated' }));
     expect(again.body).toMatchObject({ status: 409, review_status: 'expired', receipt_action_key: expiryKey });
-    expect(receiptCount()).toBe(1);
+    expect(await receiptCount()).toBe(1);
   });
 
   it('cannot be escalated past the window either: escalation does not extend it', async () => {
@@ -409,13 +411,13 @@ describe('unanswered reviews expire and fail closed', () => {
     expect((await record(a.action_key)).body.review.receipt_action_key).toMatch(/^law:review:/);
     expect((await record(b.action_key)).body.review.receipt_action_key).toMatch(/^law:review:/);
     expect((await record(fresh.action_key)).body.review.status).toBe('pending');
-    expect(receiptCount()).toBe(2);
+    expect(await receiptCount()).toBe(2);
 
     // A later sweep or a late review adds nothing for what is already settled.
     expect(await sweepExpiredReviews(ctx.deps)).toBe(0);
     const late = await review(reviewBody(a.action_key));
     expect(late.body).toMatchObject({ review_status: 'expired', receipt_action_key: (await record(a.action_key)).body.review.receipt_action_key });
-    expect(receiptCount()).toBe(2);
+    expect(await receiptCount()).toBe(2);
   });
 
   it('honours SVC_REVIEW_TIMEOUT_SECONDS', async () => {
@@ -443,8 +445,7 @@ describe('raw-safe storage', () => {
     expect(res.status).toBe(201);
     // The reason is committed through payload_hash: the reviewer's copy re-proves it.
     expect(res.body.payload_hash).toBe(payloadHash(reviewBody(gate.action_key, { decision: 'escalated', reason })));
-    ctx.store.db.pragma('wal_checkpoint(PASSIVE)');
-    for (const { file, bytes } of databaseBytes(ctx)) {
+    for (const { name: file, bytes } of await ctx.storedBytes()) {
       for (const secret of ['RAWSAFE-PROPOSAL-7Q', 'RAWSAFE-REASON-9Z', 'settlement floor', 'confirmed by phone']) {
         expect(bytes.includes(Buffer.from(secret)), `${secret} in ${file}`).toBe(false);
       }
