@@ -23,7 +23,7 @@ import { GATE_BODY, hasWrk, load, nodeClient, pipeline, seedProductionTenant, wr
 import type { LoadResult, PipelineTotals } from './companion-gate.ts';
 import { startCompanion } from './companion-process.ts';
 import type { RunningCompanion, ServerLatency } from './companion-process.ts';
-import { compare, line, median, section } from './harness.ts';
+import { line, median, section } from './harness.ts';
 
 const CONNECTIONS = 50;
 const ROUNDS = 3;
@@ -63,7 +63,7 @@ export async function benchGatePostgres(): Promise<void> {
     'set-up',
     `${os.cpus().length} cores shared by PostgreSQL (fsync=on, synchronous_commit=on, unix socket), the companions and ` +
       (wrk ? `wrk (-t${WRK_THREADS} -c${CONNECTIONS})` : 'the Node client in this process (wrk not installed: apt-get install wrk)') +
-      `; ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s, each figure the median round`,
+      `; ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s, each figure the median round, each ratio the median of the rounds' ratios`,
   );
   const dirs: string[] = [];
   const companions: RunningCompanion[] = [];
@@ -117,16 +117,13 @@ export async function benchGatePostgres(): Promise<void> {
       }
     }
 
-    const rate = (s: Setup) => median(s.rounds.map((r) => r.load.rate));
     const [sqlite, one, two, oneOfTwo, twoOfTwo] = setups as [Setup, Setup, Setup, Setup, Setup];
-    for (const setup of setups) printSetup(setup);
-    compare({ name: `${sqlite.name} (baseline)`, opsPerSec: rate(sqlite) }, ...setups.slice(1).map((s) => ({ name: s.name, opsPerSec: rate(s) })));
-    // Rounds ran back to back, so the ratios within one round see the same machine.
-    const perRound = (a: Setup, b: Setup) => a.rounds.map((r, i) => (r.load.rate / b.rounds[i]!.load.rate).toFixed(2)).join(', ');
-    line('two companions / one, on PostgreSQL', `${(rate(two) / rate(one)).toFixed(2)}x (rounds: ${perRound(two, one)})`);
-    line('one companion, PostgreSQL / SQLite', `${(rate(one) / rate(sqlite)).toFixed(2)}x (rounds: ${perRound(one, sqlite)})`);
-    line('two companions on PostgreSQL / one on SQLite', `${(rate(two) / rate(sqlite)).toFixed(2)}x (rounds: ${perRound(two, sqlite)})`);
-    line('two tenants: two companions (a tenant each) / one', `${(rate(twoOfTwo) / rate(oneOfTwo)).toFixed(2)}x (rounds: ${perRound(twoOfTwo, oneOfTwo)})`);
+    for (const setup of setups) printSetup(setup, setup === sqlite ? undefined : ratio(setup, sqlite));
+    const ratioLine = (label: string, r: Ratio) => line(label, `${r.median.toFixed(2)}x (rounds: ${r.rounds.map((x) => x.toFixed(2)).join(', ')})`);
+    ratioLine('two companions / one, on PostgreSQL, one tenant', ratio(two, one));
+    ratioLine('two companions (a tenant each) / one, on PostgreSQL, two tenants', ratio(twoOfTwo, oneOfTwo));
+    ratioLine('one companion, PostgreSQL / SQLite', ratio(one, sqlite));
+    ratioLine('two companions on PostgreSQL / one on SQLite', ratio(two, sqlite));
   } finally {
     await Promise.all(companions.map((c) => c.stop()));
     try {
@@ -189,6 +186,20 @@ async function measureRound(setup: Setup, wrk: boolean, warmUp: boolean): Promis
   };
 }
 
+interface Ratio {
+  median: number;
+  rounds: number[];
+}
+
+/**
+ * a's rate over b's, round by round: a round's set-ups ran seconds apart on the same machine,
+ * so a round's ratio cancels most of the drift between rounds; the median drops an outlier.
+ */
+function ratio(a: Setup, b: Setup): Ratio {
+  const rounds = a.rounds.map((r, i) => r.load.rate / b.rounds[i]!.load.rate);
+  return { median: median(rounds), rounds };
+}
+
 function sum(totals: PipelineTotals[]): PipelineTotals {
   return totals.reduce((a, b) => ({
     batches: a.batches + b.batches,
@@ -199,13 +210,14 @@ function sum(totals: PipelineTotals[]): PipelineTotals {
 }
 
 /** The set-up's median round (by rate): the client's figures, the servers' own, the group commits. */
-function printSetup(setup: Setup): void {
+function printSetup(setup: Setup, againstSqlite: Ratio | undefined): void {
   const sorted = [...setup.rounds].sort((a, b) => a.load.rate - b.load.rate);
   const r = sorted[sorted.length >> 1]!;
   const l = r.load;
   line(
     setup.name,
-    `${Math.round(l.rate).toLocaleString('en-US')} sealed/s, p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms` +
+    `${Math.round(l.rate).toLocaleString('en-US')} sealed/s (${againstSqlite ? `${againstSqlite.median.toFixed(2)}x one companion on SQLite` : 'baseline'}), ` +
+      `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms` +
       (l.errors ? `, ${l.errors} non-201 answers` : '') +
       ` (rounds: ${setup.rounds.map((x) => Math.round(x.load.rate).toLocaleString('en-US')).join(', ')}/s)`,
   );
