@@ -6,7 +6,7 @@
  * chain, sealed one at a time under its row lock whichever process seals them, so the same pair
  * also runs with two tenants, one sent to each companion: what two processes add when their
  * work does not meet on one chain. The set-ups take turns in rounds, so the machine's drift
- * hits them alike; each figure is the median round.
+ * hits them alike; each figure is the median round, each ratio the median of the rounds' own.
  *
  * The server is a throwaway one (test/helpers/postgres.ts: initdb into a temp dir, unix socket
  * only) with fsync and synchronous_commit on, so its commits are as durable as SQLite's
