@@ -51,6 +51,8 @@ describe.each(engines())('JobQueue on $name', (engine) => {
     await seed('a', 'b');
     const mine = await queue.claim(tx, 'w1', at(1000), 10_000, 10);
     expect(mine.map((j) => [j.row.id, j.attempt])).toEqual([['a', 1], ['b', 1]]);
+    // A leased row is due again when its lease runs out, so claims never read over it before.
+    expect(await row('a')).toMatchObject({ run_at: 11_000, lease_expires_at: 11_000 });
     expect(await queue.claim(tx, 'w2', at(5000), 10_000, 10)).toEqual([]);
     const theirs = await queue.claim(tx, 'w2', at(11_000), 10_000, 1);
     expect(theirs.map((j) => [j.row.id, j.attempt])).toEqual([['a', 2]]);
@@ -90,8 +92,9 @@ describe.each(engines())('JobQueue on $name', (engine) => {
     await seed('a');
     const [job] = await queue.claim(tx, 'w', at(0), 60_000, 1);
     expect(await queue.requeue(tx, ['a'], at(0))).toBe(0);
-    await queue.release(tx, job!);
-    expect(await row('a')).toMatchObject({ status: 'pending', attempt_count: 0, lease_owner: null });
+    await queue.release(tx, job!, at(500));
+    expect(await row('a')).toMatchObject({ status: 'pending', attempt_count: 0, lease_owner: null, run_at: 500 });
+    expect((await queue.claim(tx, 'w', at(500), 60_000, 1)).map((j) => j.row.id)).toEqual(['a']);
   });
 
   it('keeps tick receipts, pruning the oldest a thousand at a time', async () => {

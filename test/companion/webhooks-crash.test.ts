@@ -50,7 +50,10 @@ describe('webhook delivery across kill -9', () => {
     const after = rx.received.slice(5).map((r) => String(r.headers['x-service-id'])).sort();
     expect(after).toEqual(before);
 
-    const list = await (await call(second.url, '/tenant/integrations/webhook/ops/deliveries', { key })).json();
+    // The receiver's answers are stored a moment after it has seen the requests.
+    const deliveries = async () => (await (await call(second.url, '/tenant/integrations/webhook/ops/deliveries', { key })).json()) as { deliveries: { status: string }[] };
+    await until(async () => (await deliveries()).deliveries.every((d) => d.status === 'delivered'));
+    const list = await deliveries();
     expect(list.deliveries).toHaveLength(5);
     for (const d of list.deliveries) expect(d).toMatchObject({ status: 'delivered', attempt_count: 2, last_error: null });
   });

@@ -24,7 +24,7 @@ function statementsFor(q: JobTableSpec): Statements {
   // tables its condition reads (tenant_integrations).
   const due = claimableSql(t, q.claimableWhere).replace(/@now/g, '$2').replace(/@limit/g, '$5');
   return {
-    claim: `UPDATE ${t} SET lease_owner = $1, lease_expires_at = $3, attempt_count = attempt_count + 1, last_attempt_at = $4
+    claim: `UPDATE ${t} SET lease_owner = $1, lease_expires_at = $3, run_at = $3, attempt_count = attempt_count + 1, last_attempt_at = $4
             WHERE id IN (${due} FOR UPDATE OF j SKIP LOCKED)
             RETURNING *`,
     complete: `UPDATE ${t} SET status = '${q.doneStatus}', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, completed_at = $3
@@ -33,7 +33,7 @@ function statementsFor(q: JobTableSpec): Statements {
              lease_owner = NULL, lease_expires_at = NULL, last_error = $5,
              completed_at = CASE WHEN $3::boolean THEN $6 ELSE NULL END
            WHERE id = $1 AND lease_owner = $2`,
-    release: `UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
+    release: `UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, run_at = $3, attempt_count = attempt_count - 1
               WHERE id = $1 AND lease_owner = $2 AND attempt_count > 0`,
     requeue: `UPDATE ${t} SET status = 'pending', attempt_count = 0, run_at = $2, completed_at = NULL
               WHERE id = $1 AND lease_owner IS NULL`,
@@ -54,8 +54,8 @@ export function createPostgresJobStore(sql: Queryable): JobStore {
   return {
     async claim(q, { owner, now, until, at, limit }) {
       const rows = (await sql.unsafe(on(q).claim, [owner, now, until, at, limit])) as unknown as Claimed[];
-      // RETURNING follows no order: hand the rows out in claim order, as SQLite does.
-      return [...rows].sort((a, b) => a.run_at - b.run_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      // RETURNING follows no order: hand the rows out in id order, as SQLite does.
+      return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
     async complete(q, id, owner, at) {
       return (await sql.unsafe(on(q).complete, [id, owner, at])).count === 1;
@@ -63,8 +63,8 @@ export function createPostgresJobStore(sql: Queryable): JobStore {
     async fail(q, id, owner, o) {
       return (await sql.unsafe(on(q).fail, [id, owner, o.dead, o.runAt, o.error, o.at])).count === 1;
     },
-    async release(q, id, owner) {
-      await sql.unsafe(on(q).release, [id, owner]);
+    async release(q, id, owner, now) {
+      await sql.unsafe(on(q).release, [id, owner, now]);
     },
     async requeue(q, id, now) {
       return (await sql.unsafe(on(q).requeue, [id, now])).count === 1;

@@ -98,7 +98,7 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
     return dead ? 'dead' : 'retrying';
   }
 
-  release(tx: JobTx, job: ClaimedJob<Row>): Promise<void> {
-    return tx.jobs.release(this.#spec, job.row.id, job.owner);
+  release(tx: JobTx, job: ClaimedJob<Row>, now: Date): Promise<void> {
+    return tx.jobs.release(this.#spec, job.row.id, job.owner, now.getTime());
   }
 }

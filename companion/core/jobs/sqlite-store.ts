@@ -11,7 +11,7 @@ function prepareTable(db: Db, q: JobTableSpec) {
     // One statement: choosing rows and leasing them is atomic, so two workers never hold the
     // same row (SQLite serialises writers).
     claim: db.prepare<{ owner: string; now: number; until: number; at: string; limit: number }, JobRowBase>(
-      `UPDATE ${t} SET lease_owner = @owner, lease_expires_at = @until, attempt_count = attempt_count + 1, last_attempt_at = @at
+      `UPDATE ${t} SET lease_owner = @owner, lease_expires_at = @until, run_at = @until, attempt_count = attempt_count + 1, last_attempt_at = @at
        WHERE id IN (${claimableSql(t, q.claimableWhere)})
        RETURNING *`,
     ),
@@ -25,8 +25,8 @@ function prepareTable(db: Db, q: JobTableSpec) {
          completed_at = CASE WHEN @dead = 1 THEN @at ELSE NULL END
        WHERE id = @id AND lease_owner = @owner`,
     ),
-    release: db.prepare<{ id: string; owner: string }>(
-      `UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempt_count = attempt_count - 1
+    release: db.prepare<{ id: string; owner: string; now: number }>(
+      `UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, run_at = @now, attempt_count = attempt_count - 1
        WHERE id = @id AND lease_owner = @owner AND attempt_count > 0`,
     ),
     requeue: db.prepare<{ id: string; now: number }>(
@@ -52,8 +52,8 @@ export function createSqliteJobStore(db: Db): Sync<JobStore> {
     claim: (q, lease) => on(q).claim.all(lease),
     complete: (q, id, owner, at) => on(q).complete.run({ id, owner, at }).changes === 1,
     fail: (q, id, owner, o) => on(q).fail.run({ id, owner, dead: o.dead ? 1 : 0, runAt: o.runAt, error: o.error, at: o.at }).changes === 1,
-    release: (q, id, owner) => {
-      on(q).release.run({ id, owner });
+    release: (q, id, owner, now) => {
+      on(q).release.run({ id, owner, now });
     },
     requeue: (q, id, now) => on(q).requeue.run({ id, now }).changes === 1,
     recordTick(receipt, keep) {

@@ -32,17 +32,20 @@ export interface TickReceipt {
 
 export interface JobStore {
   /**
-   * Leases up to `limit` due rows (run_at <= now, no live lease, claimableWhere) to `owner`
-   * until `until`, in (run_at, id) order, raising attempt_count; returns them as leased. Two
-   * workers never lease the same row.
+   * Leases up to `limit` due rows (run_at <= now, no live lease, claimableWhere), taken in
+   * (run_at, id) order, to `owner` until `until`, raising attempt_count; returns them as leased,
+   * in id order. Two workers never lease the same row. A leased row's run_at becomes `until`:
+   * it is due again exactly when its lease runs out, and until then it sits past `now` in the
+   * due index, so a claim never reads over the rows in flight (they would otherwise stay at
+   * the front of the index and be skipped one by one by every claim).
    */
   claim(q: JobTableSpec, lease: { owner: string; now: number; until: number; at: string; limit: number }): Promise<JobRowBase[]>;
   /** Marks the row done; false when `owner` no longer holds it. */
   complete(q: JobTableSpec, id: string, owner: string, at: string): Promise<boolean>;
   /** Schedules the retry at `runAt`, or dead-letters it; false when `owner` no longer holds it. */
   fail(q: JobTableSpec, id: string, owner: string, outcome: { dead: boolean; runAt: number; error: string; at: string }): Promise<boolean>;
-  /** Hands a row back untried (shutdown): the attempt did not happen. */
-  release(q: JobTableSpec, id: string, owner: string): Promise<void>;
+  /** Hands a row back untried (shutdown), due at `now`: the attempt did not happen. */
+  release(q: JobTableSpec, id: string, owner: string, now: number): Promise<void>;
   /** Back to pending with a fresh retry plan, unless leased right now; false when it was. */
   requeue(q: JobTableSpec, id: string, now: number): Promise<boolean>;
   /** Stores a tick's receipt, keeping about the newest `keep` of its queue. */

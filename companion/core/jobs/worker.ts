@@ -66,6 +66,12 @@ interface Tick {
   resolve(receipt: TickReceipt): void;
 }
 
+/** Free slots taken for one claim, and when the claim began (its receipt's startedAt). */
+interface Slots {
+  free: number;
+  startedAt: Date;
+}
+
 interface Settled<Row> {
   job: ClaimedJob<Row>;
   outcome: JobOutcome;
@@ -128,30 +134,49 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
    * every job it claimed is stored (tests drive ticks directly and await this).
    */
   async tick(): Promise<TickReceipt> {
-    const { queue, clock, leaseMs } = this.#o;
-    const startedAt = clock.now();
-    // Slots being claimed count as taken, so two ticks at once never claim past concurrency.
-    const free = this.#concurrency - this.#inFlight.size - this.#claiming;
-    this.#claiming += Math.max(0, free);
+    const slots = this.#reserve();
     let jobs: ClaimedJob<Row>[];
     try {
-      jobs = free > 0 ? await this.#bookkeeping((tx) => queue.claim(tx, this.owner, startedAt, leaseMs, free)) : [];
-    } finally {
-      this.#claiming -= Math.max(0, free);
+      jobs = await this.#bookkeeping((tx) => this.#claim(tx, slots));
+    } catch (err) {
+      this.#claiming -= slots.free;
+      throw err;
     }
-    this.#lastTickAt = startedAt.toISOString();
+    return this.#start(slots, jobs);
+  }
+
+  /**
+   * Takes the free slots for a claim about to be made: slots being claimed count as taken
+   * until their jobs start, so two claims at once never take more than the concurrency.
+   */
+  #reserve(): Slots {
+    const free = Math.max(0, this.#concurrency - this.#inFlight.size - this.#claiming);
+    this.#claiming += free;
+    return { free, startedAt: this.#o.clock.now() };
+  }
+
+  #claim(tx: Tx, slots: Slots): Promise<ClaimedJob<Row>[]> {
+    return slots.free > 0 ? this.#o.queue.claim(tx, this.owner, slots.startedAt, this.#o.leaseMs, slots.free) : Promise.resolve([]);
+  }
+
+  /** Starts the jobs of a committed claim in its reserved slots; resolves as tick() does. */
+  #start(slots: Slots, jobs: ClaimedJob<Row>[]): Promise<TickReceipt> {
+    this.#claiming -= slots.free;
+    const { queue, leaseMs } = this.#o;
+    const startedAt = slots.startedAt.toISOString();
+    this.#lastTickAt = startedAt;
     const receipt: TickReceipt = {
       queue: queue.table,
       worker: this.owner,
-      startedAt: startedAt.toISOString(),
-      finishedAt: startedAt.toISOString(),
+      startedAt,
+      finishedAt: startedAt,
       claimed: jobs.length,
       succeeded: 0,
       retrying: 0,
       dead: 0,
       leaseLost: 0,
     };
-    if (jobs.length === 0) return receipt;
+    if (jobs.length === 0) return Promise.resolve(receipt);
     return new Promise((resolve) => {
       const controller = new AbortController();
       // Every attempt of the claim listens on this one signal (the HTTP client adds a listener each).
@@ -196,13 +221,18 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       clearTimeout(tick.deadline);
       this.#ticks.delete(tick);
     }
+    // The freed slots are refilled in the same transaction: one commit per batch of outcomes,
+    // not one for the outcomes and another for the claim.
+    const refill = this.#running ? this.#reserve() : undefined;
+    let claimed: ClaimedJob<Row>[] = [];
+    let claimError: unknown;
     let stored = false;
     try {
       await this.#bookkeeping(async (tx) => {
         const now = clock.now();
         for (const { job, outcome, tick } of batch) {
           if (this.#stopping && tick.controller.signal.aborted) {
-            await queue.release(tx, job); // stopped mid-attempt: hand it back untried
+            await queue.release(tx, job, now); // stopped mid-attempt: hand it back untried
             continue;
           }
           const result: StoredOutcome = outcome.ok ? ((await queue.complete(tx, job, now)) ? 'succeeded' : 'lease_lost') : await queue.fail(tx, job, outcome.error, now);
@@ -216,16 +246,18 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
           tick.receipt.finishedAt = now.toISOString();
           await tx.jobs.recordTick(tick.receipt, TICKS_KEPT);
         }
+        // In a savepoint: a failed claim must not take the outcomes down with it.
+        if (refill?.free) claimed = await tx.transaction((claim) => this.#claim(claim, refill)).catch((err: unknown) => ((claimError = err), []));
       });
       stored = true;
       this.#lastError = null;
+      if (claimError) this.#claimFailed(claimError);
     } catch (err) {
       // The database is gone (shutdown) or failing: the leases expire and the jobs run again.
       this.#lastError = err instanceof Error ? err.message : String(err);
       log.error('job outcomes not stored', { queue: queue.table, jobs: batch.length, ...errorFields(err) });
     }
-    // Refill the freed slots once the outcomes are stored (a claim takes its own transaction).
-    if (stored && this.#running) this.#tickInBackground();
+    if (refill) void this.#start(refill, stored ? claimed : []);
     if (stored) for (const tick of finished) tick.resolve(tick.receipt);
     for (const item of batch) item.done();
   }
@@ -257,11 +289,13 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       () => {
         this.#lastError = null;
       },
-      (err: unknown) => {
-        this.#lastError = err instanceof Error ? err.message : String(err);
-        this.#o.log.error('job tick failed', { queue: this.#o.queue.table, ...errorFields(err) });
-      },
+      (err: unknown) => this.#claimFailed(err),
     );
+  }
+
+  #claimFailed(err: unknown): void {
+    this.#lastError = err instanceof Error ? err.message : String(err);
+    this.#o.log.error('job tick failed', { queue: this.#o.queue.table, ...errorFields(err) });
   }
 
   #sleep(ms: number): Promise<void> {
