@@ -177,8 +177,8 @@ describe('the Stripe provider', () => {
     const s = await signIn(ctx, key);
     expect((await s.request('/account/billing-portal', { method: 'POST' })).body.reason).toBe('sandbox_tenant');
     // A production tenant whose customer Stripe does not know: the stand-in answers 404.
-    ctx.store.db.prepare("UPDATE tenants SET kind = 'production' WHERE id = ?").run(tenantId);
-    ctx.store.db.prepare("INSERT INTO tenant_billing VALUES (?, 'stripe', 'cus_unknown', 't')").run(tenantId);
+    await ctx.sql("UPDATE tenants SET kind = 'production' WHERE id = ?", tenantId);
+    await ctx.sql("INSERT INTO tenant_billing VALUES (?, 'stripe', 'cus_unknown', 't')", tenantId);
     stand.server.removeAllListeners('request');
     stand.server.on('request', (_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' });

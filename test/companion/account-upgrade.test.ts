@@ -114,7 +114,7 @@ describe('the upgrade on the local provider', () => {
   });
 
   it('the 402 at the end of the sandbox allowance points at the real upgrade route', async () => {
-    ctx.store.db.prepare('INSERT INTO usage_counters (tenant_id, actions_used, credits_used, updated_at) VALUES (?, 100, 0, ?) ON CONFLICT (tenant_id) DO UPDATE SET actions_used = 100').run(tenantId, '2025-01-01T00:00:00.000Z');
+    await ctx.sql('INSERT INTO usage_counters (tenant_id, actions_used, credits_used, updated_at) VALUES (?, 100, 0, ?) ON CONFLICT (tenant_id) DO UPDATE SET actions_used = 100', tenantId, '2025-01-01T00:00:00.000Z');
     const refused = await ctx.request('/v1/record', { json: recordBody(), key });
     expect(refused.status).toBe(402);
     expect(refused.body.sign_in).toEqual({ href: '/account/session', method: 'POST' });

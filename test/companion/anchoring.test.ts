@@ -170,7 +170,7 @@ describe('epochs', () => {
     const p = (await proofOf(onBoundary.action_key)).body;
     expect(p.epoch.epoch_seq).toBe(1);
     expect(p.epoch_header.header.period_start).toBe('2025-01-01T11:00:00.000Z');
-    const leaves = ctx.store.db.prepare('SELECT epoch_seq, tenant_size FROM epoch_leaves ORDER BY epoch_seq').all();
+    const leaves = await ctx.sql('SELECT epoch_seq, tenant_size FROM epoch_leaves ORDER BY epoch_seq');
     expect(leaves).toEqual([{ epoch_seq: 0, tenant_size: 1 }, { epoch_seq: 1, tenant_size: 2 }]);
   });
 
@@ -251,8 +251,8 @@ describe('epochs', () => {
     const packets = [await seal(), await seal(), await seal()];
     const tenantId = (await ctx.request('/tenant/usage', { key })).body.tenant_id;
     // As before migration 0005 ran: records, but no tree and no log row.
-    ctx.store.db.prepare('DELETE FROM merkle_nodes WHERE log_id = ?').run(tenantId);
-    ctx.store.db.prepare('DELETE FROM tenant_logs WHERE tenant_id = ?').run(tenantId);
+    await ctx.sql('DELETE FROM merkle_nodes WHERE log_id = ?', tenantId);
+    await ctx.sql('DELETE FROM tenant_logs WHERE tenant_id = ?', tenantId);
     const dataDir = ctx.dataDir;
     await ctx.deps.lifecycle.stop();
     const { createTestContext: again } = await import('./helpers.ts');

@@ -92,13 +92,15 @@ describe('problem+json', () => {
   });
 
   it('turns an unexpected failure into 500 internal_error without leaking it, and logs it', async () => {
-    ctx.store.db.close(); // the store now throws "The database connection is not open"
+    // The store now throws: SQLite's "The database connection is not open", the PostgreSQL
+    // driver's CONNECTION_ENDED.
+    await ctx.store.close();
     const res = await ctx.request('/signup/checkout', { json: { email: 'crash@example.com' } });
     expectProblem(res, 500, 'internal_error');
     expect(res.text).not.toMatch(/database|connection|stack|at .*\.ts/i);
     const logged = ctx.log.entries.find((e) => e.level === 'error');
     expect(logged?.fields.request_id).toBe(res.body.request_id);
-    expect(JSON.stringify(logged?.fields)).toMatch(/database connection is not open/);
+    expect(JSON.stringify(logged?.fields)).toMatch(ctx.engine === 'sqlite' ? /database connection is not open/ : /CONNECTION_ENDED/);
     expect(JSON.stringify(logged?.fields)).not.toContain('crash@example.com');
   });
 });

@@ -136,7 +136,7 @@ describe('document exports', () => {
 });
 
 describe('validation profiles, bindings and runs', () => {
-  const count = (table: string) => (ctx.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  const count = async (table: string) => (await ctx.sql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n;
 
   it('ships every vendored schema pinned by SHA-256, with its licence; the manifest re-reads the files', async () => {
     for (const p of SCHEMA_PROFILES) {
@@ -160,7 +160,7 @@ describe('validation profiles, bindings and runs', () => {
     const preview = await ctx.request('/tenant/exports/validation-schema-bindings/preview', { json: body, key });
     expect(preview.status).toBe(200);
     expect(preview.body).toMatchObject({ recorded: false, supersedes: null, binding: { binding_key: null, adapter_key: 'oscal-assessment-results' } });
-    expect(count('validation_schema_bindings')).toBe(0);
+    expect(await count('validation_schema_bindings')).toBe(0);
 
     const first = await ctx.request('/tenant/exports/validation-schema-bindings', { json: body, key });
     expect(first.status).toBe(201);
@@ -186,7 +186,7 @@ describe('validation profiles, bindings and runs', () => {
       expect(res.status, JSON.stringify(bad)).toBe(422);
       expect(res.body.errors.map((e: any) => e.path)).toEqual([field]);
     }
-    expect(count('validation_schema_bindings')).toBe(3);
+    expect(await count('validation_schema_bindings')).toBe(3);
     expect((await ctx.request('/tenant/exports/validation-schema-bindings?active_only=yes', { key })).status).toBe(422);
   });
 
@@ -197,18 +197,16 @@ describe('validation profiles, bindings and runs', () => {
     expect(run.body.run).toMatchObject({ validation_status: 'passed', error_count: 0, schema_profile_key: 'oscal-1.2.1-complete' });
     expect(run.body.run.export_digest).toBe(createHash('sha256').update(canonicalize(doc.body)).digest('hex'));
 
-    const rows = ctx.store.db.prepare('SELECT * FROM validation_runs').all() as Record<string, unknown>[];
+    const rows = await ctx.sql('SELECT * FROM validation_runs');
     expect(rows).toHaveLength(1);
     expect(Object.keys(rows[0]!).sort()).toEqual(
       ['adapter_key', 'binding_key', 'created_at', 'error_count', 'export_digest', 'export_kind', 'run_key', 'schema_digest', 'schema_profile_key', 'tenant_id', 'validation_status'].sort(),
     );
-    // Nothing of the document reached the database file or its WAL.
+    // Nothing of the document reached the database (SQLite: its file or WAL); the receipt did.
     const marker = doc.body['assessment-results'].results[0].uuid as string;
-    ctx.store.db.pragma('wal_checkpoint(TRUNCATE)');
-    for (const f of fs.readdirSync(ctx.dataDir).filter((n) => n.startsWith('companion.db'))) {
-      expect(fs.readFileSync(path.join(ctx.dataDir, f)).includes(marker), f).toBe(false);
-    }
-    expect(fs.readFileSync(path.join(ctx.dataDir, 'companion.db')).includes(run.body.run.export_digest)).toBe(true);
+    const stored = await ctx.storedBytes();
+    for (const { name, bytes } of stored) expect(bytes.includes(marker), name).toBe(false);
+    expect(stored.some(({ bytes }) => bytes.includes(run.body.run.export_digest))).toBe(true);
   });
 
   it('reports a failing export with its error count and names the missing catalog settings as blocking gaps', async () => {

@@ -76,6 +76,8 @@ export interface TestContext {
    * rows answers [].
    */
   sql<T = Record<string, unknown>>(query: string, ...params: unknown[]): Promise<T[]>;
+  /** Every table's rows, tables by name: to show that a request changed nothing stored. */
+  dump(): Promise<{ table: string; rows: Record<string, unknown>[] }[]>;
   /**
    * Everything the database holds, as bytes, for the tests that a value is never stored: on
    * SQLite its files (the main file, the WAL and its index, so rows not yet checkpointed count);
@@ -175,6 +177,17 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     });
   }
 
+  async function dump(): Promise<{ table: string; rows: Record<string, unknown>[] }[]> {
+    const tables = await sql<{ name: string }>(
+      store.engine === 'sqlite'
+        ? "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        : 'SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename',
+    );
+    const out = [];
+    for (const { name } of tables) out.push({ table: name, rows: await sql<Record<string, unknown>>(`SELECT * FROM "${name}"`) });
+    return out;
+  }
+
   async function storedBytes(): Promise<{ name: string; bytes: Buffer }[]> {
     if (store.engine === 'sqlite') {
       return fs
@@ -182,14 +195,11 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
         .filter((f) => f.startsWith(path.basename(store.file)))
         .map((f) => ({ name: f, bytes: fs.readFileSync(path.join(dataDir, f)) }));
     }
-    const tables = await store.sql<{ name: string }[]>`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`;
-    const dumps = [];
-    for (const { name } of tables) {
-      const rows = await store.sql.unsafe(`SELECT * FROM "${name}"`);
-      const parts = rows.flatMap((row) => Object.values(row).map((v) => (Buffer.isBuffer(v) ? v : Buffer.from(typeof v === 'object' && v !== null && !(v instanceof Date) ? JSON.stringify(v) : String(v)))));
-      dumps.push({ name, bytes: Buffer.concat(parts) });
-    }
-    return dumps;
+    const text = (v: unknown) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+    return (await dump()).map(({ table, rows }) => ({
+      name: table,
+      bytes: Buffer.concat(rows.flatMap((row) => Object.values(row).map((v) => (Buffer.isBuffer(v) ? v : Buffer.from(text(v)))))),
+    }));
   }
 
   return {
@@ -205,6 +215,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     productionTenant,
     engine: store.engine,
     sql,
+    dump,
     storedBytes,
     async close() {
       await closeDeps(deps);

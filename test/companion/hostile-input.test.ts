@@ -65,14 +65,11 @@ function operations(): Operation[] {
   return out;
 }
 
-function storeDigest(): string {
-  const db = ctx.store.db;
-  const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+async function storeDigest(): Promise<string> {
   const hash = createHash('sha256');
-  for (const { name } of tables) {
-    const rows = db.prepare(`SELECT * FROM "${name}"`).raw().all() as unknown[][];
+  for (const { table, rows } of await ctx.dump()) {
     const lines = rows.map((r) => JSON.stringify(r, (_k, v) => (Buffer.isBuffer(v) ? v.toString('hex') : v))).sort();
-    hash.update(`${name}\n${lines.join('\n')}\n`);
+    hash.update(`${table}\n${lines.join('\n')}\n`);
   }
   return hash.digest('hex');
 }
@@ -121,7 +118,7 @@ describe('hostile input over every route', () => {
   it('answers 4xx problem+json, changes nothing stored and logs no canary', async () => {
     const ops = operations();
     expect(ops.length).toBeGreaterThan(20);
-    const before = storeDigest();
+    const before = await storeDigest();
 
     for (const op of ops) {
       const where = `${op.method} ${op.path}`;
@@ -153,7 +150,7 @@ describe('hostile input over every route', () => {
     }
 
     expect(failures).toEqual([]);
-    expect(storeDigest()).toBe(before);
+    expect(await storeDigest()).toBe(before);
     const logged = JSON.stringify(ctx.log.entries);
     expect(logged).not.toContain(CANARY);
     expect(ctx.log.entries.filter((e) => e.level === 'error')).toEqual([]);
@@ -163,7 +160,7 @@ describe('hostile input over every route', () => {
 describe("the policy scanners' worst cases", () => {
   it.each(Object.entries(SCANNER_WORST_CASES))('refuses %s near the body limit, as a value and as a member name', async (_label, make) => {
     const big = make(MAX_BODY - 1024);
-    const before = storeDigest();
+    const before = await storeDigest();
     const asLabel = await ctx.request('/tenant/policy?policy_pack=law', { method: 'PUT', json: { label: big }, key: apiKey });
     expect(asLabel.status).toBe(422);
     expect(asLabel.body.code).toBe('raw_content_rejected');
@@ -171,6 +168,6 @@ describe("the policy scanners' worst cases", () => {
     const asName = await ctx.request('/tenant/policy/preview?policy_pack=law', { json: { policy: { [big]: 1 }, samples: [{}] }, key: apiKey });
     expect(asName.status).toBe(422);
     expect(asName.text.length).toBeLessThan(16_384);
-    expect(storeDigest()).toBe(before);
+    expect(await storeDigest()).toBe(before);
   });
 });

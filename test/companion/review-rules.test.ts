@@ -35,7 +35,7 @@ const putPolicy = (doc: unknown) => ctx.request('/tenant/policy?policy_pack=law'
 const review = (json: unknown, k = key) => ctx.request('/v1/reviews', { json, key: k });
 const record = (actionKey: string) => ctx.request(`/v1/records/${actionKey}`, { key });
 const insights = (query = '') => ctx.request(`/reviews/insights${query}`, { key });
-const receiptCount = () => (ctx.store.db.prepare("SELECT count(*) AS n FROM sealed_records WHERE kind = 'review'").get() as { n: number }).n;
+const receiptCount = async () => (await ctx.sql<{ n: number }>("SELECT count(*) AS n FROM sealed_records WHERE kind = 'review'"))[0]!.n;
 
 async function withRules(rules: unknown) {
   const res = await putPolicy({ review_rules: rules });
@@ -95,7 +95,7 @@ describe('review_rules in the policy document', () => {
         '/review_rules/proposed-action/remind_after_seconds',
       ].sort(),
     );
-    expect(ctx.store.db.prepare('SELECT count(*) AS n FROM policy_versions').get()).toEqual({ n: 0 });
+    expect(await ctx.sql('SELECT count(*) AS n FROM policy_versions')).toEqual([{ n: 0 }]);
   });
 });
 
@@ -117,11 +117,11 @@ describe('four-eyes: approvals from distinct reviewers', () => {
     const board = await ctx.request('/active-manifest', { key });
     expect(board.body.items).toEqual([expect.objectContaining({ action_key: action, status: 'pending', approvals: 1, approvals_required: 2 })]);
 
-    const sealed = receiptCount();
+    const sealed = await receiptCount();
     const again = await approve(action, 'attorney-17', { reason: 'still fine' });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ code: 'review_duplicate_approver', approvals: 1, approvals_required: 2, receipt_action_key: first.body.action_key });
-    expect(receiptCount()).toBe(sealed);
+    expect(await receiptCount()).toBe(sealed);
 
     const second = await approve(action, 'partner-3');
     expect(second.status).toBe(201);
@@ -146,7 +146,7 @@ describe('four-eyes: approvals from distinct reviewers', () => {
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
-    expect(receiptCount()).toBe(1);
+    expect(await receiptCount()).toBe(1);
   });
 
   it('one rejection closes the action rejected, even after an approval', async () => {
@@ -177,10 +177,7 @@ describe('four-eyes: approvals from distinct reviewers', () => {
     const answers = await Promise.all([approve(action, 'partner-3'), approve(action, 'partner-4')]);
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
     expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: 'review_not_pending', review_status: 'approved' });
-    const approvedReceipts = ctx.store.db
-      .prepare("SELECT count(*) AS n FROM review_receipts WHERE reviewed_action_key = ? AND decision = 'approved'")
-      .get(action) as { n: number };
-    expect(approvedReceipts.n).toBe(2);
+    expect(await ctx.sql("SELECT count(*) AS n FROM review_receipts WHERE reviewed_action_key = ? AND decision = 'approved'", action)).toEqual([{ n: 2 }]);
     expect((await record(action)).body.review).toMatchObject({ status: 'approved', approvals: 2 });
   });
 
@@ -209,12 +206,7 @@ describe('four-eyes: approvals from distinct reviewers', () => {
 });
 
 describe('reminders and escalation chains', () => {
-  const deliveries = () =>
-    ctx.store.db.prepare('SELECT event, event_key, body FROM webhook_deliveries WHERE tenant_id = ? ORDER BY event_key').all(tenantId) as {
-      event: string;
-      event_key: string;
-      body: string;
-    }[];
+  const deliveries = () => ctx.sql<{ event: string; event_key: string; body: string }>('SELECT event, event_key, body FROM webhook_deliveries WHERE tenant_id = ? ORDER BY event_key', tenantId);
 
   it('reminds once and takes each step once, across rounds and across reopening the database; events land in the outbox', async () => {
     const dataDir = makeTempDir();
@@ -235,8 +227,8 @@ describe('reminders and escalation chains', () => {
     ctx.clock.advance(MINUTE);
     expect(await runReviewSchedule(ctx.deps)).toBe(1);
     expect(await runReviewSchedule(ctx.deps)).toBe(0);
-    expect(deliveries().map((d) => d.event_key)).toEqual([`review.reminder:${action}`]);
-    expect(JSON.parse(deliveries()[0]!.body)).toMatchObject({
+    expect((await deliveries()).map((d) => d.event_key)).toEqual([`review.reminder:${action}`]);
+    expect(JSON.parse((await deliveries())[0]!.body)).toMatchObject({
       event: 'review.reminder',
       tenant: tenantId,
       action_key: action,
@@ -262,12 +254,12 @@ describe('reminders and escalation chains', () => {
     expect(await runReviewSchedule(ctx.deps)).toBe(1);
     expect(await runReviewSchedule(ctx.deps)).toBe(0);
 
-    expect(deliveries().map((d) => [d.event, d.event_key])).toEqual([
+    expect((await deliveries()).map((d) => [d.event, d.event_key])).toEqual([
       ['review.escalated', `review.escalated:${action}:1`],
       ['review.escalated', `review.escalated:${action}:2`],
       ['review.reminder', `review.reminder:${action}`],
     ]);
-    const steps = deliveries()
+    const steps = (await deliveries())
       .filter((d) => d.event === 'review.escalated')
       .map((d) => JSON.parse(d.body));
     expect(steps.map((s) => [s.escalation_level, s.from_route, s.review_route])).toEqual([
@@ -294,7 +286,7 @@ describe('reminders and escalation chains', () => {
     expect((await record(waiting)).body.review).toMatchObject({ escalation_level: 2, review_route: 'chat:managing-partner' });
     expect((await record(decided)).body.review).toMatchObject({ escalation_level: 0, reminded_at: null });
     // No webhook is subscribed: the steps are still taken, with no delivery rows.
-    expect(deliveries()).toEqual([]);
+    expect(await deliveries()).toEqual([]);
 
     const late = await pause();
     ctx.clock.advance(72 * HOUR);

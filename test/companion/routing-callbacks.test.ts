@@ -23,8 +23,8 @@ afterEach(async () => {
 const WF_PATH = () => `/integrations/callbacks/${t.tenantId}/workflow/privacy-office/review-decision`;
 const signedWorkflow = (raw: string, path = WF_PATH(), key = VALUES.ROUTING_TEST_CALLBACK) =>
   t.ctx.request(path, { method: 'POST', raw, headers: { 'content-type': 'application/json', 'x-service-signature': sha256Sig(key, raw) } });
-const snapshot = () =>
-  JSON.stringify(['sealed_records', 'review_items', 'route_dispatches'].map((table) => t.ctx.store.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all()));
+const snapshot = async () =>
+  JSON.stringify(await Promise.all(['sealed_records', 'review_items', 'route_dispatches'].map((table) => t.ctx.sql(`SELECT * FROM ${table} ORDER BY id`))));
 
 async function workflowSetup() {
   t = await routedTenant();
@@ -53,7 +53,7 @@ describe('POST …/workflow/{target}/review-decision', () => {
       via: 'callback',
       external_reference: { sys_id: '9d385017c611228701d22104cc95c371', number: 'SCTASK0010001' },
     });
-    expect(snapshot()).not.toContain('consent on file');
+    expect(await snapshot()).not.toContain('consent on file');
 
     // The receipt verifies like any other.
     const verify = await t.ctx.request('/v1/verify', { json: res.body.review.verify_request, key: t.key });
@@ -63,7 +63,7 @@ describe('POST …/workflow/{target}/review-decision', () => {
   it('refuses a wrong signature, a replayed request, and a decided action, changing nothing', async () => {
     const { dispatchKey } = await workflowSetup();
     const raw = JSON.stringify({ dispatch_key: dispatchKey, decision: 'rejected', reviewer: 'privacy-officer-3' });
-    const before = snapshot();
+    const before = await snapshot();
     const forged = await signedWorkflow(raw, WF_PATH(), 'not-the-callback-secret');
     expect(forged.status).toBe(401);
     expect(forged.body.code).toBe('callback_signature_invalid');
@@ -71,17 +71,17 @@ describe('POST …/workflow/{target}/review-decision', () => {
     expect(unsigned.status).toBe(401);
     // The route secret_ref does not sign callbacks when a callback_secret_ref is set.
     expect((await signedWorkflow(raw, WF_PATH(), VALUES.ROUTING_TEST_TOKEN)).status).toBe(401);
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
 
     expect((await signedWorkflow(raw)).status).toBe(201);
-    const after = snapshot();
+    const after = await snapshot();
     const replay = await signedWorkflow(raw);
     expect(replay.status).toBe(409);
     expect(replay.body.code).toBe('callback_replayed');
     const again = await signedWorkflow(JSON.stringify({ dispatch_key: dispatchKey, decision: 'approved', reviewer: 'someone-else' }));
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('review_not_pending');
-    expect(snapshot()).toBe(after);
+    expect(await snapshot()).toBe(after);
   });
 
   it("refuses another tenant's action, and another route's, with nothing changed", async () => {
@@ -91,7 +91,7 @@ describe('POST …/workflow/{target}/review-decision', () => {
     const foreign = await t.ctx.request('/v1/gate', { json: { pack: 'medicine', proposed_action: 'x', action_type: 'phi-export', context: { care_setting: 'outpatient', tool_id: 'ambient-scribe', phi_involved: false, tool_baa_status: 'baa-signed' } }, key: other.apiKey });
     expect(foreign.body.decision).toBe('needs_review');
     const law = await pauseLaw(t); // this tenant's action on its browser route
-    const before = snapshot();
+    const before = await snapshot();
 
     // Signed with this tenant's secret, naming the other tenant's action: not found here.
     const cross = await signedWorkflow(JSON.stringify({ action_key: foreign.body.action_key, decision: 'approved', reviewer: 'intruder' }));
@@ -103,8 +103,8 @@ describe('POST …/workflow/{target}/review-decision', () => {
     // An action of this tenant routed elsewhere (browser) is not this route's to decide.
     const elsewhere = await signedWorkflow(JSON.stringify({ action_key: law.action_key, decision: 'approved', reviewer: 'intruder' }));
     expect(elsewhere.status).toBe(404);
-    expect(snapshot()).toBe(before);
-    const items = t.ctx.store.db.prepare('SELECT status FROM review_items WHERE action_key IN (?, ?, ?)').all(foreign.body.action_key, gate.action_key, law.action_key);
+    expect(await snapshot()).toBe(before);
+    const items = await t.ctx.sql('SELECT status FROM review_items WHERE action_key IN (?, ?, ?)', foreign.body.action_key, gate.action_key, law.action_key);
     expect(items).toEqual([{ status: 'pending' }, { status: 'pending' }, { status: 'pending' }]);
   });
 
@@ -199,11 +199,11 @@ describe('chat callbacks (Slack v0 signed requests)', () => {
     const path = `/integrations/callbacks/${t.tenantId}/chat/legal-desk/review-decision`;
     const raw = JSON.stringify({ dispatch_key: dispatch.dispatch_key, decision: 'escalated', reviewer: 'U2CERLKJA', external_reference: { view_id: 'V0123', team_id: 'T1DC2JH3J' } });
     const old = nowSeconds(t.ctx) - 301;
-    const before = snapshot();
+    const before = await snapshot();
     const stale = await t.ctx.request(path, { method: 'POST', raw, headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(old), 'x-slack-signature': slackSig(VALUES.ROUTING_TEST_SLACK_SIGNING, old, raw) } });
     expect(stale.status).toBe(401);
     expect(stale.body.code).toBe('callback_stale');
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
 
     const ts = nowSeconds(t.ctx);
     const res = await t.ctx.request(path, { method: 'POST', raw, headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSig(VALUES.ROUTING_TEST_SLACK_SIGNING, ts, raw) } });

@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 const outbox = (query = '') => t.ctx.request(`/routing/outbox${query}`, { key: t.key });
-const dispatchRows = () => t.ctx.store.db.prepare('SELECT * FROM route_dispatches').all() as { id: string; status: string }[];
+const dispatchRows = () => t.ctx.sql<{ id: string; status: string }>('SELECT * FROM route_dispatches ORDER BY id');
 async function drain(): Promise<number> {
   let claimed = 0;
   for (let i = 0; i < 20; i++) {
@@ -36,7 +36,7 @@ describe('PUT /tenant/integrations/{chat|workflow}/{target}', () => {
   it('answers a bad setup with 422 naming every failing field and leaves the target unchanged', async () => {
     t = await routedTenant();
     await putRoute(t, 'chat', 'legal-desk', { enabled: true, config: { channel_id: 'C0123456789', callback_secret_ref: SECRETS.slack }, secret_ref: SECRETS.token });
-    const before = t.ctx.store.db.prepare('SELECT * FROM tenant_integrations').all();
+    const before = await t.ctx.sql('SELECT * FROM tenant_integrations ORDER BY channel, target');
     const cases: [string, unknown, string[]][] = [
       ['chat', { enabled: true, config: {} }, ['/config/channel_id', '/secret_ref']],
       ['chat', { enabled: true, config: { channel_id: 'C1', signing_secret_ref: 'xoxb-raw-token-material' }, secret_ref: SECRETS.token }, ['/config/signing_secret_ref']],
@@ -54,7 +54,7 @@ describe('PUT /tenant/integrations/{chat|workflow}/{target}', () => {
       expect(res.body.errors.map((e: { path: string }) => e.path).sort(), JSON.stringify(body)).toEqual(paths.sort());
       expect(res.text).not.toContain('xoxb-raw-token-material');
     }
-    expect(t.ctx.store.db.prepare('SELECT * FROM tenant_integrations').all()).toEqual(before);
+    expect(await t.ctx.sql('SELECT * FROM tenant_integrations ORDER BY channel, target')).toEqual(before);
   });
 
   it('reports readiness: disabled, incomplete, waiting on secret resolution, ready for an explicit operator send; never a value', async () => {
@@ -125,7 +125,7 @@ describe('route dispatch on needs_review', () => {
     await putRoute(t, 'workflow', 'privacy-office', { enabled: false, config: {} });
     await pauseMedicineExport(t);
     await pauseLaw(t); // browser:supervising-attorney
-    expect(dispatchRows()).toEqual([]);
+    expect(await dispatchRows()).toEqual([]);
   });
 
   it('deliver and process prepare payloads and post nothing: the stand-in sees zero connections without the external-send flag', async () => {
@@ -286,18 +286,18 @@ describe('escalation chains reach the next route', () => {
     });
     expect(policy.status, policy.text).toBe(201);
     const paused = await pauseLaw(t);
-    const [before] = dispatchRows() as unknown as { id: string; target: string; body: string }[];
+    const [before] = (await dispatchRows()) as unknown as { id: string; target: string; body: string }[];
     expect(before).toMatchObject({ target: 'legal-desk', status: 'pending' });
     expect(await t.ctx.request(`/routing/outbox/${before!.id}/deliver`, { method: 'POST', key: t.key })).toMatchObject({ status: 200 });
 
     const round = () => runReviewSchedule({ ...t.ctx.deps, onEscalated: t.ctx.deps.routing.onEscalated });
     t.ctx.clock.advance(3600 * 1000 - 1);
     expect(await round()).toBe(0);
-    expect(dispatchRows()).toEqual([expect.objectContaining({ id: before!.id, target: 'legal-desk' })]);
+    expect(await dispatchRows()).toEqual([expect.objectContaining({ id: before!.id, target: 'legal-desk' })]);
     t.ctx.clock.advance(1);
     expect(await round()).toBe(1);
 
-    const after = dispatchRows() as unknown as { id: string; target: string; status: string; prepared_at: string | null; attempt_count: number; body: string }[];
+    const after = (await dispatchRows()) as unknown as { id: string; target: string; status: string; prepared_at: string | null; attempt_count: number; body: string }[];
     expect(after).toEqual([expect.objectContaining({ id: before!.id, target: 'general-counsel', status: 'pending', prepared_at: null, attempt_count: 0 })]);
     const body = JSON.parse(after[0]!.body);
     expect(body).toMatchObject({ dispatch_key: before!.id, action_key: paused.action_key, review_route: 'workflow:general-counsel', raw_content_stored: false });
