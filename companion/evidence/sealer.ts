@@ -156,6 +156,8 @@ export class Sealer {
   #scheduled = false;
   /** Committed batches waiting for their fsync. */
   #syncing = 0;
+  /** A batch's transaction is open: the next batch waits for it to end. */
+  #transacting = false;
   #idle: (() => void)[] = [];
 
   constructor(deps: SealerDeps) {
@@ -183,7 +185,11 @@ export class Sealer {
   }
 
   #schedule(): void {
-    if (this.#scheduled) return;
+    // One batch transaction at a time: where a transaction waits for the database (PostgreSQL,
+    // whose commit is also its flush to disk), requests arriving meanwhile gather into the next
+    // batch instead of opening transactions of their own that would queue on the same tenant
+    // locks. On SQLite a batch's transaction ends within the turn that opened it.
+    if (this.#scheduled || this.#transacting) return;
     this.#scheduled = true;
     // setImmediate runs after the current I/O phase: every request parsed in this turn of the
     // event loop joins the same transaction.
@@ -201,6 +207,7 @@ export class Sealer {
     const { store } = this.#deps;
     // Counted from here, so drain() also waits for a batch whose transaction is still open.
     this.#syncing++;
+    this.#transacting = true;
     try {
       // Each tenant's log head is read once per batch, then carried from seal to seal.
       const heads = new Map<string, LogHead | undefined>();
@@ -215,12 +222,14 @@ export class Sealer {
         }
       }, { sync: 'deferred' });
     } catch (error) {
+      this.#transacting = false;
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
       for (const item of batch) item.reject(error instanceof DurabilityError ? notDurable(error) : error);
       this.#syncing--;
       this.#afterFlush();
       return;
     }
+    this.#transacting = false;
     const committedSeconds = (performance.now() - started) / 1000;
     // The next batch may be sealed while this one's fsync runs; its answers wait for it.
     (store.durable() ?? Promise.resolve()).then(
