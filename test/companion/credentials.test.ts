@@ -1,8 +1,9 @@
 /**
  * Credentials across processes (interface-spec Authentication 1): a revoked key stops working
  * on the very next request in every process that has it cached, and a credential the service
- * cannot read is refused even beside a valid one. Two app instances on one database file stand
- * in for two processes; a third, raw connection stands in for any other writer.
+ * cannot read is refused even beside a valid one. Two app instances on one database stand in
+ * for two processes; a raw connection (on PostgreSQL, one of the other instance's) stands in for
+ * any other writer.
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
@@ -43,11 +44,16 @@ describe('revocation', () => {
   it('is seen when any other connection revokes the key with plain SQL', async () => {
     const { apiKey, tenantId } = await a.signup();
     expect((await keysOf(a, apiKey)).status).toBe(200);
-    const other = new Database(path.join(a.dataDir, 'companion.db'));
-    try {
-      other.prepare("UPDATE api_keys SET status = 'revoked', revoked_at = '2025-01-02T00:00:00.000Z' WHERE tenant_id = ?").run(tenantId);
-    } finally {
-      other.close();
+    const revoke = "UPDATE api_keys SET status = 'revoked', revoked_at = '2025-01-02T00:00:00.000Z' WHERE tenant_id = ?";
+    if (a.engine === 'sqlite') {
+      const other = new Database(path.join(a.dataDir, 'companion.db'));
+      try {
+        other.prepare(revoke).run(tenantId);
+      } finally {
+        other.close();
+      }
+    } else {
+      await b.sql(revoke, tenantId); // on PostgreSQL, a connection of the other instance's pool
     }
     expect((await keysOf(a, apiKey)).status).toBe(401);
   });

@@ -65,17 +65,19 @@ describe('PUT /tenant/integrations/webhook/{target}', () => {
     expect(again.body.signing_secret).toBeUndefined();
     expect(again.body.config.events).toEqual(['record.sealed', 'verify.failed']);
 
-    const stored = ctx.store.db.prepare('SELECT key FROM webhook_signing_keys').all() as { key: string }[];
+    const stored = await ctx.sql('SELECT key FROM webhook_signing_keys');
     expect(stored).toEqual([{ key: createHash('sha256').update(`service-webhook-signing:${secret}`).digest('hex') }]);
-    const dump = JSON.stringify(ctx.store.db.prepare('SELECT * FROM tenant_integrations').all());
+    const dump = JSON.stringify(await ctx.sql('SELECT * FROM tenant_integrations'));
     expect(dump).not.toContain(secret.slice(6));
   });
 
   it('answers a bad setup with 422 naming every failing field and leaves the target unchanged', async () => {
     process.env.WEBHOOK_TEST_UNGRANTED = 'value';
     await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } });
-    const before = ctx.store.db.prepare('SELECT * FROM tenant_integrations').all();
-    const keysBefore = ctx.store.db.prepare('SELECT * FROM webhook_signing_keys').all();
+    const integrations = () => ctx.sql('SELECT * FROM tenant_integrations ORDER BY channel, target');
+    const keys = () => ctx.sql('SELECT * FROM webhook_signing_keys ORDER BY id');
+    const before = await integrations();
+    const keysBefore = await keys();
     const cases: [unknown, string[]][] = [
       [{ enabled: true, config: { url: 'http://hooks.example.com/in', events: ['record.sealed'] } }, ['/config/url']],
       [{ enabled: true, config: { url: 'https://10.0.0.1/in', events: ['record.sealed'] } }, ['/config/url']],
@@ -96,8 +98,8 @@ describe('PUT /tenant/integrations/webhook/{target}', () => {
       expect(res.body.errors.map((e: { path: string }) => e.path).sort(), JSON.stringify(body)).toEqual([...paths].sort());
       expect(res.text).not.toContain('rawsecretmaterialhere');
     }
-    expect(ctx.store.db.prepare('SELECT * FROM tenant_integrations').all()).toEqual(before);
-    expect(ctx.store.db.prepare('SELECT * FROM webhook_signing_keys').all()).toEqual(keysBefore);
+    expect(await integrations()).toEqual(before);
+    expect(await keys()).toEqual(keysBefore);
     // A channel other than webhook is not accepted yet.
     expect((await ctx.request('/tenant/integrations/chat/ops', { method: 'PUT', key, json: { enabled: true, config: { url: rx.url, events: [] } } })).status).toBe(422);
     delete process.env.WEBHOOK_TEST_UNGRANTED;
@@ -218,8 +220,10 @@ describe('event delivery', () => {
     expect(rx.received[12]!.headers['x-service-id']).toBe([...ids][0]);
     expect((await deliveries('ops')).body.deliveries[0]).toMatchObject({ status: 'delivered', attempt_count: 1, dead_lettered: false });
     // The tick receipts recorded every run that claimed work.
-    const ticks = ctx.store.db.prepare("SELECT sum(claimed) AS claimed, sum(dead) AS dead, sum(succeeded) AS ok FROM job_ticks WHERE queue = 'webhook_deliveries'").get();
-    expect(ticks).toEqual({ claimed: 13, dead: 1, ok: 1 });
+    const ticks = await ctx.sql(
+      "SELECT CAST(sum(claimed) AS INTEGER) AS claimed, CAST(sum(dead) AS INTEGER) AS dead, CAST(sum(succeeded) AS INTEGER) AS ok FROM job_ticks WHERE queue = 'webhook_deliveries'",
+    );
+    expect(ticks).toEqual([{ claimed: 13, dead: 1, ok: 1 }]);
   });
 
   it('requeues one failed or dead-lettered delivery by id, and refuses the others', async () => {
