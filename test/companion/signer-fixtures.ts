@@ -3,9 +3,7 @@ import { expect } from 'vitest';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import type { TestContext } from './helpers.ts';
-import { gateBody } from './pack-fixtures.ts';
-
-const countSealed = (ctx: TestContext) => (ctx.store.db.prepare('SELECT count(*) AS n FROM sealed_records').get() as { n: number }).n;
+import { countSealed, gateBody } from './pack-fixtures.ts';
 
 /** A production tenant gates one action; returns the seal's key_id after both verifications. */
 export async function sealProductionAndVerify(ctx: TestContext): Promise<string> {
@@ -28,10 +26,10 @@ export async function sealProductionAndVerify(ctx: TestContext): Promise<string>
 /** A production gate the signer cannot sign answers 503 problem+json and stores nothing. */
 export async function expectSealRefused(ctx: TestContext): Promise<void> {
   const { apiKey } = ctx.productionTenant();
-  const before = countSealed(ctx);
+  const before = await countSealed(ctx);
   const res = await ctx.request('/v1/gate', { json: gateBody('law'), key: apiKey });
   expect(res.status).toBe(503);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(res.body).toMatchObject({ status: 503, code: 'signer_unavailable' });
-  expect(countSealed(ctx)).toBe(before);
+  expect(await countSealed(ctx)).toBe(before);
 }
