@@ -15,10 +15,7 @@ export default defineConfig({
         // database per test context on a server per process). They reach the database only
         // through the API, the capability stores and the context's engine-neutral sql(), dump()
         // and storedBytes(). Left out: the files about the SQLite engine itself (its file, WAL,
-        // checkpoints, read-only switch, the database plan), and webhooks.test.ts, which is
-        // engine-neutral but drains the delivery worker by its ticks, and on PostgreSQL a tick
-        // can resolve before an earlier batch of its outcomes has committed (the worker's
-        // bookkeeping transactions run concurrently there). The store contract tests
+        // checkpoints, read-only switch, the database plan). The store contract tests
         // (test/companion/store-contract/) hold every store to both engines.
         test: {
           name: 'api-on-postgres',
@@ -56,6 +53,8 @@ export default defineConfig({
             'test/companion/signer-plan.test.ts',
             'test/companion/signer-kms.test.ts',
             'test/companion/signer-pkcs11.test.ts',
+            'test/companion/webhooks.test.ts',
+            'test/companion/sealer-batches.test.ts',
           ],
           env: { SVC_TEST_DATABASE: 'postgres' },
           ...timeouts,

@@ -9,10 +9,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DEFAULT_RETRY_SCHEDULE, nominalDelayMs, retryDelayMs, retryPlan } from '../../companion/core/jobs/backoff.ts';
 import { createPostgresJobStore } from '../../companion/core/jobs/postgres-store.ts';
 import { JobQueue } from '../../companion/core/jobs/queue.ts';
+import { JobWorker } from '../../companion/core/jobs/worker.ts';
 import { createSqliteJobStore } from '../../companion/core/jobs/sqlite-store.ts';
 import { claimableSql } from '../../companion/core/jobs/store.ts';
 import type { JobStore } from '../../companion/core/jobs/store.ts';
+import { createMemoryLogger } from '../../companion/core/log.ts';
 import { DISPATCH_CLAIMABLE, DISPATCH_QUEUE } from '../../companion/routing/service.ts';
+import type { Tx } from '../../companion/store.ts';
 import { openSqliteStore } from '../../companion/store.ts';
 import { DELIVERY_CLAIMABLE, DELIVERY_QUEUE } from '../../companion/webhooks/service.ts';
 import { makeTempDir } from './helpers.ts';
@@ -102,6 +105,26 @@ describe.each(engines())('JobQueue on $name', (engine) => {
     for (let i = 0; i < 1000; i++) await tx.jobs.recordTick(receipt, 10);
     const [kept] = await db.rows<{ n: number; first: number }>('SELECT count(*) AS n, min(id) AS first FROM job_ticks WHERE queue = ?', 'dispatches');
     expect(kept).toEqual({ n: 10, first: 991 });
+  });
+
+  it('resolves a tick only once every outcome it claimed is stored, when they are stored in separate commits', async () => {
+    await seed('a', 'b');
+    const worker = new JobWorker<Row>({
+      name: 'dispatches',
+      queue,
+      // The worker's transactions on this database; on PostgreSQL each takes a pooled connection.
+      store: { transaction: (fn) => db.transaction((t) => fn({ jobs: t.store(JOBS) } as unknown as Tx)) },
+      clock: { now: () => at(1000) },
+      log: createMemoryLogger(),
+      leaseMs: 60_000,
+      // b settles well after a, so their outcomes are stored in two flushes...
+      handle: async (job) => (job.row.id === 'b' && (await new Promise((r) => setTimeout(r, 20))), { ok: true }),
+      // ...and a's flush is still open when b's begins.
+      settled: (job) => (job.row.id === 'a' ? new Promise((r) => setTimeout(r, 60)) : undefined),
+    });
+    const receipt = await worker.tick();
+    expect(receipt).toMatchObject({ claimed: 2, succeeded: 2 });
+    expect((await db.rows<{ id: string; status: string }>('SELECT id, status FROM dispatches ORDER BY id')).map((r) => r.status)).toEqual(['sent', 'sent']);
   });
 
   it('refuses table names that are not plain identifiers', () => {

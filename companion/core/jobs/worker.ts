@@ -95,6 +95,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   readonly #ticks = new Set<Tick>();
   #settling: Settled<Row>[] = [];
   #flushScheduled = false;
+  #flushing: Promise<void> = Promise.resolve();
   #lastTickAt: string | null = null;
   #lastError: string | null = null;
 
@@ -203,8 +204,11 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       if (this.#flushScheduled) return;
       this.#flushScheduled = true;
       // A short wait lets the other jobs in flight settle into the same commit: one commit
-      // per batch instead of one per job.
-      setTimeout(() => void this.#flush(), FLUSH_DELAY_MS);
+      // per batch instead of one per job. Flushes run one after another: a tick's receipt is
+      // written, and tick() resolved, by the flush with its last outcome, which must not
+      // commit before an earlier flush holding its other outcomes (on PostgreSQL each would
+      // otherwise run on a connection of its own; on SQLite the connection lock orders them).
+      setTimeout(() => (this.#flushing = this.#flushing.then(() => this.#flush()).catch((err: unknown) => this.#claimFailed(err))), FLUSH_DELAY_MS);
     });
   }
 
