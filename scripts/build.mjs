@@ -10,8 +10,6 @@ execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inh
 fs.cpSync('companion/migrations', 'dist/companion/migrations', { recursive: true });
 // The AWS KMS client thread's entry is plain JavaScript, loaded by URL beside its module.
 fs.cpSync('companion/core/signers/aws-kms-worker.mjs', 'dist/companion/core/signers/aws-kms-worker.mjs');
-// So is the guarded HTTP client's thread (net/outbound-thread.ts).
-fs.cpSync('companion/net/outbound-worker.mjs', 'dist/companion/net/outbound-worker.mjs');
 // The tenant console's static files (dist/console), served by the companion at /console.
 const { buildConsole } = await import('./build-console.mjs');
 await buildConsole();

@@ -17,8 +17,8 @@ import { JobWorker } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
+import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import { createThreadedOutboundHttp } from '../net/outbound-thread.ts';
 import type { Store } from '../store.ts';
 import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.ts';
 import { attemptDelivery } from './delivery.ts';
@@ -61,8 +61,7 @@ export const DELIVERY_CLAIMABLE = `EXISTS (SELECT 1 FROM tenant_integrations i W
 
 export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const { store, clock, log } = deps;
-  // On its own thread, so deliveries and dispatches never take the gate's event loop (net/outbound-thread.ts).
-  const outbound = createThreadedOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
+  const outbound = createOutboundHttp({ allowLoopback: deps.config.webhookAllowLoopback });
   const queue = new JobQueue<DeliveryRow>({
     table: DELIVERY_QUEUE,
     doneStatus: 'delivered',

@@ -12,7 +12,6 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboundError, createOutboundHttp } from '../../companion/net/outbound-http.ts';
 import type { OutboundHttp } from '../../companion/net/outbound-http.ts';
-import { createThreadedOutboundHttp } from '../../companion/net/outbound-thread.ts';
 import { makeTempDir } from './helpers.ts';
 
 const servers: (http.Server | https.Server)[] = [];
@@ -32,12 +31,6 @@ async function receiver(handler: http.RequestListener): Promise<string> {
 
 function client(options: Parameters<typeof createOutboundHttp>[0]): OutboundHttp {
   const c = createOutboundHttp(options);
-  clients.push(c);
-  return c;
-}
-
-function threaded(options: Parameters<typeof createThreadedOutboundHttp>[0]): OutboundHttp {
-  const c = createThreadedOutboundHttp(options);
   clients.push(c);
   return c;
 }
@@ -139,57 +132,5 @@ describe('createOutboundHttp', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('createThreadedOutboundHttp (the same client on its own thread)', () => {
-  it('posts the exact bytes and headers and hands back the status and the answer', async () => {
-    let seen: { body: string; headers: http.IncomingHttpHeaders } | undefined;
-    const url = await receiver((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        seen = { body, headers: req.headers };
-        res.writeHead(202).end('thanks');
-      });
-    });
-    const out = await threaded({ allowLoopback: true }).post({ url: `${url}/hook`, headers: { 'x-test': '1' }, body: '{"a": 1}' });
-    expect(out.status).toBe(202);
-    expect(Buffer.from(out.body).toString()).toBe('thanks');
-    expect(seen?.body).toBe('{"a": 1}');
-    expect(seen?.headers['x-test']).toBe('1');
-  });
-
-  it('applies the guard on the thread: refusals arrive as the same OutboundError codes, before connecting', async () => {
-    let hits = 0;
-    const url = await receiver((_req, res) => (hits++, res.end()));
-    const c = threaded({ allowLoopback: false });
-    expect((await failure(c.post({ url, headers: {}, body: 'x' }))).code).toBe('scheme_not_allowed');
-    expect((await failure(c.post({ url: 'https://10.0.0.7/hook', headers: {}, body: 'x' }))).code).toBe('address_not_allowed');
-    expect(hits).toBe(0);
-  });
-
-  it('aborts a request in flight when its signal fires', async () => {
-    const url = await receiver(() => {
-      /* never answers */
-    });
-    const controller = new AbortController();
-    const pending = threaded({ allowLoopback: true }).post({ url, headers: {}, body: 'x', signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
-    expect((await failure(pending)).code).toBe('timeout');
-  });
-
-  it('fails the requests in flight when its thread ends, and starts a new thread for the next', async () => {
-    let answer = false;
-    const url = await receiver((_req, res) => {
-      if (answer) res.writeHead(204).end();
-    });
-    const c = threaded({ allowLoopback: true });
-    const pending = c.post({ url, headers: {}, body: 'x' });
-    await new Promise((r) => setTimeout(r, 100));
-    await c.close();
-    expect((await failure(pending)).code).toBe('network_error');
-    answer = true;
-    expect((await c.post({ url, headers: {}, body: 'x' })).status).toBe(204);
   });
 });
