@@ -26,7 +26,7 @@ export async function benchStorage(): Promise<void> {
     const before = tableBytes(deps.store.db);
     for (let i = 0; i < ACTIONS; i += 50) {
       await Promise.all(
-        Array.from({ length: 50 }, (_, j) =>
+        Array.from({ length: 50 }, async (_, j) =>
           app.request('/v1/gate', {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'x-service-key': apiKey },
