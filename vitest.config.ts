@@ -54,7 +54,6 @@ export default defineConfig({
             'test/companion/signer-kms.test.ts',
             'test/companion/signer-pkcs11.test.ts',
             'test/companion/webhooks.test.ts',
-            'test/companion/sealer-batches.test.ts',
           ],
           env: { SVC_TEST_DATABASE: 'postgres' },
           ...timeouts,

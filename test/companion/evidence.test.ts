@@ -13,7 +13,8 @@ import { jwkToPublicKey } from '../../shared/keys.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import type { AuthContext } from '../../companion/core/auth.ts';
-import type { SealRequest } from '../../companion/evidence/sealer.ts';
+import { Sealer } from '../../companion/evidence/sealer.ts';
+import type { SealOutcome, SealRequest } from '../../companion/evidence/sealer.ts';
 import { viewRecord } from '../../companion/evidence/record-view.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from '../../companion/metering/credits.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
@@ -130,6 +131,38 @@ describe('sealer', () => {
     const reused = ctx.deps.sealer.seal(request(auth, { idempotency: { ...idem, requestHash: sha256Hex('body-2') } }));
     await expect(reused).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
     expect(await count('sealed_records')).toBe(1);
+  });
+
+  it('gathers the requests that arrive while a batch transaction is open into the next batch', async () => {
+    // Where a transaction waits on the database (PostgreSQL: each statement a round trip, the
+    // commit also the flush to disk), requests arriving meanwhile, over many turns of the event
+    // loop, must join the next batch rather than each open a transaction of its own. The
+    // database's wait is stood in for by holding the first batch's transaction open.
+    const { auth } = await sandboxTenant();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let transactions = 0;
+    const batches: number[] = [];
+    const sealer = new Sealer({
+      ...ctx.deps,
+      participants: [],
+      store: {
+        durable: () => ctx.store.durable(),
+        transaction: async (fn, options) => (++transactions === 1 && (await held), ctx.store.transaction(fn, options)),
+      },
+      observer: { committed: (batch) => batches.push(batch.size) },
+    });
+    const first = sealer.seal(request(auth));
+    const later: Promise<SealOutcome>[] = [];
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setImmediate(r));
+      later.push(sealer.seal(request(auth)));
+    }
+    expect(transactions).toBe(1);
+    release();
+    const outcomes = await Promise.all([first, ...later]);
+    expect(batches).toEqual([1, 20]);
+    expect(outcomes.map((o) => (o.body as any).evidence_packet.seal.attestation.tenant_seq)).toEqual([...Array(21).keys()]);
   });
 });
 
