@@ -40,10 +40,6 @@ function statementsFor(q: JobTableSpec): Statements {
   };
 }
 
-interface Claimed extends JobRowBase {
-  run_at: number;
-}
-
 export function createPostgresJobStore(sql: Queryable): JobStore {
   const cache = new Map<string, Statements>();
   const on = (q: JobTableSpec) => {
@@ -53,7 +49,7 @@ export function createPostgresJobStore(sql: Queryable): JobStore {
   };
   return {
     async claim(q, { owner, now, until, at, limit }) {
-      const rows = (await sql.unsafe(on(q).claim, [owner, now, until, at, limit])) as unknown as Claimed[];
+      const rows = (await sql.unsafe(on(q).claim, [owner, now, until, at, limit])) as unknown as JobRowBase[];
       // RETURNING follows no order: hand the rows out in id order, as SQLite does.
       return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
