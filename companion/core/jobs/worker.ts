@@ -138,7 +138,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     const slots = this.#reserve();
     let jobs: ClaimedJob<Row>[];
     try {
-      jobs = await this.#bookkeeping((tx) => this.#claim(tx, slots));
+      jobs = slots.free > 0 ? await this.#bookkeeping((tx) => this.#claim(tx, slots)) : [];
     } catch (err) {
       this.#claiming -= slots.free;
       throw err;
@@ -157,7 +157,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   }
 
   #claim(tx: Tx, slots: Slots): Promise<ClaimedJob<Row>[]> {
-    return slots.free > 0 ? this.#o.queue.claim(tx, this.owner, slots.startedAt, this.#o.leaseMs, slots.free) : Promise.resolve([]);
+    return this.#o.queue.claim(tx, this.owner, slots.startedAt, this.#o.leaseMs, slots.free);
   }
 
   /** Starts the jobs of a committed claim in its reserved slots; resolves as tick() does. */
