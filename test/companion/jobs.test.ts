@@ -119,8 +119,9 @@ describe.each(engines())('JobQueue on $name', (engine) => {
       leaseMs: 60_000,
       // b settles well after a, so their outcomes are stored in two flushes...
       handle: async (job) => (job.row.id === 'b' && (await new Promise((r) => setTimeout(r, 20))), { ok: true }),
-      // ...and a's flush is still open when b's begins.
-      settled: (job) => (job.row.id === 'a' ? new Promise((r) => setTimeout(r, 60)) : undefined),
+      // ...and a's flush is still open when b's begins (long enough for b's to open a
+      // connection of its own on PostgreSQL, were the flushes not run one after another).
+      settled: (job) => (job.row.id === 'a' ? new Promise((r) => setTimeout(r, 500)) : undefined),
     });
     const receipt = await worker.tick();
     expect(receipt).toMatchObject({ claimed: 2, succeeded: 2 });
