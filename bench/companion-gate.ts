@@ -195,13 +195,13 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
     const body = Buffer.from(JSON.stringify(GATE_BODY));
     for (const c of [10, 50]) {
       const client = nodeClient([companion.url], c, apiKey, body);
-      const send = client.send;
+      const { send } = client;
       await load('warm-up', c, 500, send);
       await companion.serverLatency();
       const before = await pipeline(companion.url);
       printLoad(await load(`HTTP on loopback, ${c} connections (node client)`, c, 4000, send), floor);
       printServerLatency(await companion.serverLatency());
-      printPipeline(before, await pipeline(companion.url));
+      printPipeline(pipelineDelta(before, await pipeline(companion.url)));
       client.close();
     }
     // wrk (C, one thread) costs the server's machine far less than a Node client, so it shows
@@ -273,19 +273,28 @@ export async function pipeline(url: string): Promise<PipelineTotals> {
   };
 }
 
+/** What happened between two readings of the totals (one load's batches, seals and times). */
+export function pipelineDelta(a: PipelineTotals, b: PipelineTotals): PipelineTotals {
+  return { batches: b.batches - a.batches, seals: b.seals - a.seals, commitSeconds: b.commitSeconds - a.commitSeconds, durableSeconds: b.durableSeconds - a.durableSeconds };
+}
+
 /** The pipeline during one load: how many seals shared a commit, and how long commit and fsync took. */
-function printPipeline(a: PipelineTotals, b: PipelineTotals): void {
-  const batches = b.batches - a.batches;
-  if (batches === 0) return;
-  const ms = (seconds: number) => ((seconds * 1000) / batches).toFixed(2);
+export function printPipeline(c: PipelineTotals, engine: 'sqlite' | 'postgres' = 'sqlite'): void {
+  if (c.batches === 0) return;
+  const ms = (seconds: number) => ((seconds * 1000) / c.batches).toFixed(2);
+  const each = `${c.batches.toLocaleString('en-US')} batches, ${(c.seals / c.batches).toFixed(1)} seals each`;
   line(
     '  group commit',
-    `${batches.toLocaleString('en-US')} batches, ${((b.seals - a.seals) / batches).toFixed(1)} seals each; commit ${ms(b.commitSeconds - a.commitSeconds)} ms on the event loop, ${ms(b.durableSeconds - a.durableSeconds)} ms until on disk (means)`,
+    engine === 'sqlite'
+      ? `${each}; commit ${ms(c.commitSeconds)} ms on the event loop, ${ms(c.durableSeconds)} ms until on disk (means)`
+      : // On PostgreSQL the transaction is network round trips the event loop does not wait in,
+        // and its COMMIT returns once the WAL is flushed: committed is durable.
+        `${each}; ${ms(c.commitSeconds)} ms from the batch's first statement until its commit is on disk (means)`,
   );
 }
 
 /** The server's own request → response-finish times: what a client sees, less its own scheduling. */
-export function printServerLatency(l: ServerLatency): void {
+function printServerLatency(l: ServerLatency): void {
   line('  of which inside the server', `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms (${l.n} requests)`);
 }
 

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { PRODUCTION_KEY_FILE } from '../companion/core/signer.ts';
 import { postgresBinDir, startPostgres } from '../test/helpers/postgres.ts';
 import type { TestPostgres } from '../test/helpers/postgres.ts';
-import { GATE_BODY, hasWrk, load, nodeClient, pipeline, seedProductionTenant, wrkLoad } from './companion-gate.ts';
+import { GATE_BODY, hasWrk, load, nodeClient, pipeline, pipelineDelta, printPipeline, seedProductionTenant, wrkLoad } from './companion-gate.ts';
 import type { LoadResult, PipelineTotals } from './companion-gate.ts';
 import { startCompanion } from './companion-process.ts';
 import type { RunningCompanion, ServerLatency } from './companion-process.ts';
@@ -174,16 +174,7 @@ async function measureRound(setup: Setup, wrk: boolean, warmUp: boolean): Promis
   }
   const server = await Promise.all(setup.companions.map((c) => c.serverLatency()));
   const after = sum(await Promise.all(urls.map((u) => pipeline(u))));
-  return {
-    load: result,
-    server,
-    commits: {
-      batches: after.batches - before.batches,
-      seals: after.seals - before.seals,
-      commitSeconds: after.commitSeconds - before.commitSeconds,
-      durableSeconds: after.durableSeconds - before.durableSeconds,
-    },
-  };
+  return { load: result, server, commits: pipelineDelta(before, after) };
 }
 
 interface Ratio {
@@ -227,16 +218,5 @@ function printSetup(setup: Setup, againstSqlite: Ratio | undefined): void {
       .map((s, i) => `${r.server.length > 1 ? `companion ${i + 1}: ` : ''}p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms (${s.n} requests)`)
       .join('; '),
   );
-  const c = r.commits;
-  if (c.batches === 0) return;
-  const ms = (seconds: number) => ((seconds * 1000) / c.batches).toFixed(2);
-  const each = `${c.batches.toLocaleString('en-US')} batches, ${(c.seals / c.batches).toFixed(1)} seals each`;
-  line(
-    '  group commit',
-    setup.engine === 'sqlite'
-      ? `${each}; commit ${ms(c.commitSeconds)} ms on the event loop, ${ms(c.durableSeconds)} ms until on disk (means)`
-      : // On PostgreSQL the transaction is network round trips the event loop does not wait in,
-        // and its COMMIT returns once the WAL is flushed: committed is durable.
-        `${each}; ${ms(c.commitSeconds)} ms from the batch's first statement until its commit is on disk (means)`,
-  );
+  printPipeline(r.commits, setup.engine);
 }

@@ -22,7 +22,7 @@ import type { AppDeps } from '../../companion/deps.ts';
 import type { PostgresStore } from '../../companion/postgres-store.ts';
 import type { SqliteStore } from '../../companion/store.ts';
 import { assertDescribed } from '../helpers/described-responses.ts';
-import { sharedPostgres } from '../helpers/postgres.ts';
+import { numberedPlaceholders, sharedPostgres } from '../helpers/postgres.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -225,12 +225,6 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
       }
     },
   };
-}
-
-/** `?` placeholders as PostgreSQL's $1, $2, …; a `?` inside a quoted literal stays. */
-function numberedPlaceholders(query: string): string {
-  let n = 0;
-  return query.replace(/'(?:[^']|'')*'|"[^"]*"|\?/g, (m) => (m === '?' ? `$${++n}` : m));
 }
 
 /** SVC_TEST_DATABASE=postgres runs the test contexts on PostgreSQL instead of SQLite. */

@@ -73,3 +73,9 @@ export function sharedPostgres(): TestPostgres {
   }
   return shared;
 }
+
+/** `?` placeholders as PostgreSQL's $1, $2, …, so one SQL text serves both engines; a `?` inside a quoted literal stays. */
+export function numberedPlaceholders(query: string): string {
+  let n = 0;
+  return query.replace(/'(?:[^']|'')*'|"[^"]*"|\?/g, (m) => (m === '?' ? `$${++n}` : m));
+}

@@ -16,7 +16,7 @@ import type { Pool, Queryable } from '../../../companion/core/postgres/connect.t
 import { runPostgresMigrations } from '../../../companion/core/postgres/migrations.ts';
 import { savepoint, transaction } from '../../../companion/core/sqlite-transaction.ts';
 import { openSqliteStore } from '../../../companion/store.ts';
-import { startPostgres } from '../../helpers/postgres.ts';
+import { numberedPlaceholders, startPostgres } from '../../helpers/postgres.ts';
 import type { TestPostgres } from '../../helpers/postgres.ts';
 import { makeTempDir } from '../helpers.ts';
 
@@ -81,12 +81,6 @@ function sqliteEngine(): Engine {
   };
 }
 
-/** `?` placeholders as PostgreSQL's $1, $2, … (seed SQL has no `?` inside literals). */
-function numbered(text: string): string {
-  let n = 0;
-  return text.replace(/\?/g, () => `$${++n}`);
-}
-
 function postgresScope(sql: Queryable): Scope {
   return {
     store: (f) => f.postgres(sql),
@@ -125,9 +119,9 @@ function postgresEngine(): Engine {
       return {
         ...postgresScope(pool),
         exec: async (text, ...params) => {
-          await pool.unsafe(numbered(text), params as never[]);
+          await pool.unsafe(numberedPlaceholders(text), params as never[]);
         },
-        rows: async <T>(text: string, ...params: unknown[]) => (await pool.unsafe(numbered(text), params as never[])) as unknown as T[],
+        rows: async <T>(text: string, ...params: unknown[]) => (await pool.unsafe(numberedPlaceholders(text), params as never[])) as unknown as T[],
         close: () => pool.end(),
       };
     },
