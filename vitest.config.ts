@@ -60,6 +60,29 @@ export default defineConfig({
         },
       },
       {
+        // The API test files about sealing, run a second time with the sealing thread on
+        // (companion/seal-thread/), as the service runs by default; the main project seals on
+        // the request thread, since a thread takes about a second to start from source.
+        test: {
+          name: 'api-on-seal-thread',
+          include: [
+            'test/companion/gate.test.ts',
+            'test/companion/records.test.ts',
+            'test/companion/evidence.test.ts',
+            'test/companion/evidence-packets.test.ts',
+            'test/companion/idempotency.test.ts',
+            'test/companion/reviews.test.ts',
+            'test/companion/anchoring.test.ts',
+            'test/companion/webhooks.test.ts',
+            'test/companion/routing-dispatch.test.ts',
+            'test/companion/errors.test.ts',
+            'test/companion/hostile-input.test.ts',
+          ],
+          env: { SVC_TEST_SEAL_THREAD: '1' },
+          ...timeouts,
+        },
+      },
+      {
         // The tenant console in real Chromium against the companion; each file builds the console.
         // A browser under a loaded CI machine takes its time: polls wait up to 10 s.
         test: { name: 'console', include: ['test/console/**/*.test.ts'], expect: { poll: { timeout: 10_000 } }, ...timeouts },

@@ -22,7 +22,8 @@ import { generateApiKey } from '../companion/core/auth.ts';
 import { ManualClock } from '../companion/core/clock.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
-import { closeDeps, openSqliteDeps, sealParticipants } from '../companion/deps.ts';
+import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
+import { sealParticipants } from '../companion/seal-participants.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import { viewRecord } from '../companion/evidence/record-view.ts';
 import { Sealer } from '../companion/evidence/sealer.ts';
@@ -242,7 +243,7 @@ export async function benchAnchoring(): Promise<void> {
     const apiKey = await seedProductionTenant(dir);
     const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dir }, []), { log: createMemoryLogger() });
     // The service's own participants, less the tenant log when anchoring is off.
-    const participants = sealParticipants(deps.webhooks, deps.routing).filter((p) => anchoring || p.name !== 'anchoring');
+    const participants = sealParticipants({ outbox: deps.webhooks.outbox, routing: deps.routing.participant }).filter((p) => anchoring || p.name !== 'anchoring');
     const sealer = new Sealer({ store: deps.store, participants, keyring: deps.keyring, clock: deps.clock, ids: deps.ids });
     return { run: gateRunner(createApp({ ...deps, sealer }), apiKey), close: async () => (await closeDeps(deps), fs.rmSync(dir, { recursive: true, force: true })) };
   };

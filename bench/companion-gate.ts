@@ -26,7 +26,7 @@ import { signUpSandbox } from '../companion/account/signup.ts';
 import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion } from './companion-process.ts';
-import type { ServerLatency } from './companion-process.ts';
+import type { RunningCompanion, ServerLatency } from './companion-process.ts';
 
 /** The heaviest common gate request: a law action, classified, sealed as needs_review. */
 export const GATE_BODY = {
@@ -135,7 +135,9 @@ function printLoad(r: LoadResult, floor: { crypto: Rate; cryptoInsert: Rate }): 
 async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Promise<number>; close: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
   const apiKey = await seedProductionTenant(dataDir);
-  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
+  // On the request thread: these loads compare ways of committing there (the sealing thread is
+  // measured over HTTP, sealingThreadAgainstRequestThread).
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_SEAL_THREAD: '0' }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
   // Background work as in the real server (the WAL checkpoint worker, the review sweep).
   await deps.lifecycle.start();
   const app = createApp(deps);
@@ -211,11 +213,46 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
         printLoad(wrkLoad([companion.url], c, apiKey, body, { afterWarmUp: () => void companion.serverLatency() }), floor);
         printServerLatency(await companion.serverLatency());
       }
+      await sealingThreadAgainstRequestThread(companion, apiKey, body, floor);
     } else {
       line('wrk', 'not installed (apt-get install wrk): skipped the C load generator');
     }
   } finally {
     await companion.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The companion as it runs by default, sealing on its sealing thread (companion/seal-thread/),
+ * against one sealing on the request thread (SVC_SEAL_THREAD=0): wrk at 50 connections, in
+ * alternating rounds, so the ratio is of one run on one machine.
+ */
+async function sealingThreadAgainstRequestThread(threaded: RunningCompanion, apiKey: string, body: Buffer, floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
+  const inlineKey = await seedProductionTenant(dataDir);
+  const inline = await startCompanion(dataDir, { SVC_SEAL_THREAD: '0' });
+  try {
+    const sides = [
+      { name: 'sealing thread (the default)', site: 'sealing-thread' as const, companion: threaded, key: apiKey, rates: [] as LoadResult[], commits: [] as PipelineTotals[] },
+      { name: 'request thread (SVC_SEAL_THREAD=0)', site: 'request-thread' as const, companion: inline, key: inlineKey, rates: [] as LoadResult[], commits: [] as PipelineTotals[] },
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const side of sides) {
+        const before = await pipeline(side.companion.url);
+        side.rates.push(wrkLoad([side.companion.url], 50, side.key, body, { warmUpSeconds: round === 0 ? 2 : 0, seconds: 5 }));
+        side.commits.push(pipelineDelta(before, await pipeline(side.companion.url)));
+      }
+    }
+    for (const side of sides) {
+      const mid = [...side.rates].sort((a, b) => a.rate - b.rate)[1]!;
+      printLoad({ ...mid, name: `wrk, 50 connections, ${side.name}` }, floor);
+      printPipeline(side.commits.reduce((a, b) => ({ batches: a.batches + b.batches, seals: a.seals + b.seals, commitSeconds: a.commitSeconds + b.commitSeconds, durableSeconds: a.durableSeconds + b.durableSeconds })), side.site);
+    }
+    const [t, r] = sides.map((side) => median(side.rates.map((x) => x.rate)));
+    line('sealing thread / request thread', `${(t! / r!).toFixed(2)}x (medians of 3 alternating rounds)`);
+  } finally {
+    await inline.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -278,19 +315,22 @@ export function pipelineDelta(a: PipelineTotals, b: PipelineTotals): PipelineTot
   return { batches: b.batches - a.batches, seals: b.seals - a.seals, commitSeconds: b.commitSeconds - a.commitSeconds, durableSeconds: b.durableSeconds - a.durableSeconds };
 }
 
+export type SealingSite = 'sealing-thread' | 'request-thread' | 'postgres';
+
 /** The pipeline during one load: how many seals shared a commit, and how long commit and fsync took. */
-export function printPipeline(c: PipelineTotals, engine: 'sqlite' | 'postgres' = 'sqlite'): void {
+export function printPipeline(c: PipelineTotals, site: SealingSite = 'sealing-thread'): void {
   if (c.batches === 0) return;
   const ms = (seconds: number) => ((seconds * 1000) / c.batches).toFixed(2);
   const each = `${c.batches.toLocaleString('en-US')} batches, ${(c.seals / c.batches).toFixed(1)} seals each`;
-  line(
-    '  group commit',
-    engine === 'sqlite'
-      ? `${each}; commit ${ms(c.commitSeconds)} ms on the event loop, ${ms(c.durableSeconds)} ms until on disk (means)`
-      : // On PostgreSQL the transaction is network round trips the event loop does not wait in,
-        // and its COMMIT returns once the WAL is flushed: committed is durable.
-        `${each}; ${ms(c.commitSeconds)} ms from the batch's first statement until its commit is on disk (means)`,
-  );
+  const times = {
+    // The sealing thread's commit includes its fsync; the request thread does not wait in either.
+    'sealing-thread': `commit with its fsync ${ms(c.commitSeconds)} ms on the sealing thread (means)`,
+    'request-thread': `commit ${ms(c.commitSeconds)} ms on the event loop, ${ms(c.durableSeconds)} ms until on disk (means)`,
+    // On PostgreSQL the transaction is network round trips the event loop does not wait in,
+    // and its COMMIT returns once the WAL is flushed: committed is durable.
+    postgres: `${ms(c.commitSeconds)} ms from the batch's first statement until its commit is on disk (means)`,
+  };
+  line('  group commit', `${each}; ${times[site]}`);
 }
 
 /** The server's own request → response-finish times: what a client sees, less its own scheduling. */

@@ -218,5 +218,5 @@ function printSetup(setup: Setup, againstSqlite: Ratio | undefined): void {
       .map((s, i) => `${r.server.length > 1 ? `companion ${i + 1}: ` : ''}p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms (${s.n} requests)`)
       .join('; '),
   );
-  printPipeline(r.commits, setup.engine);
+  printPipeline(r.commits, setup.engine === 'sqlite' ? 'sealing-thread' : 'postgres');
 }

@@ -20,24 +20,23 @@ import { createSandboxSigner } from './core/signer.ts';
 import type { Signer } from './core/signer.ts';
 import { openProductionSigner } from './core/signers/select.ts';
 import type { WalSyncOptions } from './core/wal-sync.ts';
-import { catchUpTenantLogs, tenantLogParticipant } from './anchoring/tenant-log.ts';
+import { catchUpTenantLogs } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
-import type { SealParticipant } from './evidence/participants.ts';
 import { Sealer } from './evidence/sealer.ts';
-import { meteringParticipant } from './metering/participant.ts';
+import { sealParticipants } from './seal-participants.ts';
+import { ThreadedSealer } from './seal-thread/threaded-sealer.ts';
+import type { SealPipeline } from './evidence/sealer.ts';
 import { Metrics } from './ops/metrics.ts';
 import { Readiness, databaseWritable, migrationsCurrent, postgresMigrationsCurrent, postgresWritable, signersUsable, workersAlive } from './ops/readiness.ts';
 import { openPostgresStore } from './postgres-store.ts';
 import type { PostgresStore } from './postgres-store.ts';
 import { SecretResolver } from './core/secret-refs.ts';
-import { reviewsParticipant } from './reviews/participant.ts';
 import { createRoutingService } from './routing/service.ts';
 import type { RoutingService } from './routing/service.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
 import { registerWorkers } from './workers.ts';
 import type { Workers } from './workers.ts';
-import { webhookParticipant } from './webhooks/participant.ts';
 import { createWebhookService } from './webhooks/service.ts';
 import type { WebhookService } from './webhooks/service.ts';
 
@@ -51,7 +50,7 @@ export interface AppDeps {
   /** Register background work's start/stop here (core/lifecycle.ts). */
   lifecycle: Lifecycle;
   /** The one sealing pipeline (evidence/sealer.ts), group-committing seals. */
-  sealer: Sealer;
+  sealer: SealPipeline;
   /** Background workers' liveness (workers.ts), for the readiness probe. */
   workers: Workers;
   /** Prometheus metrics (ops/metrics.ts), served at GET /metrics. */
@@ -101,7 +100,16 @@ export interface OpenDepsOptions {
  */
 async function openStore(config: Config, options: OpenDepsOptions): Promise<SqliteStore | PostgresStore> {
   if (config.databaseUrl !== undefined) return openPostgresStore({ url: config.databaseUrl });
-  return openSqliteStore({ dataDir: config.dataDir, ...(options.walSync ? { walSync: options.walSync } : {}) });
+  return openSqliteStore({ dataDir: config.dataDir, sharedWriters: usesSealThread(config), ...(options.walSync ? { walSync: options.walSync } : {}) });
+}
+
+/**
+ * The sealing thread (seal-thread/) takes the seals that can travel: on the embedded engine
+ * only (PostgreSQL's commits already wait on a server, not on this process), and with the key
+ * file, since the thread signs with its own copy of the key.
+ */
+function usesSealThread(config: Config): boolean {
+  return config.sealThread && config.databaseUrl === undefined && config.signer === 'file';
 }
 
 export async function openDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore | PostgresStore }> {
@@ -122,15 +130,25 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
     await catchUpTenantLogs(store);
     const webhooks = createWebhookService({ store, secrets, clock, ids, log, config });
     const routing = createRoutingService({ store, secrets, clock, ids, log, config, outbound: webhooks.outbound });
-    const sealer = new Sealer({
+    const local = new Sealer({
       store,
-      participants: sealParticipants(webhooks, routing),
+      participants: sealParticipants({ outbox: webhooks.outbox, routing: routing.participant }),
       idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
       ids,
       observer: metrics.sealObserver,
     });
+    const sealer: SealPipeline = usesSealThread(config)
+      ? await ThreadedSealer.start({
+          config,
+          clock,
+          log,
+          local,
+          observer: metrics.sealObserver,
+          wake: (queue) => (queue === 'webhooks' ? webhooks.worker : routing.worker).wake(),
+        })
+      : local;
     metrics.watch({ sealQueueDepth: () => sealer.queued, ...(store.engine === 'sqlite' ? { databaseFile: store.file } : {}) });
     const workers = registerWorkers({ config, store, sealer, keyring, clock, ids, log, lifecycle, webhooks, routing });
     const readiness = new Readiness();
@@ -150,20 +168,6 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
 export async function openSqliteDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore }> {
   if (config.databaseUrl !== undefined) throw new Error('this tool works on the embedded SQLite engine: unset SVC_DATABASE_URL');
   return (await openDeps(config, options)) as AppDeps & { store: SqliteStore };
-}
-
-/**
- * The seal transaction's participants, in this order (evidence/participants.ts): metering
- * refuses first and records the usage totals the later participants may read.
- */
-export function sealParticipants(webhooks: WebhookService, routing: RoutingService): SealParticipant[] {
-  return [
-    meteringParticipant(),
-    reviewsParticipant(),
-    webhookParticipant(webhooks.outbox),
-    routing.participant,
-    tenantLogParticipant(),
-  ];
 }
 
 /** Stops background work (so queues flush into the still-open database), then closes it. */

@@ -129,6 +129,13 @@ export interface OpenSqliteStoreOptions {
   dataDir: string;
   migrationsDir?: string;
   walSync?: WalSyncOptions;
+  /**
+   * Another connection appends to the tenant logs too (the sealing thread's, seal-thread/):
+   * each transaction's Merkle trees then start from what is stored instead of this
+   * connection's caches, which would keep a leaf appended here and rolled back at the size the
+   * other connection then committed (anchoring/stored-tree.ts), as on PostgreSQL.
+   */
+  sharedWriters?: boolean;
 }
 
 /** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
@@ -142,11 +149,11 @@ export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
     db.close();
     throw err;
   }
-  return createSqliteStore(db, file, options.walSync);
+  return createSqliteStore(db, file, options);
 }
 
 /** The synchronous SQLite implementation of every capability's store, on one connection. */
-function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
+function sqliteStores(db: Db, sharedWriters: boolean): { [K in keyof Stores]: Sync<Stores[K]> } {
   return {
     tenants: createSqliteTenantStore(db),
     account: createSqliteAccountStore(db),
@@ -157,7 +164,7 @@ function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
     integrations: createSqliteIntegrationStore(db),
     webhooks: createSqliteWebhookStore(db),
     policy: createSqlitePolicyStore(db),
-    reviews: createSqliteReviewStore(db),
+    reviews: createSqliteReviewStore(db, { remember: !sharedWriters }),
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
     productionKeys: createSqliteKeyHistoryStore(db),
@@ -171,20 +178,28 @@ function viewOf(impl: { [K in keyof Stores]: Sync<Stores[K]> }, lock?: Connectio
   return view as unknown as Stores;
 }
 
-export function createSqliteStore(db: Db, file: string, walSyncOptions?: WalSyncOptions): SqliteStore {
-  const walSync = new WalSync(db, walSyncOptions);
+export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters'> = {}): SqliteStore {
+  const walSync = new WalSync(db, options.walSync);
   const lock = new ConnectionLock();
-  const impl = sqliteStores(db);
+  const impl = sqliteStores(db, options.sharedWriters ?? false);
   // Inside a transaction the lock is already held: the transaction's view runs at once.
-  const tx: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(tx)) };
+  const shared: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(shared)) };
+  const txView = (): Tx => {
+    if (!options.sharedWriters) return shared;
+    const own: Tx = { ...shared, anchoring: { ...shared.anchoring, treeCacheKey: {} }, transaction: (fn) => savepoint(db, () => fn(own)) };
+    return own;
+  };
   return {
     engine: 'sqlite',
     db,
     file,
     walSync,
     ...viewOf(impl, lock),
-    transaction: (fn, options) =>
-      lock.hold(() => (options?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), options?.sync === 'relaxed'))),
+    transaction: (fn, txOptions) =>
+      lock.hold(() => {
+        const tx = txView();
+        return txOptions?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), txOptions?.sync === 'relaxed');
+      }),
     withConnection: (fn) => lock.when(() => fn(db)),
     durable: () => walSync.settled(),
     close: () => {

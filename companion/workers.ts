@@ -17,7 +17,7 @@ import type { Lifecycle } from './core/lifecycle.ts';
 import type { Logger } from './core/log.ts';
 import { PeriodicWorker } from './core/periodic-worker.ts';
 import type { WorkerStatus } from './core/worker-status.ts';
-import type { Sealer } from './evidence/sealer.ts';
+import type { SealPipeline } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import { runReviewSchedule } from './reviews/schedule.ts';
 import type { PostgresStore } from './postgres-store.ts';
@@ -28,7 +28,7 @@ import type { WebhookService } from './webhooks/service.ts';
 export interface WorkerDeps {
   config: Config;
   store: SqliteStore | PostgresStore;
-  sealer: Sealer;
+  sealer: SealPipeline;
   keyring: Keyring;
   clock: Clock;
   ids: IdFactory;
@@ -62,7 +62,7 @@ export function registerWorkers(deps: WorkerDeps): Workers {
 
   // SQLite's WAL is checkpointed here; PostgreSQL checkpoints itself.
   if (deps.store.engine === 'sqlite') add(new Checkpointer(deps.store.db, { log: deps.log }));
-  lifecycle.onStop(() => deps.sealer.drain());
+  lifecycle.onStop(() => deps.sealer.close());
   add(
     new PeriodicWorker({
       name: 'review-expiry',

@@ -41,6 +41,12 @@ export interface Config {
   /** The explicit external-send flag: only with it does the route outbox worker post dispatches out. */
   outboxExternalSend: boolean;
   /**
+   * Seal on a thread of its own (seal-thread/), the default: the embedded engine's seal
+   * transactions and their fsync run beside the request thread instead of on it. SQLite with
+   * the file custody only.
+   */
+  sealThread: boolean;
+  /**
    * The service's own public address, for the callback URLs handed to chat and workflow
    * platforms (routing/); never taken from a request's Host header, which a caller chooses.
    */
@@ -216,6 +222,14 @@ export const SETTINGS = [
     defaultText: '0',
     help: '1: the explicit flag that lets the route outbox worker post review dispatches out',
     parse: boolean,
+  }),
+  setting({
+    key: 'sealThread',
+    env: 'SVC_SEAL_THREAD',
+    flag: 'seal-thread',
+    defaultText: '1',
+    help: 'seal on a thread of its own, beside the request thread (embedded SQLite with SVC_SIGNER=file); 0: on the request thread',
+    parse: booleanOr(true),
   }),
   setting({
     key: 'publicBaseUrl',
@@ -593,6 +607,11 @@ function boolean(raw: Raw, name: string, problems: string[]): boolean {
   if (FALSE.has(value)) return false;
   problems.push(`${name} must be 1 or 0 (or true/false), got ${JSON.stringify(raw)}`);
   return false;
+}
+
+/** A boolean whose unset (or empty) value is `fallback`. */
+function booleanOr(fallback: boolean): Parse<boolean> {
+  return (raw, name, problems) => (raw === undefined || raw.trim() === '' ? fallback : boolean(raw, name, problems));
 }
 
 function oneOf<T extends string>(values: readonly T[], fallback: T): Parse<T> {

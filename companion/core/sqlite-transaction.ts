@@ -6,7 +6,7 @@
 import type { Db } from './db.ts';
 
 /**
- * BEGIN, the body, then COMMIT; any exception rolls everything back and is rethrown.
+ * BEGIN IMMEDIATE, the body, then COMMIT; any exception rolls everything back and is rethrown.
  * `relaxed` commits with synchronous=NORMAL: in WAL mode that skips the commit's fsync but
  * keeps the database consistent (SQLite "WAL mode" §Performance Considerations); the commit is
  * durable at the next fsync of the WAL, anyone's.
@@ -16,7 +16,11 @@ export async function transaction<T>(db: Db, body: () => Promise<T>, relaxed = f
   // prepared, and it cannot change inside a transaction.
   if (relaxed) db.pragma('synchronous = NORMAL');
   try {
-    db.exec('BEGIN');
+    // IMMEDIATE: the write lock first, waiting (busy_timeout) while another connection holds it
+    // (the sealing thread's, seal-thread/). A transaction that read first and wrote later would
+    // fail outright, SQLITE_BUSY_SNAPSHOT, had another connection committed in between
+    // (SQLite "Isolation In SQLite", WAL mode).
+    db.exec('BEGIN IMMEDIATE');
     try {
       const result = await body();
       db.exec('COMMIT');

@@ -30,6 +30,7 @@ import type { Store, Tx } from '../store.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
 import type { IdempotencyClaim } from './idempotency/replay.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
+import { fillResponse } from './sealed-response.ts';
 import type { LogHead } from './store.ts';
 
 export interface SealRequest {
@@ -74,8 +75,13 @@ export interface SealRequest {
    * version). Runs inside the seal's transaction; throwing refuses this request alone.
    */
   onSealed?(record: SealedRecord, tx: Tx): void | Promise<void>;
-  /** Builds the response body from the sealed record; stored for idempotent replays. */
-  respond(record: SealedRecord): unknown;
+  /**
+   * The response body, stored for idempotent replays: a template whose markers the record fills
+   * in (./sealed-response.ts), or a function of the record. A template is plain data, so the
+   * request can be sealed on the sealing thread (./seal-thread/); so can every request without
+   * `onSealed` or a function here.
+   */
+  respond: { template: unknown } | ((record: SealedRecord) => unknown);
 }
 
 /** What participants, onSealed and respond receive: the new record's identity and its evidence. */
@@ -99,12 +105,30 @@ export interface SealOutcome {
   replayed: boolean;
 }
 
+/** What the routes and workers seal through: this in-process Sealer or the sealing thread's (./seal-thread/). */
+export interface SealPipeline {
+  /** Seals one request; resolves once its transaction is durable. */
+  seal(request: SealRequest): Promise<SealOutcome>;
+  /** Requests waiting for a batch. */
+  readonly queued: number;
+  /** Resolves when every queued seal is durable and answered. */
+  drain(): Promise<void>;
+  /** Graceful shutdown: drains, then releases what the pipeline holds (a thread). */
+  close(): Promise<void>;
+}
+
 export interface SealerDeps {
   /**
    * Each batch is one transaction committed without waiting for the disk (sync 'deferred'); its
    * answers wait for `durable()` (core/wal-sync.ts runs that fsync off the event loop).
    */
   store: Pick<Store, 'transaction' | 'durable'>;
+  /**
+   * 'at-commit': the commit itself waits for the disk, for a sealer on a thread of its own (the
+   * sealing thread), where nothing else would run meanwhile and no other connection may read a
+   * batch before it is durable. Default: 'deferred'.
+   */
+  durability?: 'deferred' | 'at-commit';
   /** Called in order inside each seal's savepoint (./participants.ts). */
   participants: readonly SealParticipant[];
   /** Idempotency window: a key older than this is forgotten and its request sealed anew. */
@@ -149,7 +173,7 @@ export function evidenceHref(vertical: string, actionKey: string): string {
   return `/${vertical}/evidence-packets/${actionKey}`;
 }
 
-export class Sealer {
+export class Sealer implements SealPipeline {
   readonly #deps: SealerDeps;
   readonly #maxBatch: number;
   #queue: Pending[] = [];
@@ -182,6 +206,10 @@ export class Sealer {
   drain(): Promise<void> {
     if (this.#queue.length === 0 && !this.#scheduled && this.#syncing === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  close(): Promise<void> {
+    return this.drain();
   }
 
   #schedule(): void {
@@ -220,7 +248,7 @@ export class Sealer {
             outcomes.push({ ok: false, error });
           }
         }
-      }, { sync: 'deferred' });
+      }, this.#deps.durability === 'at-commit' ? {} : { sync: 'deferred' });
     } catch (error) {
       this.#transacting = false;
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
@@ -356,7 +384,7 @@ export class Sealer {
     for (const p of participants) await p.sealed?.(context, tx);
 
     await req.onSealed?.(record, tx);
-    const body = req.respond(record);
+    const body = typeof req.respond === 'function' ? req.respond(record) : fillResponse(req.respond.template, record);
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;

@@ -8,7 +8,8 @@
  */
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
-import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
+import { SEALED } from '../evidence/sealed-response.ts';
+import type { SealOutcome, SealPipeline } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { decide, gateInput } from './decide.ts';
@@ -22,7 +23,7 @@ export type GateBody = { action_type?: string | undefined; idempotency_key?: str
 
 /** What sealing a gate decision needs: the pipeline, and how long a paused action waits for review. */
 export interface GateSealDeps {
-  sealer: Sealer;
+  sealer: SealPipeline;
   config: { reviewTimeoutSeconds: number };
 }
 
@@ -66,16 +67,18 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
       : {}),
     // interface-spec "Gate response": these fields, and `reasons` (the deciding rule ids with
     // their employee-safe explanations).
-    respond: (record) => ({
-      decision: d.decision,
-      action_key: record.actionKey,
-      evidence_packet: record.packet,
-      payload_hash: hash,
-      review_route: d.reviewRoute,
-      verify_request: record.verifyRequest,
-      next_step: d.nextStep,
-      reasons: d.reasons,
-      catalog_refs: d.catalogRefs,
-    }),
+    respond: {
+      template: {
+        decision: d.decision,
+        action_key: SEALED.actionKey,
+        evidence_packet: SEALED.packet,
+        payload_hash: hash,
+        review_route: d.reviewRoute,
+        verify_request: SEALED.verifyRequest,
+        next_step: d.nextStep,
+        reasons: d.reasons,
+        catalog_refs: d.catalogRefs,
+      },
+    },
   });
 }

@@ -24,7 +24,7 @@ import type { EvidencePacket, VerifyRequest } from '../../shared/types.ts';
 import type { AuthContext } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
 import { viewRecord } from '../evidence/record-view.ts';
-import type { Sealer } from '../evidence/sealer.ts';
+import type { SealPipeline } from '../evidence/sealer.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import type { GatePack } from '../packs/registry.ts';
 import type { PolicyDocument } from './document.ts';
@@ -38,7 +38,7 @@ export const POLICY_RECEIPT_ACTION_TYPE = 'policy';
 const MAX_ATTEMPTS = 8;
 
 export interface PolicyVersionDeps {
-  sealer: Sealer;
+  sealer: SealPipeline;
   policy: PolicyStore;
   evidence: EvidenceStore;
 }
@@ -131,7 +131,7 @@ async function sealVersion(
       // The cache belongs to the outside store the gate reads through, not to this tx.
       forgetOverlay(deps.policy, auth.tenantId, m.name);
     },
-    respond: () => null,
+    respond: { template: null },
   });
   return row!;
 }

@@ -14,7 +14,8 @@ import type { TenantStore } from '../account/store.ts';
 import type { AuthContext } from '../core/auth.ts';
 import type { Clock } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
-import type { Sealer, SealOutcome } from '../evidence/sealer.ts';
+import { SEALED } from '../evidence/sealed-response.ts';
+import type { SealOutcome, SealPipeline } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
 import { getRecordPack } from '../packs/registry.ts';
 import type { RecordBody } from './schema.ts';
@@ -26,7 +27,7 @@ export const RECORD_IDEMPOTENCY_SCOPE = 'POST /v1/record';
 export const OCCURRED_AT_MAX_SKEW_MS = 5 * 60_000;
 
 export interface RecordSealDeps {
-  sealer: Sealer;
+  sealer: SealPipeline;
   clock: Clock;
   tenants: Pick<TenantStore, 'getTenant'>;
 }
@@ -106,18 +107,20 @@ export function sealRecord(deps: RecordSealDeps, auth: AuthContext, body: Record
     },
     metering: { counted: true, credits },
     ...(idempotencyKey !== undefined ? { idempotency: { scope: RECORD_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
-    respond: (record) => ({
-      status: 'recorded',
-      action_key: record.actionKey,
-      pack: m.name,
-      event_type: body.event_type,
-      occurred_at: body.occurred_at,
-      evidence_packet: record.packet,
-      payload_hash: hash,
-      review_route: null,
-      verify_request: record.verifyRequest,
-      payload_retention: retention,
-    }),
+    respond: {
+      template: {
+        status: 'recorded',
+        action_key: SEALED.actionKey,
+        pack: m.name,
+        event_type: body.event_type,
+        occurred_at: body.occurred_at,
+        evidence_packet: SEALED.packet,
+        payload_hash: hash,
+        review_route: null,
+        verify_request: SEALED.verifyRequest,
+        payload_retention: retention,
+      },
+    },
   });
 }
 

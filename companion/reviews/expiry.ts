@@ -20,13 +20,14 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import { errorFields } from '../core/log.ts';
-import type { Sealer } from '../evidence/sealer.ts';
+import { SEALED } from '../evidence/sealed-response.ts';
+import type { SealPipeline } from '../evidence/sealer.ts';
 import type { EvidenceStore } from '../evidence/store.ts';
 import { nextStepFor } from './state.ts';
 import type { ReviewItem, ReviewStore } from './store.ts';
 
 export interface ExpiryDeps {
-  sealer: Sealer;
+  sealer: SealPipeline;
   store: { reviews: ReviewStore; evidence: EvidenceStore; tenants: Pick<TenantStore, 'getTenant'> };
   clock: Clock;
   log: Logger;
@@ -107,7 +108,7 @@ export async function expireReview(deps: ExpiryDeps, item: ReviewItem): Promise<
           recordedAt: record.recordedAt,
         });
       },
-      respond: (record) => ({ action_key: record.actionKey }),
+      respond: { template: { action_key: SEALED.actionKey } },
     });
   } catch (err) {
     if (!(err instanceof AlreadySettled)) throw err;

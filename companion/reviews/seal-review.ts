@@ -29,7 +29,7 @@
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
-import type { Sealer, SealOutcome, SealRequest, SealedRecord } from '../evidence/sealer.ts';
+import type { SealedRecord, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
 import type { SealedRecordRow } from '../evidence/store.ts';
 import { MIRROR_VERIFY_PATH } from './mirror.ts';
 import type { MirrorTuple } from './mirror.ts';
@@ -42,7 +42,7 @@ import type { OpenStatus, ReviewDecision, ReviewItem, ReviewReceiptRow, ReviewSt
 export const REVIEW_IDEMPOTENCY_SCOPE = 'POST /v1/reviews';
 
 export interface ReviewSealDeps {
-  sealer: Sealer;
+  sealer: SealPipeline;
   reviews: ReviewStore;
 }
 

@@ -45,7 +45,12 @@ const INSIGHT_TIMES = (partition: string) => `
   SELECT action_type, max(CASE WHEN rn = (n + 1) / 2 THEN s END) AS p50, max(CASE WHEN rn = (9 * n + 9) / 10 THEN s END) AS p90
     FROM r GROUP BY action_type`;
 
-export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
+/**
+ * `remember`: insights may be remembered (below); off when another connection opens review
+ * items too (the sealing thread's), whose writes this store would not see, as on PostgreSQL.
+ */
+export function createSqliteReviewStore(db: Db, options: { remember?: boolean } = {}): Sync<ReviewStore> {
+  const remember = options.remember ?? true;
   const insertItem = db.prepare(`INSERT INTO review_items
     (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
      rule, approvals_required, schedule_due_at)
@@ -168,6 +173,7 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
       const hit = remembered.get(key);
       if (hit && hit.generation === generation && nowMs >= hit.atMs && nowMs - hit.atMs < INSIGHTS_TTL_MS) return hit.rows;
       const rows = computeInsights(tenantId, now, since);
+      if (!remember) return rows;
       if (remembered.size >= INSIGHTS_REMEMBERED) remembered.delete(remembered.keys().next().value!);
       remembered.delete(key);
       remembered.set(key, { generation, atMs: nowMs, rows });

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       epochSeconds: 3600,
       webhookAllowLoopback: false,
       outboxExternalSend: false,
+      sealThread: true,
       maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
       shutdownGraceMs: CONFIG_DEFAULTS.shutdownGraceMs,
       reviewTimeoutSeconds: 72 * 3600,

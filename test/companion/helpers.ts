@@ -107,7 +107,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   const ownsDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? makeTempDir();
   const database = onPostgres() ? postgresDatabase(dataDir) : undefined;
-  const config = loadConfig({ SVC_DATA_DIR: dataDir, PORT: '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env }, []);
+  const config = loadConfig(
+    { SVC_DATA_DIR: dataDir, PORT: '0', SVC_SEAL_THREAD: onSealThread() ? '1' : '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env },
+    [],
+  );
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
   const depsOptions = { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) };
@@ -225,6 +228,15 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
       }
     },
   };
+}
+
+/**
+ * SVC_TEST_SEAL_THREAD=1 seals on the sealing thread (seal-thread/), as the service does by
+ * default; otherwise on the request thread, since each thread takes about a second to start
+ * from source (the vitest project api-on-seal-thread runs the API files with it).
+ */
+export function onSealThread(): boolean {
+  return process.env.SVC_TEST_SEAL_THREAD === '1';
 }
 
 /** SVC_TEST_DATABASE=postgres runs the test contexts on PostgreSQL instead of SQLite. */

@@ -14,6 +14,8 @@
  */
 import { ProblemError } from '../../core/errors.ts';
 import { viewRecord } from '../record-view.ts';
+import { MARKER, markerPart, SEALED } from '../sealed-response.ts';
+import type { SealedParts } from '../sealed-response.ts';
 import type { EvidenceStore } from '../store.ts';
 import type { IdempotencyStore, IdempotencyWindow } from './store.ts';
 
@@ -31,20 +33,11 @@ export interface Replay {
   body: unknown;
 }
 
-/** Where the compact form had the record's evidence: `{"$sealed": "evidence_packet"}`. */
-const MARKER = '$sealed';
-type Part = 'evidence_packet' | 'verify_request';
-
-interface SealedParts {
-  packet: unknown;
-  verifyRequest: unknown;
-}
-
-/** The response as JSON text with every copy of the record's packet or verify request replaced by a marker. */
-export function compactResponse(body: unknown, record: SealedParts): string {
+/** The response as JSON text with every copy of the record's packet or verify request replaced by a marker (../sealed-response.ts). */
+export function compactResponse(body: unknown, record: Omit<SealedParts, 'actionKey'>): string {
   const swap = (v: unknown): unknown => {
-    if (v === record.packet) return { [MARKER]: 'evidence_packet' satisfies Part };
-    if (v === record.verifyRequest) return { [MARKER]: 'verify_request' satisfies Part };
+    if (v === record.packet) return SEALED.packet;
+    if (v === record.verifyRequest) return SEALED.verifyRequest;
     if (Array.isArray(v)) return v.map(swap);
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)]));
     return v;
@@ -52,12 +45,11 @@ export function compactResponse(body: unknown, record: SealedParts): string {
   return JSON.stringify(swap(body));
 }
 
-function expand(compact: string, parts: () => SealedParts): unknown {
-  let cached: SealedParts | undefined;
+function expand(compact: string, parts: () => Omit<SealedParts, 'actionKey'>): unknown {
+  let cached: Omit<SealedParts, 'actionKey'> | undefined;
   return JSON.parse(compact, (_key, value: unknown) => {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-    const part = (value as Record<string, unknown>)[MARKER];
-    if (part === undefined || Object.keys(value).length !== 1) return value;
+    const part = markerPart(value);
+    if (part !== 'evidence_packet' && part !== 'verify_request') return value;
     cached ??= parts();
     return part === 'evidence_packet' ? cached.packet : cached.verifyRequest;
   });

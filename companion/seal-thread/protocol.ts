@@ -1,0 +1,52 @@
+/**
+ * The messages between the request thread and the sealing thread (./thread.ts). Everything
+ * crosses by structured clone: a seal request that carries a function (an `onSealed`, a
+ * `respond` function) never travels and is sealed on the request thread instead.
+ */
+import type { Config } from '../core/config.ts';
+import { ProblemError } from '../core/errors.ts';
+import type { ProblemInit } from '../core/errors.ts';
+import type { SealOutcome, SealRequest } from '../evidence/sealer.ts';
+
+export interface ThreadData {
+  config: Config;
+  /**
+   * The request thread's clock is not the system clock (a test's): each request then carries
+   * its `now`, and the thread's clock reads the latest one received.
+   */
+  borrowedClock: boolean;
+}
+
+export type ToThread =
+  | { type: 'seal'; id: number; request: SealRequest; now?: number }
+  /** Seal what is queued, close the database, exit. */
+  | { type: 'close' };
+
+/** A refused or failed seal as it crosses: a problem keeps its whole answer. */
+export type WireError = { problem: ProblemInit } | { message: string };
+
+export type FromThread =
+  | { type: 'ready' }
+  /** One batch committed and is durable; `sealed` are the ids of the new seals (not replays). */
+  | { type: 'committed'; size: number; seconds: number; durableSeconds: number; sealed: number[] }
+  | { type: 'results'; results: ({ id: number; ok: true; outcome: SealOutcome } | { id: number; ok: false; error: WireError })[] }
+  /** Rows for a background worker were written (the webhook delivery or route dispatch worker's wake-up). */
+  | { type: 'wake'; queues: ('webhooks' | 'routing')[] };
+
+export function toWire(err: unknown): WireError {
+  if (err instanceof ProblemError) {
+    const { status, code, detail, errors, extra, headers } = err;
+    return { problem: { status, code, ...(detail !== undefined ? { detail } : {}), ...(errors ? { errors } : {}), extra, headers } };
+  }
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+export function fromWire(wire: WireError): Error {
+  if ('problem' in wire) return new ProblemError(wire.problem);
+  return new Error(`sealing thread: ${wire.message}`);
+}
+
+/** Whether the request can be sealed on the sealing thread: nothing in it is a function. */
+export function travels(request: SealRequest): boolean {
+  return request.onSealed === undefined && typeof request.respond !== 'function';
+}

@@ -1,0 +1,205 @@
+/**
+ * The request thread's side of the sealing thread (./thread.ts). Requests that are plain data
+ * are posted to the thread and sealed there, so that while a batch commits and its fsync runs,
+ * this thread keeps parsing, deciding and answering; a request carrying a function (a review
+ * decision's onSealed) is sealed here, on this thread's connection, by the in-process sealer.
+ * Both connections write the one SQLite file; each seal transaction takes the write lock before
+ * it reads a tenant's log head (core/sqlite-transaction.ts), so a tenant's log stays one
+ * gapless chain whichever thread seals.
+ *
+ * If the thread dies, every seal it had not answered is refused with 503 problem+json (it may
+ * or may not have committed: a retry with the same idempotency_key returns the stored answer
+ * when it did), later seals run on the request thread, and a new thread is started. Nothing
+ * answered is lost: an answer is posted only after its batch is on disk.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import { ProblemError } from '../core/errors.ts';
+import type { Logger } from '../core/log.ts';
+import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
+import { fromWire, travels } from './protocol.ts';
+import type { FromThread, ThreadData, ToThread } from './protocol.ts';
+
+export interface ThreadedSealerDeps {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  /** Seals the requests that cannot travel, on the request thread. */
+  local: Sealer;
+  observer?: SealObserver;
+  /** Rows were written for a background worker (its wake-up). */
+  wake(queue: 'webhooks' | 'routing'): void;
+}
+
+interface InFlight {
+  request: SealRequest;
+  resolve(outcome: SealOutcome): void;
+  reject(err: unknown): void;
+}
+
+/** After the first restart, a thread that keeps dying is restarted at most this often. */
+const RESTART_BACKOFF_MAX_MS = 5_000;
+
+/** The thread's entry beside this module: thread.js once built, from source a loader for thread.ts. */
+function threadEntry(): URL {
+  const fromSource = path.extname(fileURLToPath(import.meta.url)) === '.ts';
+  return new URL(fromSource ? './thread-from-source.mjs' : './thread.js', import.meta.url);
+}
+
+export class ThreadedSealer implements SealPipeline {
+  readonly #deps: ThreadedSealerDeps;
+  readonly #inFlight = new Map<number, InFlight>();
+  #nextId = 1;
+  #worker!: Worker;
+  #closing = false;
+  /** Between a thread's end and its successor's start: seals run on the request thread. */
+  #down = true;
+  #restarts = 0;
+  #idle: (() => void)[] = [];
+
+  private constructor(deps: ThreadedSealerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Starts the sealing thread; resolves once it has opened the database and its keys. */
+  static async start(deps: ThreadedSealerDeps): Promise<ThreadedSealer> {
+    const sealer = new ThreadedSealer(deps);
+    await sealer.#spawn(true);
+    return sealer;
+  }
+
+  seal(request: SealRequest): Promise<SealOutcome> {
+    if (!travels(request) || this.#closing || this.#down) return this.#deps.local.seal(request);
+    return new Promise((resolve, reject) => {
+      const id = this.#nextId++;
+      const message: ToThread = {
+        type: 'seal',
+        id,
+        request,
+        ...(this.#deps.clock !== systemClock ? { now: this.#deps.clock.now().getTime() } : {}),
+      };
+      this.#inFlight.set(id, { request, resolve, reject });
+      try {
+        this.#worker.postMessage(message);
+      } catch (err) {
+        // Not cloneable: a programming error in the caller, answered like any other.
+        this.#inFlight.delete(id);
+        reject(err);
+      }
+    });
+  }
+
+  get queued(): number {
+    return this.#deps.local.queued + this.#inFlight.size;
+  }
+
+  async drain(): Promise<void> {
+    await this.#deps.local.drain();
+    if (this.#inFlight.size > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Seals what is queued, then ends the thread (graceful shutdown); later seals run on the request thread. */
+  async close(): Promise<void> {
+    if (this.#closing) return this.drain();
+    this.#closing = true;
+    if (this.#down) return this.#deps.local.drain();
+    const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
+    this.#worker.postMessage({ type: 'close' } satisfies ToThread);
+    await Promise.all([exited, this.#deps.local.drain()]);
+  }
+
+  /** The thread's id, for tests and diagnostics. */
+  get threadId(): number {
+    return this.#worker.threadId;
+  }
+
+  /** Ends the thread at once, as a crash would (tests of the recovery path). */
+  terminateThread(): Promise<number> {
+    return this.#worker.terminate();
+  }
+
+  /** `first`: the service's start, which fails if the thread cannot start; later, a restart. */
+  #spawn(first = false): Promise<void> {
+    const workerData: ThreadData = { config: this.#deps.config, borrowedClock: this.#deps.clock !== systemClock };
+    const worker = new Worker(threadEntry(), { workerData });
+    this.#worker = worker;
+    return new Promise((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (message: FromThread) => {
+        if (message.type === 'ready') {
+          ready = true;
+          this.#down = false;
+          this.#restarts = 0;
+          // Shut down while this thread was starting: it ends at once.
+          if (this.#closing) worker.postMessage({ type: 'close' } satisfies ToThread);
+          resolve();
+        } else this.#receive(message);
+      });
+      worker.on('error', (err) => {
+        if (!ready) reject(err);
+        else this.#deps.log.error('the sealing thread failed', { worker: 'seal-thread', error: err.message });
+      });
+      worker.on('exit', (code) => {
+        if (!ready) reject(new Error(`the sealing thread exited with ${code} before it was ready`));
+        if (first && !ready) this.#closing = true; // the service does not start
+        this.#lost(code);
+      });
+    });
+  }
+
+  #receive(message: Exclude<FromThread, { type: 'ready' }>): void {
+    switch (message.type) {
+      case 'committed': {
+        const { size, seconds, durableSeconds } = message;
+        const sealed = message.sealed.flatMap((id) => this.#inFlight.get(id)?.request ?? []);
+        this.#deps.observer?.committed({ size, seconds, durableSeconds, sealed });
+        return;
+      }
+      case 'results':
+        for (const r of message.results) {
+          const pending = this.#inFlight.get(r.id);
+          if (!pending) continue;
+          this.#inFlight.delete(r.id);
+          if (r.ok) pending.resolve(r.outcome);
+          else pending.reject(fromWire(r.error));
+        }
+        this.#settled();
+        return;
+      case 'wake':
+        for (const queue of message.queues) this.#deps.wake(queue);
+        return;
+    }
+  }
+
+  /** The thread is gone: its unanswered seals are refused, and unless closing, a new thread starts. */
+  #lost(code: number): void {
+    this.#down = true;
+    if (this.#inFlight.size > 0) {
+      const refused = new ProblemError({
+        status: 503,
+        code: 'service_unavailable',
+        detail: 'the sealing thread stopped before this seal was answered; retry (with the same idempotency_key, a committed seal returns its stored answer)',
+        headers: { 'retry-after': '1' },
+      });
+      for (const pending of this.#inFlight.values()) pending.reject(refused);
+      this.#inFlight.clear();
+      this.#settled();
+    }
+    if (this.#closing) return;
+    this.#deps.log.error('the sealing thread stopped; starting a new one', { worker: 'seal-thread', reason: `exit code ${code}, restart ${this.#restarts + 1}` });
+    const delay = this.#restarts === 0 ? 0 : Math.min(RESTART_BACKOFF_MAX_MS, 100 * 2 ** this.#restarts);
+    this.#restarts++;
+    setTimeout(() => {
+      if (this.#closing) return;
+      this.#spawn().catch((err: unknown) => this.#deps.log.error('the sealing thread did not start', { worker: 'seal-thread', error: err instanceof Error ? err.message : String(err) }));
+    }, delay);
+  }
+
+  #settled(): void {
+    if (this.#inFlight.size === 0) for (const done of this.#idle.splice(0)) done();
+  }
+}
