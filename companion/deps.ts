@@ -19,6 +19,7 @@ import type { Capability, SessionEnv } from './account/people.ts';
 import { createSandboxSigner } from './core/signer.ts';
 import type { Signer } from './core/signer.ts';
 import { openProductionSigner } from './core/signers/select.ts';
+import { DurabilityBoard } from './core/wal-sync.ts';
 import type { WalSyncOptions } from './core/wal-sync.ts';
 import { catchUpTenantLogs } from './anchoring/tenant-log.ts';
 import { installNativeSha256 } from './core/native-hash.ts';
@@ -98,9 +99,9 @@ export interface OpenDepsOptions {
  * The engine: PostgreSQL when SVC_DATABASE_URL names a database (several companions share it),
  * otherwise the embedded SQLite file in the data directory.
  */
-async function openStore(config: Config, options: OpenDepsOptions): Promise<SqliteStore | PostgresStore> {
+async function openStore(config: Config, options: OpenDepsOptions, board: DurabilityBoard | undefined): Promise<SqliteStore | PostgresStore> {
   if (config.databaseUrl !== undefined) return openPostgresStore({ url: config.databaseUrl });
-  return openSqliteStore({ dataDir: config.dataDir, sharedWriters: usesSealThread(config), ...(options.walSync ? { walSync: options.walSync } : {}) });
+  return openSqliteStore({ dataDir: config.dataDir, sharedWriters: board !== undefined, walSync: { ...options.walSync, ...(board ? { watch: board } : {}) } });
 }
 
 /**
@@ -115,7 +116,9 @@ function usesSealThread(config: Config): boolean {
 export async function openDeps(config: Config, options: OpenDepsOptions = {}): Promise<AppDeps & { store: SqliteStore | PostgresStore }> {
   const clock = options.clock ?? systemClock;
   installNativeSha256();
-  const store = await openStore(config, options);
+  // The sealing thread's commits, for this thread's readers (core/wal-sync.ts).
+  const board = usesSealThread(config) ? new DurabilityBoard() : undefined;
+  const store = await openStore(config, options, board);
   let production: Signer | undefined;
   try {
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
@@ -139,12 +142,13 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
       ids,
       observer: metrics.sealObserver,
     });
-    const sealer: SealPipeline = usesSealThread(config)
+    const sealer: SealPipeline = board
       ? await ThreadedSealer.start({
           config,
           clock,
           log,
           local,
+          board,
           observer: metrics.sealObserver,
           wake: (queue) => (queue === 'webhooks' ? webhooks.worker : routing.worker).wake(),
         })

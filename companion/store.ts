@@ -133,7 +133,8 @@ export interface OpenSqliteStoreOptions {
    * Another connection appends to the tenant logs too (the sealing thread's, seal-thread/):
    * each transaction's Merkle trees then start from what is stored instead of this
    * connection's caches, which would keep a leaf appended here and rolled back at the size the
-   * other connection then committed (anchoring/stored-tree.ts), as on PostgreSQL.
+   * other connection then committed (anchoring/stored-tree.ts), and review insights are not
+   * remembered (reviews/sqlite-store.ts), as on PostgreSQL.
    */
   sharedWriters?: boolean;
 }

@@ -46,6 +46,50 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
+/**
+ * What one connection's WalSync tells another's through memory both threads share (the sealing
+ * thread's and the request thread's, seal-thread/): how many of the writer's transactions have
+ * begun, how many of those are on disk, and whether its fsync failed. A reader that may have
+ * seen a commit not yet on disk syncs the WAL itself before answering: one fdatasync covers
+ * every frame written before it, whichever connection wrote it.
+ */
+export class DurabilityBoard {
+  readonly buffer: SharedArrayBuffer;
+  readonly #cells: Int32Array;
+
+  constructor(buffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)) {
+    this.buffer = buffer;
+    this.#cells = new Int32Array(buffer);
+  }
+
+  /** Before a transaction: from its COMMIT on, other connections may read it before it is durable. */
+  begun(): void {
+    Atomics.add(this.#cells, BEGUN, 1);
+  }
+
+  /** After an fsync: the first `n` transactions begun are on disk. */
+  synced(n: number): void {
+    Atomics.store(this.#cells, SYNCED, n);
+  }
+
+  failed(): void {
+    Atomics.store(this.#cells, FAILED, 1);
+  }
+
+  /** Whether a transaction begun may still be off the disk. */
+  get pending(): boolean {
+    return Atomics.load(this.#cells, SYNCED) < Atomics.load(this.#cells, BEGUN);
+  }
+
+  get hasFailed(): boolean {
+    return Atomics.load(this.#cells, FAILED) === 1;
+  }
+}
+
+const BEGUN = 0;
+const SYNCED = 1;
+const FAILED = 2;
+
 export interface WalSyncOptions {
   /**
    * False commits with synchronous=FULL, the fsync inside the commit on the event loop, and
@@ -54,6 +98,10 @@ export interface WalSyncOptions {
   pipelined?: boolean;
   /** The OS call, fs.fdatasync by default (tests stand in a slow or failing disk). */
   fdatasync?: (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => void;
+  /** This connection's transactions and fsyncs, told to another connection. */
+  publish?: DurabilityBoard;
+  /** Another connection's, whose commits this one's readers must not answer with before they are on disk. */
+  watch?: DurabilityBoard;
 }
 
 export class WalSync {
@@ -69,12 +117,16 @@ export class WalSync {
   #waiters: Waiter[] = [];
   #failure: DurabilityError | undefined;
   #syncs = 0;
+  readonly #publish: DurabilityBoard | undefined;
+  readonly #watch: DurabilityBoard | undefined;
 
   constructor(db: Db, options: WalSyncOptions = {}) {
     this.#db = db;
     this.#fdatasync = options.fdatasync ?? fs.fdatasync;
     this.#pipelined = options.pipelined ?? true;
     this.#walFile = `${db.name}-wal`;
+    this.#publish = options.publish;
+    this.#watch = options.watch;
   }
 
   /** fdatasync calls completed. */
@@ -84,6 +136,7 @@ export class WalSync {
 
   /** Set once an fsync failed; nothing can be made durable until a restart. */
   get failure(): DurabilityError | undefined {
+    if (!this.#failure && this.#watch?.hasFailed) this.#fail(new Error('the sealing thread could not sync it'));
     return this.#failure;
   }
 
@@ -94,9 +147,14 @@ export class WalSync {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#failure) throw this.#failure;
     if (!this.#pipelined) return transaction(this.#db, fn);
-    const result = await transaction(this.#db, fn, true);
-    this.#committed++;
-    return result;
+    this.#publish?.begun();
+    try {
+      return await transaction(this.#db, fn, true);
+    } finally {
+      // Counted rolled back too (a later fsync covers it for nothing), so that the commits
+      // counted here and the transactions begun on the board stay one for one.
+      this.#committed++;
+    }
   }
 
   /** Resolves once every commit made so far is on disk. */
@@ -112,7 +170,11 @@ export class WalSync {
 
   /** Like `sync()`, free when nothing is waiting for the disk: for readers about to send sealed facts out. */
   settled(): Promise<void> | undefined {
-    return this.#synced >= this.#committed && !this.#failure ? undefined : this.sync();
+    // A commit of the watched connection's this one may have read: syncing the shared WAL once
+    // more covers it, so it counts as one more commit of ours to sync.
+    if (this.#watch?.pending) this.#committed++;
+    if (this.failure) return Promise.reject(this.failure);
+    return this.#synced >= this.#committed ? undefined : this.sync();
   }
 
   /** Closes our descriptor of the WAL (the database closes its own). */
@@ -136,6 +198,7 @@ export class WalSync {
       if (err) return this.#fail(err);
       this.#syncs++;
       this.#synced = covers;
+      this.#publish?.synced(covers);
       const waiting: Waiter[] = [];
       for (const w of this.#waiters) {
         if (w.upTo <= covers) w.resolve();
@@ -161,6 +224,7 @@ export class WalSync {
   }
 
   #fail(err: unknown): void {
+    this.#publish?.failed();
     this.#failure = new DurabilityError(`could not make the write-ahead log durable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     for (const w of this.#waiters.splice(0)) w.reject(this.#failure);
   }

@@ -13,6 +13,10 @@
  * commit). Nothing is answered before its transaction is durable, so an answered seal
  * survives a power cut. Each request runs in its own savepoint: one refused request (402,
  * 422) never takes its neighbours down with it.
+ *
+ * On the embedded engine this pipeline runs by default on a thread of its own, beside the one
+ * serving requests (../seal-thread/); there a Sealer seals the requests that travel, and the
+ * request thread's Sealer those that carry functions.
  */
 import { packetHash } from '../../shared/attestation.ts';
 import { canonicalize } from '../../shared/canonical-json.ts';
@@ -123,12 +127,6 @@ export interface SealerDeps {
    * answers wait for `durable()` (core/wal-sync.ts runs that fsync off the event loop).
    */
   store: Pick<Store, 'transaction' | 'durable'>;
-  /**
-   * 'at-commit': the commit itself waits for the disk, for a sealer on a thread of its own (the
-   * sealing thread), where nothing else would run meanwhile and no other connection may read a
-   * batch before it is durable. Default: 'deferred'.
-   */
-  durability?: 'deferred' | 'at-commit';
   /** Called in order inside each seal's savepoint (./participants.ts). */
   participants: readonly SealParticipant[];
   /** Idempotency window: a key older than this is forgotten and its request sealed anew. */
@@ -248,7 +246,7 @@ export class Sealer implements SealPipeline {
             outcomes.push({ ok: false, error });
           }
         }
-      }, this.#deps.durability === 'at-commit' ? {} : { sync: 'deferred' });
+      }, { sync: 'deferred' });
     } catch (error) {
       this.#transacting = false;
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.

@@ -15,6 +15,8 @@ export interface ThreadData {
    * its `now`, and the thread's clock reads the latest one received.
    */
   borrowedClock: boolean;
+  /** The thread's transactions and fsyncs, for the request thread's readers (core/wal-sync.ts DurabilityBoard). */
+  board: SharedArrayBuffer;
 }
 
 export type ToThread =

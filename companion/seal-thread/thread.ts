@@ -1,9 +1,11 @@
 /**
  * The sealing thread: a worker thread with its own connection to the SQLite file, running the
  * one sealing pipeline (evidence/sealer.ts) with the same participants as the request thread
- * (../seal-participants.ts). Requests arrive by message while the previous batch commits, so
- * the next batch forms meanwhile; each batch's commit waits for the disk here, off the request
- * thread, and only then are its answers posted back.
+ * (../seal-participants.ts). Requests arrive by message while the previous batch is sealed,
+ * so the next batch forms meanwhile; as on the request thread, a batch commits without its
+ * fsync, which then runs on a libuv thread while the next batch is sealed (core/wal-sync.ts),
+ * and only then are its answers posted back. The request thread's readers learn of commits not
+ * yet on disk through the DurabilityBoard they share, and sync the WAL before they answer.
  *
  * It signs with the production key file from the data directory (SVC_SIGNER=file) and the
  * sandbox dev key, as the request thread does.
@@ -12,6 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import { createIdFactory } from '../core/ids.ts';
+import { DurabilityBoard } from '../core/wal-sync.ts';
 import { Keyring } from '../core/keyring.ts';
 import { installNativeSha256 } from '../core/native-hash.ts';
 import { createSandboxSigner, loadOrCreateProductionSigner } from '../core/signer.ts';
@@ -25,7 +28,7 @@ import { toWire } from './protocol.ts';
 import type { FromThread, ThreadData, ToThread } from './protocol.ts';
 
 const port = parentPort!;
-const { config, borrowedClock } = workerData as ThreadData;
+const { config, borrowedClock, board } = workerData as ThreadData;
 const post = (message: FromThread) => port.postMessage(message);
 
 let borrowedNow = Date.now();
@@ -33,7 +36,7 @@ const clock: Clock = borrowedClock ? { now: () => new Date(borrowedNow) } : syst
 const ids = createIdFactory(clock);
 
 installNativeSha256();
-const store = openSqliteStore({ dataDir: config.dataDir, sharedWriters: true });
+const store = openSqliteStore({ dataDir: config.dataDir, sharedWriters: true, walSync: { publish: new DurabilityBoard(board) } });
 const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
 
 // Rows for the request thread's delivery and dispatch workers: it is told once they are durable.
@@ -50,7 +53,6 @@ const sealer = new Sealer({
   keyring,
   clock,
   ids,
-  durability: 'at-commit',
   observer: {
     committed({ size, seconds, durableSeconds, sealed }) {
       post({ type: 'committed', size, seconds, durableSeconds, sealed: sealed.map((r) => idOf.get(r)!) });

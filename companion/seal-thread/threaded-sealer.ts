@@ -20,6 +20,7 @@ import { systemClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { Logger } from '../core/log.ts';
+import type { DurabilityBoard } from '../core/wal-sync.ts';
 import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
 import { fromWire, travels } from './protocol.ts';
 import type { FromThread, ThreadData, ToThread } from './protocol.ts';
@@ -30,6 +31,8 @@ export interface ThreadedSealerDeps {
   log: Logger;
   /** Seals the requests that cannot travel, on the request thread. */
   local: Sealer;
+  /** Shared with the request thread's store (core/wal-sync.ts), which watches it. */
+  board: DurabilityBoard;
   observer?: SealObserver;
   /** Rows were written for a background worker (its wake-up). */
   wake(queue: 'webhooks' | 'routing'): void;
@@ -124,7 +127,7 @@ export class ThreadedSealer implements SealPipeline {
 
   /** `first`: the service's start, which fails if the thread cannot start; later, a restart. */
   #spawn(first = false): Promise<void> {
-    const workerData: ThreadData = { config: this.#deps.config, borrowedClock: this.#deps.clock !== systemClock };
+    const workerData: ThreadData = { config: this.#deps.config, borrowedClock: this.#deps.clock !== systemClock, board: this.#deps.board.buffer };
     const worker = new Worker(threadEntry(), { workerData });
     this.#worker = worker;
     return new Promise((resolve, reject) => {

@@ -5,8 +5,10 @@
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DurabilityBoard, DurabilityError } from '../../companion/core/wal-sync.ts';
+import { openSqliteStore } from '../../companion/store.ts';
 import type { TestContext } from './helpers.ts';
-import { freshTenantContext } from './helpers.ts';
+import { freshTenantContext, makeTempDir } from './helpers.ts';
 import { startReceiver } from './webhook-receiver.ts';
 import type { Receiver } from './webhook-receiver.ts';
 
@@ -35,7 +37,8 @@ function heldDisk() {
 let ctx: TestContext;
 let rx: Receiver | undefined;
 afterEach(async () => {
-  await ctx.close();
+  await ctx?.close();
+  ctx = undefined as never;
   await rx?.close();
   rx = undefined;
 });
@@ -141,5 +144,73 @@ describe('pipelined group commit', () => {
     const res = await page.promise;
     expect(res.status).toBe(200);
     expect(res.body.records.map((r: { action_key: string }) => r.action_key)).toEqual([(await gate.promise).body.action_key]);
+  });
+});
+
+describe('two connections on one file (the sealing thread and the request thread)', () => {
+  /** A writer connection publishing to a board and a reader connection watching it, each with its own held disk. */
+  function pair() {
+    const dir = makeTempDir();
+    const board = new DurabilityBoard();
+    const writerDisk = heldDisk();
+    const readerDisk = heldDisk();
+    const writer = openSqliteStore({ dataDir: dir, sharedWriters: true, walSync: { fdatasync: writerDisk.fdatasync, publish: board } });
+    const reader = openSqliteStore({ dataDir: dir, sharedWriters: true, walSync: { fdatasync: readerDisk.fdatasync, watch: board } });
+    writer.db.exec('CREATE TABLE probe (x INTEGER)');
+    // A transaction that writes a frame to the WAL, committed without its fsync.
+    const commit = () => writer.transaction(async () => void writer.db.prepare('INSERT INTO probe VALUES (1)').run(), { sync: 'deferred' });
+    return {
+      board,
+      writer,
+      reader,
+      writerDisk,
+      readerDisk,
+      commit,
+      close() {
+        writer.close();
+        reader.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it("makes the reader sync the WAL itself before answering with the writer's commit not yet on disk", async () => {
+    const p = pair();
+    try {
+      expect(p.reader.durable()).toBeUndefined();
+      await p.commit();
+      expect(p.board.pending).toBe(true);
+      const settled = tracked(p.reader.durable()!);
+      await vi.waitFor(() => expect(p.readerDisk.calls).toHaveLength(1));
+      expect(settled.settled()).toBe(false);
+      p.readerDisk.calls[0]!.complete();
+      await settled.promise;
+
+      // Once the writer's own fsync is done, the reader has nothing to wait for.
+      const synced = tracked(p.writer.durable()!);
+      await vi.waitFor(() => expect(p.writerDisk.calls).toHaveLength(1));
+      p.writerDisk.calls[0]!.complete();
+      await synced.promise;
+      expect(p.board.pending).toBe(false);
+      expect(p.reader.durable()).toBeUndefined();
+    } finally {
+      p.close();
+    }
+  });
+
+  it("fails the reader's reads once the writer's fsync failed", async () => {
+    const p = pair();
+    try {
+      await p.commit();
+      const synced = p.writer.durable()!;
+      await vi.waitFor(() => expect(p.writerDisk.calls).toHaveLength(1));
+      p.writerDisk.calls[0]!.complete(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+      await expect(synced).rejects.toThrow(DurabilityError);
+      expect(p.board.hasFailed).toBe(true);
+      await expect(p.reader.durable()).rejects.toThrow(DurabilityError);
+      expect(p.reader.walSync.failure).toBeInstanceOf(DurabilityError);
+    } finally {
+      p.close();
+    }
   });
 });
