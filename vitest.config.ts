@@ -77,6 +77,7 @@ export default defineConfig({
             'test/companion/routing-dispatch.test.ts',
             'test/companion/errors.test.ts',
             'test/companion/hostile-input.test.ts',
+            'test/companion/workers.test.ts',
           ],
           env: { SVC_TEST_SEAL_THREAD: '1' },
           ...timeouts,

@@ -108,5 +108,6 @@ export function registerWorkers(deps: WorkerDeps): Workers {
   if (deps.config.outboxExternalSend) add(deps.routing);
   else lifecycle.onStop(() => deps.routing.stop());
 
-  return { epochs, status: () => all.map((w) => w.status()) };
+  const { sealer } = deps;
+  return { epochs, status: () => [...all.map((w) => w.status()), ...(sealer.status ? [sealer.status()] : [])] };
 }

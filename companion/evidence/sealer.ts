@@ -29,6 +29,7 @@ import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
+import type { WorkerStatus } from '../core/worker-status.ts';
 import { DurabilityError } from '../core/wal-sync.ts';
 import type { Store, Tx } from '../store.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
@@ -119,6 +120,8 @@ export interface SealPipeline {
   drain(): Promise<void>;
   /** Graceful shutdown: drains, then releases what the pipeline holds (a thread). */
   close(): Promise<void>;
+  /** A pipeline with a thread of its own reports it with the background workers. */
+  status?(): WorkerStatus;
 }
 
 export interface SealerDeps {

@@ -20,6 +20,7 @@ import { systemClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { Logger } from '../core/log.ts';
+import type { WorkerStatus } from '../core/worker-status.ts';
 import type { DurabilityBoard } from '../core/wal-sync.ts';
 import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
 import { fromWire, travels } from './protocol.ts';
@@ -63,6 +64,8 @@ export class ThreadedSealer implements SealPipeline {
   #down = true;
   #restarts = 0;
   #idle: (() => void)[] = [];
+  #lastBatchAt: string | null = null;
+  #lastError: string | null = null;
 
   private constructor(deps: ThreadedSealerDeps) {
     this.#deps = deps;
@@ -115,6 +118,11 @@ export class ThreadedSealer implements SealPipeline {
     await Promise.all([exited, this.#deps.local.drain()]);
   }
 
+  /** For readiness (workers_alive) and the deployment worker plan: down while a new thread starts. */
+  status(): WorkerStatus {
+    return { name: 'seal-thread', running: !this.#down, lastTickAt: this.#lastBatchAt, lastError: this.#lastError };
+  }
+
   /** The thread's id, for tests and diagnostics. */
   get threadId(): number {
     return this.#worker.threadId;
@@ -137,6 +145,7 @@ export class ThreadedSealer implements SealPipeline {
           ready = true;
           this.#down = false;
           this.#restarts = 0;
+          this.#lastError = null;
           // Shut down while this thread was starting: it ends at once.
           if (this.#closing) worker.postMessage({ type: 'close' } satisfies ToThread);
           resolve();
@@ -159,6 +168,8 @@ export class ThreadedSealer implements SealPipeline {
       case 'committed': {
         const { size, seconds, durableSeconds } = message;
         const sealed = message.sealed.flatMap((id) => this.#inFlight.get(id)?.request ?? []);
+        this.#lastBatchAt = this.#deps.clock.now().toISOString();
+        this.#lastError = null;
         this.#deps.observer?.committed({ size, seconds, durableSeconds, sealed });
         return;
       }
@@ -181,6 +192,7 @@ export class ThreadedSealer implements SealPipeline {
   /** The thread is gone: its unanswered seals are refused, and unless closing, a new thread starts. */
   #lost(code: number): void {
     this.#down = true;
+    if (!this.#closing) this.#lastError = `the thread exited with code ${code}`;
     if (this.#inFlight.size > 0) {
       const refused = new ProblemError({
         status: 503,

@@ -158,11 +158,15 @@ describe('the sealing thread', () => {
       expect(r.body.code).toBe('service_unavailable');
     }
     expect(ctx.log.entries.some((e) => e.message === 'the sealing thread stopped; starting a new one')).toBe(true);
+    // Readiness reports it down while its successor starts (workers_alive).
+    expect(ctx.deps.workers.status().find((w) => w.name === 'seal-thread')).toMatchObject({ running: false, lastError: expect.stringContaining('exited') });
 
     // A new thread takes over; meanwhile the request thread seals.
-    await expect.poll(() => sealer.threadId !== before && sealer.queued === 0).toBe(true);
+    // A thread takes about a second to start from source.
+    await expect.poll(() => sealer.threadId !== before && sealer.status().running && sealer.queued === 0, { timeout: 20_000 }).toBe(true);
     const after = await Promise.all(Array.from({ length: 10 }, () => gate(key)));
     expect(after.map((s) => s.status)).toEqual(after.map(() => 201));
+    expect(sealer.status()).toMatchObject({ running: true, lastError: null });
 
     const log = await tenantLog(tenantId);
     expectOneUnbrokenChain(log);
