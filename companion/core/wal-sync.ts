@@ -55,25 +55,26 @@ interface Waiter {
  */
 export class DurabilityBoard {
   readonly buffer: SharedArrayBuffer;
-  readonly #cells: Int32Array;
+  // 64-bit: at a thousand batches a second a 32-bit count would wrap within a month.
+  readonly #cells: BigInt64Array;
 
-  constructor(buffer = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)) {
+  constructor(buffer = new SharedArrayBuffer(3 * BigInt64Array.BYTES_PER_ELEMENT)) {
     this.buffer = buffer;
-    this.#cells = new Int32Array(buffer);
+    this.#cells = new BigInt64Array(buffer);
   }
 
   /** Before a transaction: from its COMMIT on, other connections may read it before it is durable. */
   begun(): void {
-    Atomics.add(this.#cells, BEGUN, 1);
+    Atomics.add(this.#cells, BEGUN, 1n);
   }
 
   /** After an fsync: the first `n` transactions begun are on disk. */
   synced(n: number): void {
-    Atomics.store(this.#cells, SYNCED, n);
+    Atomics.store(this.#cells, SYNCED, BigInt(n));
   }
 
   failed(): void {
-    Atomics.store(this.#cells, FAILED, 1);
+    Atomics.store(this.#cells, FAILED, 1n);
   }
 
   /** Whether a transaction begun may still be off the disk. */
@@ -82,7 +83,7 @@ export class DurabilityBoard {
   }
 
   get hasFailed(): boolean {
-    return Atomics.load(this.#cells, FAILED) === 1;
+    return Atomics.load(this.#cells, FAILED) === 1n;
   }
 }
 
