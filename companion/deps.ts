@@ -151,6 +151,10 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
           board,
           observer: metrics.sealObserver,
           wake: (queue) => (queue === 'webhooks' ? webhooks.worker : routing.worker).wake(),
+          // The review items the thread opened (reviews/participant.ts): the insights memo forgets the tenant.
+          committed: (sealed) => {
+            for (const r of sealed) if (r.pauseForReview) void store.reviews.itemsChangedElsewhere(r.auth.tenantId);
+          },
         })
       : local;
     metrics.watch({ sealQueueDepth: () => sealer.queued, ...(store.engine === 'sqlite' ? { databaseFile: store.file } : {}) });

@@ -133,8 +133,7 @@ export interface OpenSqliteStoreOptions {
    * Another connection appends to the tenant logs too (the sealing thread's, seal-thread/):
    * each transaction's Merkle trees then start from what is stored instead of this
    * connection's caches, which would keep a leaf appended here and rolled back at the size the
-   * other connection then committed (anchoring/stored-tree.ts), and review insights are not
-   * remembered (reviews/sqlite-store.ts), as on PostgreSQL.
+   * other connection then committed (anchoring/stored-tree.ts), as on PostgreSQL.
    */
   sharedWriters?: boolean;
 }
@@ -154,7 +153,7 @@ export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
 }
 
 /** The synchronous SQLite implementation of every capability's store, on one connection. */
-function sqliteStores(db: Db, sharedWriters: boolean): { [K in keyof Stores]: Sync<Stores[K]> } {
+function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
   return {
     tenants: createSqliteTenantStore(db),
     account: createSqliteAccountStore(db),
@@ -165,7 +164,7 @@ function sqliteStores(db: Db, sharedWriters: boolean): { [K in keyof Stores]: Sy
     integrations: createSqliteIntegrationStore(db),
     webhooks: createSqliteWebhookStore(db),
     policy: createSqlitePolicyStore(db),
-    reviews: createSqliteReviewStore(db, { remember: !sharedWriters }),
+    reviews: createSqliteReviewStore(db),
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
     productionKeys: createSqliteKeyHistoryStore(db),
@@ -182,7 +181,7 @@ function viewOf(impl: { [K in keyof Stores]: Sync<Stores[K]> }, lock?: Connectio
 export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters'> = {}): SqliteStore {
   const walSync = new WalSync(db, options.walSync);
   const lock = new ConnectionLock();
-  const impl = sqliteStores(db, options.sharedWriters ?? false);
+  const impl = sqliteStores(db);
   // Inside a transaction the lock is already held: the transaction's view runs at once.
   const shared: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(shared)) };
   const txView = (): Tx => {

@@ -123,6 +123,8 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
         FROM review_escalations WHERE tenant_id = ${tenantId} AND action_key = ${actionKey} ORDER BY level`;
       return rows.map(toEscalation);
     },
+    // Remembers nothing: other companions write the same items.
+    async itemsChangedElsewhere() {},
     async insights(tenantId, now, since) {
       // Counts: an open item past its window counts as expired, as every reader sees it. Times
       // to decide (approved or rejected, pause to deciding receipt): nearest-rank percentiles,

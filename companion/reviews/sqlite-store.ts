@@ -45,12 +45,7 @@ const INSIGHT_TIMES = (partition: string) => `
   SELECT action_type, max(CASE WHEN rn = (n + 1) / 2 THEN s END) AS p50, max(CASE WHEN rn = (9 * n + 9) / 10 THEN s END) AS p90
     FROM r GROUP BY action_type`;
 
-/**
- * `remember`: insights may be remembered (below); off when another connection opens review
- * items too (the sealing thread's), whose writes this store would not see, as on PostgreSQL.
- */
-export function createSqliteReviewStore(db: Db, options: { remember?: boolean } = {}): Sync<ReviewStore> {
-  const remember = options.remember ?? true;
+export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
   const insertItem = db.prepare(`INSERT INTO review_items
     (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
      rule, approvals_required, schedule_due_at)
@@ -109,8 +104,9 @@ export function createSqliteReviewStore(db: Db, options: { remember?: boolean } 
 
   // Insights scan every item of the tenant, and the board (which carries them) is polled by
   // every reviewer's browser: answers are remembered per tenant until this store writes one of
-  // the tenant's items, for at most INSIGHTS_TTL_MS of service time (items that pass their
-  // deadline without a write, or writes by another process, show within that).
+  // the tenant's items (or is told the sealing thread's connection did: itemsChangedElsewhere),
+  // for at most INSIGHTS_TTL_MS of service time (items that pass their deadline without a
+  // write, or writes by another process, show within that).
   const generations = new Map<string, number>();
   const touched = (tenantId: string) => generations.set(tenantId, (generations.get(tenantId) ?? 0) + 1);
   const remembered = new Map<string, { generation: number; atMs: number; rows: InsightsRow[] }>();
@@ -166,6 +162,9 @@ export function createSqliteReviewStore(db: Db, options: { remember?: boolean } 
     escalationsFor(tenantId, actionKey) {
       return escalations.all(tenantId, actionKey).map(toEscalation);
     },
+    itemsChangedElsewhere(tenantId) {
+      touched(tenantId);
+    },
     insights(tenantId, now, since) {
       const key = `${tenantId}\n${since ?? ''}`;
       const generation = generations.get(tenantId) ?? 0;
@@ -173,7 +172,6 @@ export function createSqliteReviewStore(db: Db, options: { remember?: boolean } 
       const hit = remembered.get(key);
       if (hit && hit.generation === generation && nowMs >= hit.atMs && nowMs - hit.atMs < INSIGHTS_TTL_MS) return hit.rows;
       const rows = computeInsights(tenantId, now, since);
-      if (!remember) return rows;
       if (remembered.size >= INSIGHTS_REMEMBERED) remembered.delete(remembered.keys().next().value!);
       remembered.delete(key);
       remembered.set(key, { generation, atMs: nowMs, rows });

@@ -129,4 +129,9 @@ export interface ReviewStore {
   escalationsFor(tenantId: string, actionKey: string): Promise<EscalationRow[]>;
   /** Per action type, then the tenant-wide row; items created at or after `since`; `now` decides lazy expiry. */
   insights(tenantId: string, now: string, since: string | null): Promise<InsightsRow[]>;
+  /**
+   * The tenant's items changed through another connection to the same database (the sealing
+   * thread's, which opens items): what this store remembers of them is forgotten.
+   */
+  itemsChangedElsewhere(tenantId: string): Promise<void>;
 }

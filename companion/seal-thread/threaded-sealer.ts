@@ -37,6 +37,11 @@ export interface ThreadedSealerDeps {
   observer?: SealObserver;
   /** Rows were written for a background worker (its wake-up). */
   wake(queue: 'webhooks' | 'routing'): void;
+  /**
+   * A batch the thread committed, told before its answers: what this thread remembers of the
+   * rows those seals wrote is refreshed.
+   */
+  committed(sealed: readonly SealRequest[]): void;
 }
 
 interface InFlight {
@@ -171,6 +176,7 @@ export class ThreadedSealer implements SealPipeline {
         this.#lastBatchAt = this.#deps.clock.now().toISOString();
         this.#lastError = null;
         this.#deps.observer?.committed({ size, seconds, durableSeconds, sealed });
+        this.#deps.committed(sealed);
         return;
       }
       case 'results':

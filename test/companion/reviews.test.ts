@@ -14,7 +14,7 @@ import type { PacketFields } from '../../shared/types.ts';
 import { getGatePack } from '../../companion/packs/registry.ts';
 import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
 import { INSIGHTS_TTL_MS } from '../../companion/reviews/sqlite-store.ts';
-import { createTestContext, freshTenantContext, onSealThread } from './helpers.ts';
+import { createTestContext, freshTenantContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { gateBody, recordBody, usageOf } from './pack-fixtures.ts';
 
@@ -333,14 +333,12 @@ describe('unanswered reviews expire and fail closed', () => {
     ctx.clock.advance(WINDOW_MS - 1);
     expect((await board()).body.insights).toMatchObject({ pending: 1, expired: 0 });
     // Passing the deadline writes nothing. The SQLite store's remembered insights stand until
-    // their time is up; none are remembered where another connection opens the same items
-    // (the sealing thread's, or other companions' on PostgreSQL: companion/reviews/postgres-store.ts),
-    // so the expiry shows at once there.
+    // their time is up; the PostgreSQL store remembers none, since other companions write the
+    // same items (companion/reviews/postgres-store.ts), so the expiry shows at once there.
     ctx.clock.advance(2);
     const stale = (await board()).body;
     expect(stale.items).toEqual([]);
-    const remembers = ctx.engine === 'sqlite' && !onSealThread();
-    expect(stale.insights).toMatchObject(remembers ? { pending: 1, expired: 0 } : { pending: 0, expired: 1 });
+    expect(stale.insights).toMatchObject(ctx.engine === 'sqlite' ? { pending: 1, expired: 0 } : { pending: 0, expired: 1 });
     ctx.clock.advance(INSIGHTS_TTL_MS);
     expect((await board()).body.insights).toMatchObject({ pending: 0, expired: 1 });
     // A write to one of the tenant's items shows at once.
