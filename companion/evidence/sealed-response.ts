@@ -2,7 +2,7 @@
  * A seal's response as plain data: the body the caller will receive, with markers where the
  * sealed record's own values go (its action_key, evidence packet and verify request), filled
  * in once the record exists. Being data, not a function, the template can travel to the sealing
- * thread with its request (./writer/), and the same markers are how an idempotent answer is
+ * thread with its request (../seal-thread/), and the same markers are how an idempotent answer is
  * stored without a second copy of the evidence (./idempotency/replay.ts).
  */
 

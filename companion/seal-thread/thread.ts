@@ -65,7 +65,7 @@ const sealer = new Sealer({
 });
 
 // One message per turn carries every answer settled in it.
-let results: Extract<FromThread, { type: 'results' }>['results'] = [];
+const results: Extract<FromThread, { type: 'results' }>['results'] = [];
 function answer(result: (typeof results)[number]): void {
   if (results.length === 0) setImmediate(() => post({ type: 'results', results: results.splice(0) }));
   results.push(result);
