@@ -143,7 +143,7 @@ describe('the sealing thread', () => {
     const holder = new Database(ctx.store.file);
     holder.exec('BEGIN IMMEDIATE');
     const answers = Array.from({ length: 40 }, () => gate(key));
-    await expect.poll(() => sealer.queued).toBe(40);
+    await expect.poll(() => sealer.queued, { timeout: 10_000 }).toBe(40);
     // End the thread as a crash would; it stops as soon as the lock lets it run again.
     const terminated = sealer.terminateThread();
     holder.exec('ROLLBACK');
