@@ -133,9 +133,10 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
     await catchUpTenantLogs(store);
     const webhooks = createWebhookService({ store, secrets, clock, ids, log, config });
     const routing = createRoutingService({ store, secrets, clock, ids, log, config, outbound: webhooks.outbound });
+    const participants = sealParticipants({ outbox: webhooks.outbox, routing: routing.participant });
     const local = new Sealer({
       store,
-      participants: sealParticipants({ outbox: webhooks.outbox, routing: routing.participant }),
+      participants,
       idempotencyTtlSeconds: config.idempotencyTtlSeconds,
       keyring,
       clock,
@@ -148,13 +149,11 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
           clock,
           log,
           local,
+          participants,
+          store,
           board,
           observer: metrics.sealObserver,
           wake: (queue) => (queue === 'webhooks' ? webhooks.worker : routing.worker).wake(),
-          // The review items the thread opened (reviews/participant.ts): the insights memo forgets the tenant.
-          committed: (sealed) => {
-            for (const r of sealed) if (r.pauseForReview) void store.reviews.itemsChangedElsewhere(r.auth.tenantId);
-          },
         })
       : local;
     metrics.watch({ sealQueueDepth: () => sealer.queued, ...(store.engine === 'sqlite' ? { databaseFile: store.file } : {}) });

@@ -8,7 +8,7 @@
  * participants' included.
  */
 import type { AuthContext } from '../core/auth.ts';
-import type { Tx } from '../store.ts';
+import type { Store, Tx } from '../store.ts';
 import type { SealedRecord, SealRequest } from './sealer.ts';
 
 /** Cumulative usage of one tenant (metering's counters). */
@@ -37,4 +37,10 @@ export interface SealParticipant {
   admit?(request: SealRequest & { auth: AuthContext }, tx: Tx): void | Promise<void>;
   /** After the record row is written, in the same savepoint. */
   sealed?(seal: SealContext, tx: Tx): void | Promise<void>;
+  /**
+   * On the request thread, once a seal made on another connection to the same file (the
+   * sealing thread's, ../seal-thread/) has committed, before its answer leaves: what this
+   * thread's stores remember of the rows `sealed` wrote there is refreshed.
+   */
+  committedElsewhere?(request: SealRequest, store: Store): Promise<void>;
 }

@@ -15,5 +15,9 @@ export function reviewsParticipant(): SealParticipant {
       if (!pause) return;
       await openReviewItem(tx.reviews, record, { actionType: pause.actionType, reviewRoute: request.reviewRoute, nextStep: pause.nextStep, rule: pause.rule as ReviewRule | null }, pause.windowSeconds);
     },
+    // The board's insights memo (./sqlite-store.ts) forgets a tenant whose item opened elsewhere.
+    async committedElsewhere(request, store) {
+      if (request.pauseForReview) await store.reviews.itemsChangedElsewhere(request.auth.tenantId);
+    },
   };
 }

@@ -22,7 +22,9 @@ import { ProblemError } from '../core/errors.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { DurabilityBoard } from '../core/wal-sync.ts';
+import type { SealParticipant } from '../evidence/participants.ts';
 import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
+import type { Store } from '../store.ts';
 import { fromWire, travels } from './protocol.ts';
 import type { FromThread, ThreadData, ToThread } from './protocol.ts';
 
@@ -32,16 +34,15 @@ export interface ThreadedSealerDeps {
   log: Logger;
   /** Seals the requests that cannot travel, on the request thread. */
   local: Sealer;
+  /** The same participants as the thread's (../seal-participants.ts), told of its commits. */
+  participants: readonly SealParticipant[];
+  /** This thread's stores, which the participants refresh. */
+  store: Store;
   /** Shared with the request thread's store (core/wal-sync.ts), which watches it. */
   board: DurabilityBoard;
   observer?: SealObserver;
   /** Rows were written for a background worker (its wake-up). */
   wake(queue: 'webhooks' | 'routing'): void;
-  /**
-   * A batch the thread committed, told before its answers: what this thread remembers of the
-   * rows those seals wrote is refreshed.
-   */
-  committed(sealed: readonly SealRequest[]): void;
 }
 
 interface InFlight {
@@ -72,8 +73,12 @@ export class ThreadedSealer implements SealPipeline {
   #lastBatchAt: string | null = null;
   #lastError: string | null = null;
 
+  /** A test's clock: each request carries its time to the thread (./protocol.ts ThreadData). */
+  readonly #borrowedClock: boolean;
+
   private constructor(deps: ThreadedSealerDeps) {
     this.#deps = deps;
+    this.#borrowedClock = deps.clock !== systemClock;
   }
 
   /** Starts the sealing thread; resolves once it has opened the database and its keys. */
@@ -91,7 +96,7 @@ export class ThreadedSealer implements SealPipeline {
         type: 'seal',
         id,
         request,
-        ...(this.#deps.clock !== systemClock ? { now: this.#deps.clock.now().getTime() } : {}),
+        ...(this.#borrowedClock ? { now: this.#deps.clock.now().getTime() } : {}),
       };
       this.#inFlight.set(id, { request, resolve, reject });
       try {
@@ -140,7 +145,7 @@ export class ThreadedSealer implements SealPipeline {
 
   /** `first`: the service's start, which fails if the thread cannot start; later, a restart. */
   #spawn(first = false): Promise<void> {
-    const workerData: ThreadData = { config: this.#deps.config, borrowedClock: this.#deps.clock !== systemClock, board: this.#deps.board.buffer };
+    const workerData: ThreadData = { config: this.#deps.config, borrowedClock: this.#borrowedClock, board: this.#deps.board.buffer };
     const worker = new Worker(threadEntry(), { workerData });
     this.#worker = worker;
     return new Promise((resolve, reject) => {
@@ -176,7 +181,8 @@ export class ThreadedSealer implements SealPipeline {
         this.#lastBatchAt = this.#deps.clock.now().toISOString();
         this.#lastError = null;
         this.#deps.observer?.committed({ size, seconds, durableSeconds, sealed });
-        this.#deps.committed(sealed);
+        const { participants, store } = this.#deps;
+        for (const request of sealed) for (const p of participants) void p.committedElsewhere?.(request, store);
         return;
       }
       case 'results':
