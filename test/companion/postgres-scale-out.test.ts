@@ -9,9 +9,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { generateApiKey } from '../../companion/core/auth.ts';
-import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
+import { cleanupCompanions, gateLoad, start, tempDataDir } from '../helpers/companion-process.ts';
 import type { Companion } from '../helpers/companion-process.ts';
 import { startPostgres } from '../helpers/postgres.ts';
+import { expectOneUnbrokenChain } from '../helpers/tenant-log.ts';
+import type { LogEntry } from '../helpers/tenant-log.ts';
 import type { TestPostgres } from '../helpers/postgres.ts';
 
 const GATE = {
@@ -41,46 +43,14 @@ function productionTenant(): { tenantId: string; apiKey: string } {
 /** Companions this test is killing: requests to them may fail, and only what they acknowledged counts. */
 const killing = new Set<Companion>();
 
-/** Sends `n` gate decisions to `c`, `concurrency` at a time; returns the action keys it acknowledged. */
-async function load(c: Companion, apiKey: string, n: number, concurrency: number): Promise<string[]> {
-  const acknowledged: string[] = [];
-  let next = 0;
-  const one = async (): Promise<void> => {
-    while (next < n) {
-      next++;
-      try {
-        const res = await fetch(`${c.url}/v1/gate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': apiKey }, body: JSON.stringify(GATE) });
-        const body = (await res.json()) as { action_key?: string };
-        if (res.status === 201 && body.action_key) acknowledged.push(body.action_key);
-        else throw new Error(`gate answered ${res.status}: ${JSON.stringify(body)}`);
-      } catch (err) {
-        // A process killed mid-request answers nothing.
-        if (killing.has(c)) return;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, one));
-  return acknowledged;
-}
-
-interface LogEntry {
-  tenant_seq: number;
-  action_key: string;
-  attestation_hash: string;
-  prev: string | null;
-}
+/** `n` gate decisions to `c`, `concurrency` at a time: the action keys it acknowledged. */
+const load = (c: Companion, apiKey: string, n: number, concurrency: number) => gateLoad(c.url, apiKey, GATE, { n, concurrency, killed: () => killing.has(c) });
 
 function tenantLog(tenantId: string): LogEntry[] {
   const json = pg.psql(`\\c gate
     SELECT coalesce(json_agg(json_build_object('tenant_seq', tenant_seq, 'action_key', action_key, 'attestation_hash', attestation_hash,
       'prev', attestation::jsonb ->> 'prev_attestation_hash') ORDER BY tenant_seq), '[]') FROM sealed_records WHERE tenant_id = '${tenantId}';`);
   return JSON.parse(json.trim().split('\n').at(-1)!) as LogEntry[];
-}
-
-function expectOneUnbrokenChain(log: LogEntry[]): void {
-  expect(log.map((e) => e.tenant_seq)).toEqual([...log.keys()]);
-  for (const [i, e] of log.entries()) expect(e.prev).toBe(i === 0 ? null : log[i - 1]!.attestation_hash);
 }
 
 describe('two companions on one PostgreSQL database', () => {

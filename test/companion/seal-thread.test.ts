@@ -13,7 +13,9 @@ import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { ThreadedSealer } from '../../companion/seal-thread/threaded-sealer.ts';
 import { openSqliteStore } from '../../companion/store.ts';
-import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
+import { cleanupCompanions, gateLoad, start, tempDataDir } from '../helpers/companion-process.ts';
+import { expectOneUnbrokenChain, logEntries, TENANT_LOG_SQL } from '../helpers/tenant-log.ts';
+import type { LogRow } from '../helpers/tenant-log.ts';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { gateBody, usageOf } from './pack-fixtures.ts';
@@ -40,25 +42,7 @@ const gate = (key: string, allowed = true) =>
     key,
   });
 
-interface LogEntry {
-  tenant_seq: number;
-  action_key: string;
-  attestation_hash: string;
-  prev: string | null;
-}
-
-async function tenantLog(tenantId: string): Promise<LogEntry[]> {
-  const rows = await ctx.sql<{ tenant_seq: number; action_key: string; attestation_hash: string; attestation: string }>(
-    'SELECT tenant_seq, action_key, attestation_hash, attestation FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq',
-    tenantId,
-  );
-  return rows.map((r) => ({ ...r, prev: (JSON.parse(r.attestation) as { prev_attestation_hash: string | null }).prev_attestation_hash }));
-}
-
-function expectOneUnbrokenChain(log: LogEntry[]): void {
-  expect(log.map((e) => e.tenant_seq)).toEqual([...log.keys()]);
-  for (const [i, e] of log.entries()) expect(e.prev).toBe(i === 0 ? null : log[i - 1]!.attestation_hash);
-}
+const tenantLog = async (tenantId: string) => logEntries(await ctx.sql<LogRow>(TENANT_LOG_SQL, tenantId));
 
 describe('the sealing thread', () => {
   it('seals gate decisions off the request thread: the same answers, verifiable, in one gapless chain', async () => {
@@ -200,10 +184,7 @@ describe('a companion sealing on its thread', () => {
     const logOf = () => {
       const store = openSqliteStore({ dataDir });
       try {
-        const rows = store.db
-          .prepare('SELECT tenant_seq, action_key, attestation_hash, attestation FROM sealed_records WHERE tenant_id = ? ORDER BY tenant_seq')
-          .all(tenantId) as { tenant_seq: number; action_key: string; attestation_hash: string; attestation: string }[];
-        return rows.map((r) => ({ ...r, prev: (JSON.parse(r.attestation) as { prev_attestation_hash: string | null }).prev_attestation_hash }));
+        return logEntries(store.db.prepare(TENANT_LOG_SQL).all(tenantId) as LogRow[]);
       } finally {
         store.close();
       }
@@ -212,20 +193,7 @@ describe('a companion sealing on its thread', () => {
     const a = await start(dataDir);
     let killed = false;
     const acknowledged: string[] = [];
-    const load = async (url: string, n: number) => {
-      for (let i = 0; i < n && !killed; i++) {
-        try {
-          const res = await fetch(`${url}/v1/gate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': apiKey }, body: JSON.stringify(gateBody('law')) });
-          const body = (await res.json()) as { action_key?: string };
-          if (res.status === 201 && body.action_key) acknowledged.push(body.action_key);
-          else throw new Error(`gate answered ${res.status}: ${JSON.stringify(body)}`);
-        } catch (err) {
-          if (killed) return; // a process killed mid-request answers nothing
-          throw err;
-        }
-      }
-    };
-    const loads = Promise.all(Array.from({ length: 10 }, () => load(a.url, 1000)));
+    const loads = gateLoad(a.url, apiKey, gateBody('law'), { n: 10_000, concurrency: 10, acknowledged, killed: () => killed });
     while (acknowledged.length < 150) await new Promise((r) => setTimeout(r, 10));
     killed = true;
     a.child.kill('SIGKILL');
@@ -242,7 +210,7 @@ describe('a companion sealing on its thread', () => {
     killed = false;
     const b = await start(dataDir);
     const before = acknowledged.length;
-    await load(b.url, 5);
+    await gateLoad(b.url, apiKey, gateBody('law'), { n: 5, concurrency: 1, acknowledged });
     expect(acknowledged.length).toBe(before + 5);
     b.child.kill('SIGTERM');
     await b.exited;

@@ -104,3 +104,35 @@ export async function holdInFlightSignup(port: number, email: string): Promise<{
     },
   };
 }
+
+/**
+ * Sends `n` gate decisions to the companion at `url`, `concurrency` at a time, and pushes the
+ * action key of each one it acknowledged (201) onto `acknowledged` as it arrives, so a test can
+ * act in the middle of the load. Any other answer fails the load, unless `killed()`: a process
+ * killed mid-request answers nothing, and only what it acknowledged counts.
+ */
+export async function gateLoad(
+  url: string,
+  apiKey: string,
+  body: unknown,
+  options: { n: number; concurrency: number; acknowledged?: string[]; killed?: () => boolean },
+): Promise<string[]> {
+  const { n, concurrency, acknowledged = [], killed = () => false } = options;
+  let next = 0;
+  const one = async (): Promise<void> => {
+    while (next < n && !killed()) {
+      next++;
+      try {
+        const res = await fetch(`${url}/v1/gate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': apiKey }, body: JSON.stringify(body) });
+        const answer = (await res.json()) as { action_key?: string };
+        if (res.status === 201 && answer.action_key) acknowledged.push(answer.action_key);
+        else throw new Error(`gate answered ${res.status}: ${JSON.stringify(answer)}`);
+      } catch (err) {
+        if (killed()) return;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, one));
+  return acknowledged;
+}
