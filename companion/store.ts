@@ -136,6 +136,8 @@ export interface OpenSqliteStoreOptions {
    * other connection then committed (anchoring/stored-tree.ts), as on PostgreSQL.
    */
   sharedWriters?: boolean;
+  /** How long a caller waits behind one transaction before it is refused (core/async-store.ts ConnectionLock). */
+  lockWaitLimitMs?: number;
 }
 
 /** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
@@ -178,9 +180,9 @@ function viewOf(impl: { [K in keyof Stores]: Sync<Stores[K]> }, lock?: Connectio
   return view as unknown as Stores;
 }
 
-export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters'> = {}): SqliteStore {
+export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters' | 'lockWaitLimitMs'> = {}): SqliteStore {
   const walSync = new WalSync(db, options.walSync);
-  const lock = new ConnectionLock();
+  const lock = new ConnectionLock({ waitLimitMs: options.lockWaitLimitMs });
   const impl = sqliteStores(db);
   // Inside a transaction the lock is already held: the transaction's view runs at once.
   const shared: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(shared)) };

@@ -90,6 +90,34 @@ describe('createOutboundHttp', () => {
     expect(err.code).toBe('timeout');
   });
 
+  it('cuts a request off when the caller aborts, and never sends one aborted before it started', async () => {
+    let hits = 0;
+    const url = await receiver(() => {
+      hits++; // answers nothing: the abort has to end it
+    });
+    const out = client({ allowLoopback: true });
+    const inFlight = new AbortController();
+    const pending = failure(out.post({ url, headers: {}, body: 'x', signal: inFlight.signal }));
+    await expect.poll(() => hits).toBe(1);
+    inFlight.abort();
+    expect((await pending).code).toBe('timeout');
+
+    const before = new AbortController();
+    before.abort();
+    expect((await failure(out.post({ url, headers: {}, body: 'x', signal: before.signal }))).code).toBe('timeout');
+    expect(hits).toBe(1);
+  });
+
+  it('answers with the final status after informational ones, and the whole short body', async () => {
+    const url = await receiver((_req, res) => {
+      res.writeProcessing(); // 102 (RFC 2518), then the final answer
+      res.writeHead(202).end('accepted');
+    });
+    const out = await client({ allowLoopback: true }).post({ url, headers: {}, body: 'x' });
+    expect(out.status).toBe(202);
+    expect(Buffer.from(out.body).toString()).toBe('accepted');
+  });
+
   it('refuses loopback receivers without the operator setting, before connecting', async () => {
     let hits = 0;
     const url = await receiver((_req, res) => (hits++, res.end()));

@@ -6,6 +6,7 @@ import { openDatabase } from '../../companion/core/db.ts';
 import type { Db } from '../../companion/core/db.ts';
 import { MIGRATIONS_DIR, MigrationError, readMigrations, runMigrations } from '../../companion/core/migrations.ts';
 import { openSqliteStore } from '../../companion/store.ts';
+import type { OpenSqliteStoreOptions } from '../../companion/store.ts';
 import { makeTempDir } from './helpers.ts';
 
 const dirs: string[] = [];
@@ -125,8 +126,8 @@ describe('migrations', () => {
 
 describe('the SQLite store behind the async boundary', () => {
   const AT = '2025-01-01T00:00:00.000Z';
-  function storeWithTenant() {
-    const store = openSqliteStore({ dataDir: tempDir() });
+  function storeWithTenant(options: Partial<OpenSqliteStoreOptions> = {}) {
+    const store = openSqliteStore({ dataDir: tempDir(), ...options });
     dbs.push(store.db);
     store.db.prepare("INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES ('ten_a', 'sandbox', 'A', 0, ?, ?)").run(AT, AT);
     return store;
@@ -176,7 +177,7 @@ describe('the SQLite store behind the async boundary', () => {
   });
 
   it('refuses, rather than deadlocks, an outside store call from inside a transaction', async () => {
-    const store = storeWithTenant();
+    const store = storeWithTenant({ lockWaitLimitMs: 200 });
     await expect(store.transaction(async () => store.usage.usage('ten_a'))).rejects.toThrow(/use the transaction's own stores/);
     // Work the transaction left scheduled is not mistaken for it once it has ended.
     let later: Promise<unknown> | undefined;
@@ -184,6 +185,11 @@ describe('the SQLite store behind the async boundary', () => {
       later = new Promise((r) => setTimeout(r, 5)).then(() => store.usage.usage('ten_a'));
     });
     await expect(later).resolves.toEqual({ actionsUsed: 0, creditsUsed: 0 });
+    // The limit is per hold: a call queued behind several shorter transactions waits them all out.
+    const slow = () => store.transaction(() => new Promise((r) => setTimeout(r, 120)));
+    const holds = [slow(), slow(), slow()];
+    await expect(store.usage.usage('ten_a')).resolves.toEqual({ actionsUsed: 0, creditsUsed: 0 });
+    await Promise.all(holds);
   });
 
   it("commits 'relaxed' transactions without their fsync and restores the durable setting after", async () => {
