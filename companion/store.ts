@@ -43,7 +43,7 @@ import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
 import { ConnectionLock, promised } from './core/async-store.ts';
 import type { Sync } from './core/async-store.ts';
-import { savepoint, transaction } from './core/sqlite-transaction.ts';
+import { WriteLockBusy, savepoint, transaction } from './core/sqlite-transaction.ts';
 
 /** Every capability's store: what code outside a transaction and inside one both see. */
 export interface Stores {
@@ -138,13 +138,15 @@ export interface OpenSqliteStoreOptions {
   sharedWriters?: boolean;
   /** How long a caller waits behind one transaction before it is refused (core/async-store.ts ConnectionLock). */
   lockWaitLimitMs?: number;
+  /** How long a transaction waits for another connection's write lock (core/db.ts). */
+  busyTimeoutMs?: number;
 }
 
 /** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
 export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(options.dataDir, DATABASE_FILE);
-  const db = openDatabase(file);
+  const db = openDatabase(file, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
   try {
     runMigrations(db, readMigrations(options.migrationsDir));
   } catch (err) {
@@ -180,7 +182,29 @@ function viewOf(impl: { [K in keyof Stores]: Sync<Stores[K]> }, lock?: Connectio
   return view as unknown as Stores;
 }
 
+/**
+ * Runs `attempt` until it gets the write lock (core/sqlite-transaction.ts WriteLockBusy), for
+ * as long as the connection's busy_timeout would have waited. Between attempts this thread's
+ * connection is free for its other callers and its event loop keeps running; the first
+ * millisecond retries every turn of the loop, since the other writer's transactions are short
+ * and follow each other closely, later ones once a millisecond.
+ */
+async function whileWriteLockBusy<T>(busyTimeoutMs: number, attempt: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof WriteLockBusy)) throw err;
+      const waited = performance.now() - start;
+      if (waited >= busyTimeoutMs) throw Object.assign(new Error(`database is locked: another connection held the write lock for ${Math.round(waited)} ms`), { code: 'SQLITE_BUSY' });
+      await new Promise((resolve) => (waited < 1 ? setImmediate(resolve) : setTimeout(resolve, 1)));
+    }
+  }
+}
+
 export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters' | 'lockWaitLimitMs'> = {}): SqliteStore {
+  const busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
   const walSync = new WalSync(db, options.walSync);
   const lock = new ConnectionLock({ waitLimitMs: options.lockWaitLimitMs });
   const impl = sqliteStores(db);
@@ -198,10 +222,12 @@ export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqlite
     walSync,
     ...viewOf(impl, lock),
     transaction: (fn, txOptions) =>
-      lock.hold(() => {
-        const tx = txView();
-        return txOptions?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), txOptions?.sync === 'relaxed');
-      }),
+      whileWriteLockBusy(busyTimeoutMs, () =>
+        lock.hold(() => {
+          const tx = txView();
+          return txOptions?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), { relaxed: txOptions?.sync === 'relaxed' });
+        }),
+      ),
     withConnection: (fn) => lock.when(() => fn(db)),
     durable: () => walSync.settled(),
     close: () => {

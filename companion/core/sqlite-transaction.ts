@@ -6,21 +6,57 @@
 import type { Db } from './db.ts';
 
 /**
- * BEGIN IMMEDIATE, the body, then COMMIT; any exception rolls everything back and is rethrown.
- * `relaxed` commits with synchronous=NORMAL: in WAL mode that skips the commit's fsync but
- * keeps the database consistent (SQLite "WAL mode" §Performance Considerations); the commit is
- * durable at the next fsync of the WAL, anyone's.
+ * Another connection holds the write lock (the sealing thread's, seal-thread/): nothing ran.
+ * The caller tries again later (store.ts), having let go of its own connection meanwhile.
  */
-export async function transaction<T>(db: Db, body: () => Promise<T>, relaxed = false): Promise<T> {
-  // db.pragma, not a prepared statement: SQLite applies a safety-level pragma when it is
-  // prepared, and it cannot change inside a transaction.
-  if (relaxed) db.pragma('synchronous = NORMAL');
+export class WriteLockBusy extends Error {
+  constructor() {
+    super('another connection holds the write lock');
+    this.name = 'WriteLockBusy';
+  }
+}
+
+/** Each connection's busy_timeout, restored after each BEGIN. */
+const busyTimeouts = new WeakMap<Db, number>();
+
+/**
+ * BEGIN IMMEDIATE, never waiting: SQLite's busy handler would sleep on this thread (1, 2, 5,
+ * 10 ms and on), and this thread is an event loop that has requests to answer meanwhile. The
+ * connection's busy_timeout stays in force for every other statement. (db.pragma each time: a
+ * prepared busy_timeout pragma takes effect when prepared, not when run.)
+ */
+function beginNow(db: Db): void {
+  let timeout = busyTimeouts.get(db);
+  if (timeout === undefined) busyTimeouts.set(db, (timeout = Number(db.pragma('busy_timeout', { simple: true }))));
+  db.pragma('busy_timeout = 0');
   try {
-    // IMMEDIATE: the write lock first, waiting (busy_timeout) while another connection holds it
-    // (the sealing thread's, seal-thread/). A transaction that read first and wrote later would
+    // IMMEDIATE: the write lock first. A transaction that read first and wrote later would
     // fail outright, SQLITE_BUSY_SNAPSHOT, had another connection committed in between
     // (SQLite "Isolation In SQLite", WAL mode).
     db.exec('BEGIN IMMEDIATE');
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new WriteLockBusy();
+    throw err;
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
+}
+
+/**
+ * BEGIN IMMEDIATE, the body, then COMMIT; any exception rolls everything back and is rethrown.
+ * Throws WriteLockBusy, having run nothing, while another connection holds the write lock.
+ * `onBegun` runs once the transaction holds the lock. `relaxed` commits with
+ * synchronous=NORMAL: in WAL mode that skips the commit's fsync but keeps the database
+ * consistent (SQLite "WAL mode" §Performance Considerations); the commit is durable at the next
+ * fsync of the WAL, anyone's.
+ */
+export async function transaction<T>(db: Db, body: () => Promise<T>, options: { relaxed?: boolean; onBegun?: () => void } = {}): Promise<T> {
+  // db.pragma, not a prepared statement: SQLite applies a safety-level pragma when it is
+  // prepared, and it cannot change inside a transaction.
+  if (options.relaxed) db.pragma('synchronous = NORMAL');
+  try {
+    beginNow(db);
+    options.onBegun?.();
     try {
       const result = await body();
       db.exec('COMMIT');
@@ -31,7 +67,7 @@ export async function transaction<T>(db: Db, body: () => Promise<T>, relaxed = f
       throw err;
     }
   } finally {
-    if (relaxed) db.pragma('synchronous = FULL');
+    if (options.relaxed) db.pragma('synchronous = FULL');
   }
 }
 

@@ -148,13 +148,13 @@ export class WalSync {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#failure) throw this.#failure;
     if (!this.#pipelined) return transaction(this.#db, fn);
-    this.#publish?.begun();
+    let begun = false;
     try {
-      return await transaction(this.#db, fn, true);
+      return await transaction(this.#db, fn, { relaxed: true, onBegun: () => ((begun = true), this.#publish?.begun()) });
     } finally {
       // Counted rolled back too (a later fsync covers it for nothing), so that the commits
       // counted here and the transactions begun on the board stay one for one.
-      this.#committed++;
+      if (begun) this.#committed++;
     }
   }
 

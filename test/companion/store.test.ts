@@ -192,6 +192,37 @@ describe('the SQLite store behind the async boundary', () => {
     await Promise.all(holds);
   });
 
+  it("waits for another connection's write lock without blocking the event loop, and gives up after busy_timeout", async () => {
+    const dir = tempDir();
+    const other = openSqliteStore({ dataDir: dir });
+    const store = openSqliteStore({ dataDir: dir, busyTimeoutMs: 300 });
+    dbs.push(other.db, store.db);
+    other.db.exec('CREATE TABLE probe (x INTEGER)');
+    const insert = () => store.transaction(async () => store.db.prepare('INSERT INTO probe VALUES (1)').run().changes);
+
+    other.db.exec('BEGIN IMMEDIATE'); // the other connection takes the write lock, as the sealing thread does
+    let settled = false;
+    const waiting = insert().finally(() => (settled = true));
+    // Timers still fire while it waits: SQLite's busy handler would have slept on this thread.
+    const ticks = await new Promise<number>((resolve) => {
+      let n = 0;
+      const timer = setInterval(() => ++n === 5 && (clearInterval(timer), resolve(n)), 10);
+    });
+    expect(ticks).toBe(5);
+    expect(settled).toBe(false);
+    // Meanwhile this connection still answers reads: the waiting transaction does not hold it.
+    await expect(store.usage.usage('ten_a')).resolves.toEqual({ actionsUsed: 0, creditsUsed: 0 });
+    other.db.exec('COMMIT');
+    await expect(waiting).resolves.toBe(1);
+
+    other.db.exec('BEGIN IMMEDIATE');
+    const start = performance.now();
+    await expect(insert()).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    expect(performance.now() - start).toBeGreaterThanOrEqual(300);
+    other.db.exec('ROLLBACK');
+    expect(store.db.prepare('SELECT count(*) AS n FROM probe').get()).toEqual({ n: 1 });
+  });
+
   it("commits 'relaxed' transactions without their fsync and restores the durable setting after", async () => {
     const store = storeWithTenant();
     const level = () => store.db.pragma('synchronous', { simple: true });
