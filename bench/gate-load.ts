@@ -26,15 +26,19 @@ export function gateRunner(app: ReturnType<typeof createApp>, apiKey: string): (
   };
 }
 
-/** A warm-up of each, then five alternating 1-second rounds; the medians. */
-export async function alternateRounds(off: (ms: number) => Promise<number>, on: (ms: number) => Promise<number>): Promise<{ off: number; on: number }> {
+/**
+ * A warm-up of each, then `rounds` alternating 1-second rounds: the medians of each, and the
+ * median of the rounds' on/off ratios (steadier on a shared machine, whose speed drifts
+ * between rounds more than within one pair).
+ */
+export async function alternateRounds(off: (ms: number) => Promise<number>, on: (ms: number) => Promise<number>, rounds = 5): Promise<{ off: number; on: number; ratio: number }> {
   await off(500);
   await on(500);
   const offRates: number[] = [];
   const onRates: number[] = [];
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < rounds; round++) {
     offRates.push(await off(1000));
     onRates.push(await on(1000));
   }
-  return { off: median(offRates), on: median(onRates) };
+  return { off: median(offRates), on: median(onRates), ratio: median(onRates.map((r, i) => r / offRates[i]!)) };
 }
