@@ -43,7 +43,7 @@ import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
 import { ConnectionLock, promised } from './core/async-store.ts';
 import type { Sync } from './core/async-store.ts';
-import { WriteLockBusy, savepoint, transaction } from './core/sqlite-transaction.ts';
+import { WriteLockBusy, busyTimeoutOf, savepoint, transaction } from './core/sqlite-transaction.ts';
 
 /** Every capability's store: what code outside a transaction and inside one both see. */
 export interface Stores {
@@ -204,7 +204,7 @@ async function whileWriteLockBusy<T>(busyTimeoutMs: number, attempt: () => Promi
 }
 
 export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters' | 'lockWaitLimitMs'> = {}): SqliteStore {
-  const busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
+  const busyTimeoutMs = busyTimeoutOf(db);
   const walSync = new WalSync(db, options.walSync);
   const lock = new ConnectionLock({ waitLimitMs: options.lockWaitLimitMs });
   const impl = sqliteStores(db);

@@ -16,8 +16,14 @@ export class WriteLockBusy extends Error {
   }
 }
 
-/** Each connection's busy_timeout, restored after each BEGIN. */
 const busyTimeouts = new WeakMap<Db, number>();
+
+/** The connection's busy_timeout (core/db.ts), read once: beginNow turns it off and back on. */
+export function busyTimeoutOf(db: Db): number {
+  let timeout = busyTimeouts.get(db);
+  if (timeout === undefined) busyTimeouts.set(db, (timeout = Number(db.pragma('busy_timeout', { simple: true }))));
+  return timeout;
+}
 
 /**
  * BEGIN IMMEDIATE, never waiting: SQLite's busy handler would sleep on this thread (1, 2, 5,
@@ -26,8 +32,7 @@ const busyTimeouts = new WeakMap<Db, number>();
  * prepared busy_timeout pragma takes effect when prepared, not when run.)
  */
 function beginNow(db: Db): void {
-  let timeout = busyTimeouts.get(db);
-  if (timeout === undefined) busyTimeouts.set(db, (timeout = Number(db.pragma('busy_timeout', { simple: true }))));
+  const timeout = busyTimeoutOf(db);
   db.pragma('busy_timeout = 0');
   try {
     // IMMEDIATE: the write lock first. A transaction that read first and wrote later would
