@@ -43,7 +43,7 @@ import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
 import { ConnectionLock, promised } from './core/async-store.ts';
 import type { Sync } from './core/async-store.ts';
-import { WriteLockBusy, busyTimeoutOf, savepoint, transaction } from './core/sqlite-transaction.ts';
+import { WriteLockBusy, savepoint, transaction, yieldWriteLockWhenBusy } from './core/sqlite-transaction.ts';
 
 /** Every capability's store: what code outside a transaction and inside one both see. */
 export interface Stores {
@@ -204,9 +204,10 @@ async function whileWriteLockBusy<T>(busyTimeoutMs: number, attempt: () => Promi
 }
 
 export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters' | 'lockWaitLimitMs'> = {}): SqliteStore {
-  const busyTimeoutMs = busyTimeoutOf(db);
   const walSync = new WalSync(db, options.walSync);
   const lock = new ConnectionLock({ waitLimitMs: options.lockWaitLimitMs });
+  // Beside another writer, a transaction waits for the write lock here, not in SQLite.
+  const busyTimeoutMs = options.sharedWriters ? yieldWriteLockWhenBusy(db) : undefined;
   const impl = sqliteStores(db);
   // Inside a transaction the lock is already held: the transaction's view runs at once.
   const shared: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(shared)) };
@@ -221,13 +222,14 @@ export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqlite
     file,
     walSync,
     ...viewOf(impl, lock),
-    transaction: (fn, txOptions) =>
-      whileWriteLockBusy(busyTimeoutMs, () =>
+    transaction: (fn, txOptions) => {
+      const attempt = () =>
         lock.hold(() => {
           const tx = txView();
           return txOptions?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), { relaxed: txOptions?.sync === 'relaxed' });
-        }),
-      ),
+        });
+      return busyTimeoutMs === undefined ? attempt() : whileWriteLockBusy(busyTimeoutMs, attempt);
+    },
     withConnection: (fn) => lock.when(() => fn(db)),
     durable: () => walSync.settled(),
     close: () => {

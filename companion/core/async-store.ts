@@ -27,7 +27,7 @@ export function settle<R>(fn: () => R): Promise<R> {
 }
 
 /** How long a caller waits behind one transaction before it is refused (ConnectionLock). */
-export const LOCK_WAIT_LIMIT_MS = 30_000;
+const LOCK_WAIT_LIMIT_MS = 30_000;
 
 interface Waiter {
   resolve(): void;
@@ -53,7 +53,7 @@ export class ConnectionLock {
   #holds = 0;
   #heldSince = 0;
   #watchdog: NodeJS.Timeout | undefined;
-  #waiting: Waiter[] = [];
+  readonly #waiting: Waiter[] = [];
 
   constructor(options: { waitLimitMs?: number } = {}) {
     this.#waitLimitMs = options.waitLimitMs ?? LOCK_WAIT_LIMIT_MS;

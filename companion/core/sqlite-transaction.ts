@@ -16,28 +16,36 @@ export class WriteLockBusy extends Error {
   }
 }
 
-const busyTimeouts = new WeakMap<Db, number>();
+/** Connections that share their file with another writer, and each one's busy_timeout. */
+const sharedWriters = new WeakMap<Db, number>();
 
-/** The connection's busy_timeout (core/db.ts), read once: beginNow turns it off and back on. */
-export function busyTimeoutOf(db: Db): number {
-  let timeout = busyTimeouts.get(db);
-  if (timeout === undefined) busyTimeouts.set(db, (timeout = Number(db.pragma('busy_timeout', { simple: true }))));
+/**
+ * From now on this connection's BEGIN never waits for the write lock (beginNow): another
+ * writer on the same file (the sealing thread's) takes it often. Returns the busy_timeout
+ * (core/db.ts) that the caller's retries stand in for.
+ */
+export function yieldWriteLockWhenBusy(db: Db): number {
+  const timeout = Number(db.pragma('busy_timeout', { simple: true }));
+  sharedWriters.set(db, timeout);
   return timeout;
 }
 
 /**
- * BEGIN IMMEDIATE, never waiting: SQLite's busy handler would sleep on this thread (1, 2, 5,
- * 10 ms and on), and this thread is an event loop that has requests to answer meanwhile. The
- * connection's busy_timeout stays in force for every other statement. (db.pragma each time: a
- * prepared busy_timeout pragma takes effect when prepared, not when run.)
+ * BEGIN IMMEDIATE. The only writer on its file waits in SQLite's busy handler for what little
+ * else takes the lock (a command-line tool). A connection beside another writer never waits
+ * there: the handler would sleep on this thread (1, 2, 5, 10 ms and on), and this thread is an
+ * event loop that has requests to answer meanwhile; it throws WriteLockBusy instead, with the
+ * connection's busy_timeout still in force for every other statement. (db.pragma each time,
+ * about 6 µs each: a prepared busy_timeout pragma takes effect when prepared, not when run.)
  */
-function beginNow(db: Db): void {
-  const timeout = busyTimeoutOf(db);
+function begin(db: Db): void {
+  // IMMEDIATE: the write lock first. A transaction that read first and wrote later would fail
+  // outright, SQLITE_BUSY_SNAPSHOT, had another connection committed in between (SQLite
+  // "Isolation In SQLite", WAL mode).
+  const timeout = sharedWriters.get(db);
+  if (timeout === undefined) return void db.exec('BEGIN IMMEDIATE');
   db.pragma('busy_timeout = 0');
   try {
-    // IMMEDIATE: the write lock first. A transaction that read first and wrote later would
-    // fail outright, SQLITE_BUSY_SNAPSHOT, had another connection committed in between
-    // (SQLite "Isolation In SQLite", WAL mode).
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new WriteLockBusy();
@@ -49,7 +57,7 @@ function beginNow(db: Db): void {
 
 /**
  * BEGIN IMMEDIATE, the body, then COMMIT; any exception rolls everything back and is rethrown.
- * Throws WriteLockBusy, having run nothing, while another connection holds the write lock.
+ * Throws WriteLockBusy, having run nothing, while another writer holds the lock (begin).
  * `onBegun` runs once the transaction holds the lock. `relaxed` commits with
  * synchronous=NORMAL: in WAL mode that skips the commit's fsync but keeps the database
  * consistent (SQLite "WAL mode" §Performance Considerations); the commit is durable at the next
@@ -60,7 +68,7 @@ export async function transaction<T>(db: Db, body: () => Promise<T>, options: { 
   // prepared, and it cannot change inside a transaction.
   if (options.relaxed) db.pragma('synchronous = NORMAL');
   try {
-    beginNow(db);
+    begin(db);
     options.onBegun?.();
     try {
       const result = await body();

@@ -194,8 +194,8 @@ describe('the SQLite store behind the async boundary', () => {
 
   it("waits for another connection's write lock without blocking the event loop, and gives up after busy_timeout", async () => {
     const dir = tempDir();
-    const other = openSqliteStore({ dataDir: dir });
-    const store = openSqliteStore({ dataDir: dir, busyTimeoutMs: 300 });
+    const other = openSqliteStore({ dataDir: dir, sharedWriters: true });
+    const store = openSqliteStore({ dataDir: dir, sharedWriters: true, busyTimeoutMs: 300 });
     dbs.push(other.db, store.db);
     other.db.exec('CREATE TABLE probe (x INTEGER)');
     const insert = () => store.transaction(async () => store.db.prepare('INSERT INTO probe VALUES (1)').run().changes);
