@@ -6,6 +6,8 @@
  *            transaction: the naive durable path that group commit must beat.
  * Also: the pipelined group commit against the fsync inside the commit (alternating rounds),
  * and for each HTTP load the batches, seals per batch and commit times the service reports.
+ * With wrk, the ceiling HTTP itself puts on a ratio to floor A here: floor A's work alone
+ * behind node:http (http-ceiling-server.ts).
  * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -25,7 +27,7 @@ import { closeDeps, openDeps, openSqliteDeps } from '../companion/deps.ts';
 import { signUpSandbox } from '../companion/account/signup.ts';
 import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
-import { startCompanion } from './companion-process.ts';
+import { startCompanion, startListening } from './companion-process.ts';
 import type { RunningCompanion, ServerLatency } from './companion-process.ts';
 
 /** The heaviest common gate request: a law action, classified, sealed as needs_review. */
@@ -209,10 +211,14 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
     // wrk (C, one thread) costs the server's machine far less than a Node client, so it shows
     // what the server itself sustains. Used when installed (Debian package wrk).
     if (hasWrk()) {
+      let gate50 = 0;
       for (const c of [10, 50]) {
-        printLoad(wrkLoad([companion.url], c, apiKey, body, { afterWarmUp: () => void companion.serverLatency() }), floor);
+        const result = wrkLoad([companion.url], c, apiKey, body, { afterWarmUp: () => void companion.serverLatency() });
+        printLoad(result, floor);
         printServerLatency(await companion.serverLatency());
+        gate50 = result.rate;
       }
+      await httpCeiling(body, floor, gate50);
       await sealingThreadAgainstRequestThread(companion, apiKey, body, floor);
     } else {
       line('wrk', 'not installed (apt-get install wrk): skipped the C load generator');
@@ -220,6 +226,27 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
   } finally {
     await companion.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What HTTP leaves of floor A on this machine: floor A's work per request behind node:http,
+ * with no authentication, decision or storage (http-ceiling-server.ts), under the same wrk load
+ * as the gate. In one process it bounds any design that serves HTTP on one thread, as the
+ * companion does; in two, any design on these two cores.
+ */
+async function httpCeiling(body: Buffer, floor: { crypto: Rate; cryptoInsert: Rate }, gate: number): Promise<void> {
+  for (const processes of [1, 2]) {
+    const server = await startListening(['--import', 'tsx', 'bench/http-ceiling-server.ts', String(processes)]);
+    try {
+      const r = wrkLoad([server.url], 50, 'unused', body);
+      line(
+        `ceiling: floor A's work behind node:http, nothing stored, ${processes} process${processes > 1 ? 'es' : ''} (wrk, 50 connections)`,
+        `${Math.round(r.rate).toLocaleString('en-US')}/s (${(r.rate / floor.crypto.opsPerSec).toFixed(2)}x floor A; the gate above is ${(gate / r.rate).toFixed(2)}x it), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
+      );
+    } finally {
+      await server.stop();
+    }
   }
 }
 

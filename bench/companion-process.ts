@@ -1,9 +1,11 @@
 /**
  * The companion as benchmarks run it: a real process (`node --import tsx companion/main.ts`)
  * on 127.0.0.1 with a free port and the given data directory, with server-latency-probe.mjs
- * loaded so the server's own view of request latency can be read.
+ * loaded so the server's own view of request latency can be read; and other benchmark servers
+ * started the same way (startListening).
  */
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -23,14 +25,45 @@ export interface RunningCompanion {
   stop(): Promise<void>;
 }
 
+/** A benchmark server in a child process, once it has printed `listening on <url>`. */
+export interface ListeningProcess {
+  url: string;
+  child: ChildProcess;
+  /** SIGTERM, then resolves once the process has exited (graceful shutdown). */
+  stop(): Promise<void>;
+}
+
+/** Runs `node <args>` from the repository's root and waits for its `listening on` line. */
+export async function startListening(args: string[], env: Record<string, string> = {}): Promise<ListeningProcess> {
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${args.at(-1)} did not start within 30 s`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+  return {
+    url,
+    child,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
 /** `env` adds to or overrides the process's environment, e.g. SVC_DATABASE_URL for PostgreSQL. */
 export async function startCompanion(dataDir: string, env: Record<string, string> = {}): Promise<RunningCompanion> {
   const probe = path.join(REPO_ROOT, 'bench', 'server-latency-probe.mjs');
-  const child = spawn(process.execPath, ['--import', probe, '--import', 'tsx', 'companion/main.ts'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { url, child, stop } = await startListening(['--import', probe, '--import', 'tsx', 'companion/main.ts'], { SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
   const latencyWaiters: ((l: ServerLatency) => void)[] = [];
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
@@ -41,20 +74,6 @@ export async function startCompanion(dataDir: string, env: Record<string, string
       latencyWaiters.shift()?.(JSON.parse(m[1]!) as ServerLatency);
     }
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('companion did not start within 30 s')), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`companion exited with ${code}`)));
-  });
   return {
     url,
     serverLatency: () =>
@@ -62,9 +81,6 @@ export async function startCompanion(dataDir: string, env: Record<string, string
         latencyWaiters.push(resolve);
         child.kill('SIGUSR2');
       }),
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
+    stop,
   };
 }

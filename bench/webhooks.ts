@@ -1,6 +1,5 @@
 /**
- * Webhook delivery throughput (issue: signed event webhooks), against baselines measured in
- * this run; every receiver is a node:http server on 127.0.0.1:
+ * Webhook delivery throughput, against baselines measured in this run; every receiver is a node:http server on 127.0.0.1:
  *   1. signed deliveries per second through the guarded client and the leased queue (claim,
  *      sign, POST, complete: one durable write per outcome), as a ratio to a plain node:http
  *      POST loop with the same concurrency (target ≥ 0.5x and ≥ 1,000/s). Both are warmed up
@@ -10,7 +9,9 @@
  *      outbox rows and their delivery running alongside) against the same tenant setup with no
  *      target (target ≥ 0.9x). Here the receiver runs in a process of its own, as a tenant's
  *      endpoint would: its work is not the service's, and in one process it would be counted
- *      against the gate.
+ *      against the gate. Between the two, in the same rounds, the gate followed by one bare
+ *      POST per decision: the least a delivery adds on the same two cores, so the ratio no
+ *      delivery design could pass here.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,10 +24,11 @@ import { hashApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import { closeDeps, openSqliteDeps } from '../companion/deps.ts';
+import { createOutboundHttp } from '../companion/net/outbound-http.ts';
 import type { AppDeps } from '../companion/deps.ts';
 import type { SqliteStore } from '../companion/store.ts';
 import { seedProductionTenant } from './companion-gate.ts';
-import { alternateRounds, gateRunner } from './gate-load.ts';
+import { alternate, gateRunner } from './gate-load.ts';
 import { line, median, section } from './harness.ts';
 
 const CONCURRENCY = 64;
@@ -172,14 +174,53 @@ async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Pro
   };
 }
 
-/** Gate throughput with and without a subscribed target (bench/gate-load.ts alternateRounds). */
-async function gateOnOff(url: string): Promise<{ off: number; on: number; ratio: number; delivered: number }> {
+/**
+ * A tenant with no target whose every answered decision is followed by one POST of a
+ * delivery-sized body to `url` through the guarded client: nothing queued, stored or signed.
+ * That is the least any delivery design adds to a decision, so its ratio to the gate alone is
+ * the best a delivery design could reach on this machine.
+ */
+async function gateWithBarePosts(url: string): Promise<{ run(ms: number): Promise<number>; posted(): number; close(): Promise<void> }> {
+  const deps = await open();
+  await deps.lifecycle.start();
+  const client = createOutboundHttp({ allowLoopback: true });
+  const body = JSON.stringify({ event: 'record.sealed', tenant: deps.tenantId, created_at: new Date().toISOString(), pad: 'x'.repeat(200) });
+  const inFlight = new Set<Promise<void>>();
+  let posted = 0;
+  let failed = 0;
+  const post = () => {
+    const sent: Promise<void> = client.post({ url, headers: { 'content-type': 'application/json' }, body }).then(
+      (res) => void (res.status === 204 ? posted++ : failed++),
+      () => void failed++,
+    ).finally(() => inFlight.delete(sent));
+    inFlight.add(sent);
+  };
+  return {
+    run: gateRunner(createApp(deps), deps.apiKey, post),
+    posted: () => posted,
+    async close() {
+      await Promise.all(inFlight);
+      await client.close();
+      await dispose(deps);
+      if (failed > 0) throw new Error(`${failed} bare POSTs failed`);
+    },
+  };
+}
+
+/**
+ * Gate throughput with no target, with a bare POST per decision, and with a subscribed target
+ * whose deliveries run alongside, in alternating rounds (bench/gate-load.ts alternate).
+ */
+async function gateOnOff(url: string): Promise<{ off: number; bare: number; on: number; bareRatio: number; ratio: number; posted: number; delivered: number }> {
   const off = await gateLoad(undefined);
+  const bare = await gateWithBarePosts(url);
   const on = await gateLoad(url);
   try {
-    return { ...(await alternateRounds(off.run, on.run, GATE_ROUNDS)), delivered: on.delivered() };
+    const { rates, ratios } = await alternate([off.run, bare.run, on.run], GATE_ROUNDS);
+    return { off: rates[0]!, bare: rates[1]!, on: rates[2]!, bareRatio: ratios[1]!, ratio: ratios[2]!, posted: bare.posted(), delivered: on.delivered() };
   } finally {
     await off.close();
+    await bare.close();
     await on.close();
   }
 }
@@ -203,7 +244,8 @@ export async function benchWebhooks(): Promise<void> {
 
     const remote = await receiverProcess();
     const gate = await gateOnOff(remote.url).finally(() => remote.close());
-    line('durable gate decisions, no webhook target', `${Math.round(gate.off).toLocaleString('en-US')}/s (baseline, 50 in flight, ${GATE_ROUNDS} rounds alternating with the row below; the receiver in its own process)`);
+    line('durable gate decisions, no webhook target', `${Math.round(gate.off).toLocaleString('en-US')}/s (baseline, 50 in flight, ${GATE_ROUNDS} rounds alternating with the rows below; the receiver in its own process)`);
+    line('the same, and one bare POST per decision (nothing queued, stored or signed)', `${Math.round(gate.bare).toLocaleString('en-US')}/s (${gate.bareRatio.toFixed(2)}x: the best any delivery design could reach here), ${gate.posted.toLocaleString('en-US')} posted`);
     line('durable gate decisions, record.sealed subscribed and delivered', `${Math.round(gate.on).toLocaleString('en-US')}/s (${gate.ratio.toFixed(2)}x, the median of ${GATE_ROUNDS} rounds' ratios; target 0.9x), ${gate.delivered.toLocaleString('en-US')} delivered meanwhile`);
   } finally {
     await rx.close();
