@@ -3,11 +3,14 @@
  * loopback at 10 and 50 connections, each as a ratio to floors measured in this run:
  *   floor A: canonicalize + SHA-256 + node:crypto Ed25519 sign in a tight loop (no storage);
  *   floor B: floor A + one SQLite insert per seal, each its own durable (synchronous=FULL)
- *            transaction: the naive durable path that group commit must beat.
+ *            transaction: the naive durable path that group commit must beat;
+ *   floor C: the seal pipeline alone (the service's participants, group commit, durable) on
+ *            one thread, without HTTP, authentication or a decision.
  * Also: the pipelined group commit against the fsync inside the commit (alternating rounds),
  * and for each HTTP load the batches, seals per batch and commit times the service reports.
  * With wrk, the ceiling HTTP itself puts on a ratio to floor A here: floor A's work alone
- * behind node:http (http-ceiling-server.ts).
+ * behind node:http (http-ceiling-server.ts), and the CPU a decision may take at 0.5x floor A
+ * against what HTTP and storage alone take.
  * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -19,12 +22,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { canonicalBytes } from '../shared/canonical-json.ts';
 import { createApp } from '../companion/app.ts';
-import { generateApiKey } from '../companion/core/auth.ts';
+import { generateApiKey, hashApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import type { WalSyncOptions } from '../companion/core/wal-sync.ts';
 import { closeDeps, openDeps, openSqliteDeps } from '../companion/deps.ts';
 import { signUpSandbox } from '../companion/account/signup.ts';
+import { Sealer } from '../companion/evidence/sealer.ts';
+import type { SealRequest } from '../companion/evidence/sealer.ts';
+import { sealParticipants } from '../companion/seal-participants.ts';
 import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion, startListening } from './companion-process.ts';
@@ -66,7 +72,7 @@ export async function seedProductionTenant(dataDir: string, databaseUrl?: string
   }
 }
 
-function floors(): { crypto: Rate; cryptoInsert: Rate } {
+function floors(): Pick<Floors, 'crypto' | 'cryptoInsert'> {
   const seed = randomBytes(32);
   const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
   let i = 0;
@@ -93,6 +99,47 @@ function floors(): { crypto: Rate; cryptoInsert: Rate } {
   db.close();
   fs.rmSync(dir, { recursive: true, force: true });
   return { crypto, cryptoInsert };
+}
+
+/**
+ * floor C: the seal pipeline alone, in process on one thread: one production tenant's plain
+ * records (no review item) sealed with the service's participants and pipelined group commit,
+ * durable, with no HTTP, authentication or decision. Per seal it is floor A's work plus what
+ * storing a seal costs; the median of three rounds after a warm-up.
+ */
+async function pipelineFloor(): Promise<Rate> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pipeline-'));
+  const apiKey = await seedProductionTenant(dataDir);
+  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_SEAL_THREAD: '0' }, []), { log: createMemoryLogger() });
+  try {
+    const key = (await deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey)))!;
+    const participants = sealParticipants({ outbox: deps.webhooks.outbox, routing: deps.routing.participant });
+    const sealer = new Sealer({ store: deps.store, participants, keyring: deps.keyring, clock: deps.clock, ids: deps.ids });
+    const request = (): SealRequest => ({
+      auth: { tenantId: key.tenantId, tenantKind: 'production', keyId: key.keyId },
+      vertical: 'law', actionType: 'proposed-action', pack: 'law', kind: 'record', decision: null, status: 'recorded', reviewRoute: null,
+      payloadHash: 'a'.repeat(64), manifestDigest: null, policyDigest: null, details: {}, metering: { counted: true, credits: 1 },
+      respond: (r) => ({ action_key: r.actionKey }),
+    });
+    const round = async (seals: number) => {
+      const start = performance.now();
+      await Promise.all(Array.from({ length: seals }, () => sealer.seal(request())));
+      return (seals * 1000) / (performance.now() - start);
+    };
+    await round(500);
+    const rates = [await round(3000), await round(3000), await round(3000)];
+    return { name: 'floor C: the seal pipeline alone, durable (no HTTP or decision)', opsPerSec: median(rates) };
+  } finally {
+    await closeDeps(deps);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The baselines every gate figure is measured against, all from this run. */
+interface Floors {
+  crypto: Rate;
+  cryptoInsert: Rate;
+  pipeline: Rate;
 }
 
 export interface LoadResult {
@@ -126,7 +173,7 @@ export async function load(name: string, concurrency: number, durationMs: number
   return { name, rate: (latencies.length * 1000) / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }
 
-function printLoad(r: LoadResult, floor: { crypto: Rate; cryptoInsert: Rate }): void {
+function printLoad(r: LoadResult, floor: Floors): void {
   line(
     r.name,
     `${Math.round(r.rate).toLocaleString('en-US')} sealed/s (${(r.rate / floor.crypto.opsPerSec).toFixed(2)}x floor A, ${(r.rate / floor.cryptoInsert.opsPerSec).toFixed(2)}x floor B), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms${r.errors ? `, ${r.errors} non-201 answers` : ''}`,
@@ -157,7 +204,7 @@ async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Pr
   };
 }
 
-async function inProcess(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+async function inProcess(floor: Floors): Promise<void> {
   const gate = await inProcessGate();
   await load('warm-up', 10, 500, gate.send);
   for (const c of [10, 50]) printLoad(await load(`in-process, ${c} in flight`, c, 3000, gate.send), floor);
@@ -191,7 +238,7 @@ async function pipelinedAgainstInline(): Promise<void> {
   }
 }
 
-async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+async function overHttp(floor: Floors): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
   const apiKey = await seedProductionTenant(dataDir);
   const companion = await startCompanion(dataDir);
@@ -233,9 +280,11 @@ async function overHttp(floor: { crypto: Rate; cryptoInsert: Rate }): Promise<vo
  * What HTTP leaves of floor A on this machine: floor A's work per request behind node:http,
  * with no authentication, decision or storage (http-ceiling-server.ts), under the same wrk load
  * as the gate. In one process it bounds any design that serves HTTP on one thread, as the
- * companion does; in two, any design on these two cores.
+ * companion does; in two, any design on these cores. Then the CPU a decision may take at 0.5x
+ * floor A against what the two-process ceiling and floor C's storage take, all from this run.
  */
-async function httpCeiling(body: Buffer, floor: { crypto: Rate; cryptoInsert: Rate }, gate: number): Promise<void> {
+async function httpCeiling(body: Buffer, floor: Floors, gate: number): Promise<void> {
+  let ceiling = 0;
   for (const processes of [1, 2]) {
     const server = await startListening(['--import', 'tsx', 'bench/http-ceiling-server.ts', String(processes)]);
     try {
@@ -244,10 +293,20 @@ async function httpCeiling(body: Buffer, floor: { crypto: Rate; cryptoInsert: Ra
         `ceiling: floor A's work behind node:http, nothing stored, ${processes} process${processes > 1 ? 'es' : ''} (wrk, 50 connections)`,
         `${Math.round(r.rate).toLocaleString('en-US')}/s (${(r.rate / floor.crypto.opsPerSec).toFixed(2)}x floor A; the gate above is ${(gate / r.rate).toFixed(2)}x it), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
       );
+      ceiling = r.rate;
     } finally {
       await server.stop();
     }
   }
+  // Microseconds of CPU per decision, over all cores (wrk and the kernel included).
+  const cores = os.cpus().length;
+  const budget = (cores * 1e6) / (0.5 * floor.crypto.opsPerSec);
+  const httpCost = (cores * 1e6) / ceiling;
+  const storage = 1e6 / floor.pipeline.opsPerSec - 1e6 / floor.crypto.opsPerSec;
+  line(
+    `CPU per decision at 0.5x floor A on ${cores} cores`,
+    `${budget.toFixed(0)} µs; HTTP with floor A's work (the 2-process ceiling) ${httpCost.toFixed(0)} µs + storing a seal (floor C less floor A) ${storage.toFixed(0)} µs = ${(httpCost + storage).toFixed(0)} µs before authentication and the decision`,
+  );
 }
 
 /**
@@ -255,7 +314,7 @@ async function httpCeiling(body: Buffer, floor: { crypto: Rate; cryptoInsert: Ra
  * against one sealing on the request thread (SVC_SEAL_THREAD=0): wrk at 50 connections, in
  * alternating rounds, so the ratio is of one run on one machine.
  */
-async function sealingThreadAgainstRequestThread(threaded: RunningCompanion, apiKey: string, body: Buffer, floor: { crypto: Rate; cryptoInsert: Rate }): Promise<void> {
+async function sealingThreadAgainstRequestThread(threaded: RunningCompanion, apiKey: string, body: Buffer, floor: Floors): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-http-'));
   const inlineKey = await seedProductionTenant(dataDir);
   const inline = await startCompanion(dataDir, { SVC_SEAL_THREAD: '0' });
@@ -426,8 +485,8 @@ export function wrkLoad(urls: string[], connections: number, apiKeys: string | s
 
 export async function benchCompanionGate(): Promise<void> {
   section('Durable sealed gate decisions (POST /v1/gate, law pack, production tenant)');
-  const floor = floors();
-  compare(floor.crypto, floor.cryptoInsert);
+  const floor = { ...floors(), pipeline: await pipelineFloor() };
+  compare(floor.crypto, floor.cryptoInsert, floor.pipeline);
   await inProcess(floor);
   await pipelinedAgainstInline();
   await overHttp(floor);
