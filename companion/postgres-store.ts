@@ -32,15 +32,18 @@ export interface PostgresStore extends Store {
   readonly sql: Pool;
 }
 
-/** Every capability's store over one connection: the pool, or an open transaction's. */
-export function postgresStores(sql: Queryable): Stores {
+/**
+ * Every capability's store over one connection: the pool, or an open transaction's.
+ * `treeCacheKey`: the tenant-log trees' caches to share (anchoring/stored-tree.ts).
+ */
+export function postgresStores(sql: Queryable, treeCacheKey?: object): Stores {
   return {
     tenants: createPostgresTenantStore(sql),
     account: createPostgresAccountStore(sql),
     evidence: createPostgresEvidenceStore(sql),
     usage: createPostgresUsageStore(sql),
     idempotency: createPostgresIdempotencyStore(sql),
-    anchoring: createPostgresAnchoringStore(sql),
+    anchoring: createPostgresAnchoringStore(sql, { treeCacheKey }),
     integrations: createPostgresIntegrationStore(sql),
     webhooks: createPostgresWebhookStore(sql),
     policy: createPostgresPolicyStore(sql),
@@ -52,8 +55,16 @@ export function postgresStores(sql: Queryable): Stores {
   };
 }
 
-function txOf(sql: PgTransaction): Tx {
-  return { ...postgresStores(sql), transaction: (fn) => sql.savepoint((sp) => fn(txOf(sp))) as Promise<never> };
+/**
+ * A transaction's stores. Its savepoints share one tree cache with it, so a batch of seals reads
+ * a tenant log's right edge once, not once per seal: by then the sealer holds the tenant's row
+ * lock (evidence/postgres-store.ts), so no other process appends to that log until the
+ * transaction ends, and a leaf a refused seal's savepoint rolled back is noticed by its size
+ * (anchoring/stored-tree.ts). Each transaction starts with empty caches: another process may
+ * have appended since the last.
+ */
+function txOf(sql: PgTransaction, treeCacheKey: object): Tx {
+  return { ...postgresStores(sql, treeCacheKey), transaction: (fn) => sql.savepoint((sp) => fn(txOf(sp, treeCacheKey))) as Promise<never> };
 }
 
 export function createPostgresStore(sql: Pool): PostgresStore {
@@ -64,7 +75,7 @@ export function createPostgresStore(sql: Pool): PostgresStore {
     transaction: (fn, options) =>
       sql.begin(async (t) => {
         if (options?.sync === 'relaxed') await t`SET LOCAL synchronous_commit = off`;
-        return fn(txOf(t));
+        return fn(txOf(t, {}));
       }) as Promise<never>,
     durable: () => undefined,
     close: () => sql.end(),
