@@ -1,7 +1,7 @@
 /**
  * Gate load over one in-process app, shared by the benchmarks that compare the gate with a
  * capability on and off (anchoring, webhooks): 50 law gate requests in flight, and rounds that
- * alternate between the setups so the machine's drift hits both alike.
+ * alternate between the setups so the machine's drift hits them alike.
  */
 import type { createApp } from '../companion/app.ts';
 import { GATE_BODY } from './companion-gate.ts';
