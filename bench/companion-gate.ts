@@ -14,24 +14,25 @@
  * Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createPrivateKey, createHash, randomBytes, sign as nodeSign } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { canonicalBytes } from '../shared/canonical-json.ts';
 import { createApp } from '../companion/app.ts';
 import { generateApiKey, hashApiKey } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
 import type { WalSyncOptions } from '../companion/core/wal-sync.ts';
 import { closeDeps, openDeps, openSqliteDeps } from '../companion/deps.ts';
+import type { AppDeps } from '../companion/deps.ts';
 import { signUpSandbox } from '../companion/account/signup.ts';
 import { sealGate } from '../companion/gate/seal-gate.ts';
 import type { GateBody } from '../companion/gate/seal-gate.ts';
 import { getGatePack } from '../companion/packs/registry.ts';
 import { currentOverlay } from '../companion/policy/overlay.ts';
+import { floorAKey, floorAWork } from './floor-a.ts';
 import { compare, line, measure, median, percentile, section } from './harness.ts';
 import type { Rate } from './harness.ts';
 import { startCompanion, startListening } from './companion-process.ts';
@@ -74,17 +75,9 @@ export async function seedProductionTenant(dataDir: string, databaseUrl?: string
 }
 
 function floors(): Pick<Floors, 'crypto' | 'cryptoInsert'> {
-  const seed = randomBytes(32);
-  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const key = floorAKey();
   let i = 0;
-  const sealOnce = () => {
-    const doc = { ...GATE_BODY, seq: i++, recorded_at: new Date().toISOString() };
-    const bytes = canonicalBytes(doc);
-    const h1 = createHash('sha256').update(bytes).digest('hex');
-    const h2 = createHash('sha256').update(h1).digest('hex');
-    const h3 = createHash('sha256').update(h2).digest('hex');
-    return { h3, sig: nodeSign(null, bytes, privateKey) };
-  };
+  const sealOnce = () => floorAWork({ ...GATE_BODY, seq: i++, recorded_at: new Date().toISOString() }, key);
   const crypto = measure('floor A: canonicalize + 3 SHA-256 + sign', sealOnce);
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-floor-'));
@@ -95,7 +88,7 @@ function floors(): Pick<Floors, 'crypto' | 'cryptoInsert'> {
   const insert = db.prepare('INSERT INTO t (h, sig) VALUES (?, ?)');
   const cryptoInsert = measure('floor B: floor A + 1 durable insert per seal', () => {
     const s = sealOnce();
-    insert.run(s.h3, s.sig);
+    insert.run(s.hash, s.signature);
   }, { roundMs: 300, rounds: 3 });
   db.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -109,9 +102,7 @@ function floors(): Pick<Floors, 'crypto' | 'cryptoInsert'> {
  * validation or authentication. The median of three rounds after a warm-up.
  */
 async function gateWithoutHttp(): Promise<Rate> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-no-http-'));
-  const apiKey = await seedProductionTenant(dataDir);
-  const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_SEAL_THREAD: '0' }, []), { log: createMemoryLogger() });
+  const { deps, apiKey, close } = await seededDeps();
   try {
     const key = (await deps.store.tenants.findActiveApiKeyByHash(hashApiKey(apiKey)))!;
     const auth = { tenantId: key.tenantId, tenantKind: key.tenantKind, keyId: key.keyId };
@@ -127,8 +118,7 @@ async function gateWithoutHttp(): Promise<Rate> {
     const rates = [await round(3000), await round(3000), await round(3000)];
     return { name: 'floor C: the gate without HTTP (decision and durable seal)', opsPerSec: median(rates) };
   } finally {
-    await closeDeps(deps);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 
@@ -177,13 +167,28 @@ function printLoad(r: LoadResult, floor: Floors): void {
   );
 }
 
-/** A production tenant's gate on an in-process app with its background work running. */
-async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Promise<number>; close: () => Promise<void> }> {
+/**
+ * A fresh data directory with one production tenant, and the service's deps on it sealing on
+ * the request thread: the in-process loads compare ways of committing there (the sealing
+ * thread is measured over HTTP, sealingThreadAgainstRequestThread).
+ */
+async function seededDeps(walSync?: WalSyncOptions): Promise<{ deps: AppDeps; apiKey: string; close: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-inproc-'));
   const apiKey = await seedProductionTenant(dataDir);
-  // On the request thread: these loads compare ways of committing there (the sealing thread is
-  // measured over HTTP, sealingThreadAgainstRequestThread).
   const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_SEAL_THREAD: '0' }, []), { log: createMemoryLogger(), ...(walSync ? { walSync } : {}) });
+  return {
+    deps,
+    apiKey,
+    async close() {
+      await closeDeps(deps);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A production tenant's gate on an in-process app with its background work running. */
+async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Promise<number>; close: () => Promise<void> }> {
+  const { deps, apiKey, close } = await seededDeps(walSync);
   // Background work as in the real server (the WAL checkpoint worker, the review sweep).
   await deps.lifecycle.start();
   const app = createApp(deps);
@@ -194,10 +199,7 @@ async function inProcessGate(walSync?: WalSyncOptions): Promise<{ send: () => Pr
       await res.arrayBuffer();
       return res.status;
     },
-    async close() {
-      await closeDeps(deps);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
+    close,
   };
 }
 
@@ -281,7 +283,7 @@ async function overHttp(floor: Floors): Promise<void> {
  * floor A against what the two-process ceiling and floor C beyond floor A take, all from this run.
  */
 async function httpCeiling(body: Buffer, floor: Floors, gate: number): Promise<void> {
-  let ceiling = 0;
+  const ceilings = new Map<number, number>();
   for (const processes of [1, 2]) {
     const server = await startListening(['--import', 'tsx', 'bench/http-ceiling-server.ts', String(processes)]);
     try {
@@ -290,7 +292,7 @@ async function httpCeiling(body: Buffer, floor: Floors, gate: number): Promise<v
         `ceiling: floor A's work behind node:http, nothing stored, ${processes} process${processes > 1 ? 'es' : ''} (wrk, 50 connections)`,
         `${Math.round(r.rate).toLocaleString('en-US')}/s (${(r.rate / floor.crypto.opsPerSec).toFixed(2)}x floor A; the gate above is ${(gate / r.rate).toFixed(2)}x it), p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
       );
-      ceiling = r.rate;
+      ceilings.set(processes, r.rate);
     } finally {
       await server.stop();
     }
@@ -298,7 +300,7 @@ async function httpCeiling(body: Buffer, floor: Floors, gate: number): Promise<v
   // Microseconds of CPU per decision, over all cores (wrk and the kernel included).
   const cores = os.cpus().length;
   const budget = (cores * 1e6) / (0.5 * floor.crypto.opsPerSec);
-  const httpCost = (cores * 1e6) / ceiling;
+  const httpCost = (cores * 1e6) / ceilings.get(2)!;
   const rest = 1e6 / floor.noHttp.opsPerSec - 1e6 / floor.crypto.opsPerSec;
   line(
     `CPU per decision at 0.5x floor A on ${cores} cores`,

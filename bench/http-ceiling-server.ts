@@ -1,6 +1,6 @@
 /**
  * The ceiling HTTP puts on the gate benchmark on this machine: a node:http server that does
- * floor A's work per request (companion-gate.ts: parse the JSON body, canonicalize, three
+ * floor A's work per request (parse the JSON body, then floor-a.ts: canonicalize, three
  * SHA-256, one Ed25519 signature) and nothing else: no authentication, no decision, no storage.
  * No gate can answer faster than this under the same load generator on the same cores.
  *
@@ -9,10 +9,9 @@
  * `listening on http://127.0.0.1:<port>` once every process listens. Benchmarks only.
  */
 import cluster from 'node:cluster';
-import { createHash, createPrivateKey, randomBytes, sign } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { canonicalBytes } from '../shared/canonical-json.ts';
+import { floorAKey, floorAWork } from './floor-a.ts';
 
 const processes = Math.max(1, Number(process.argv[2] ?? 1));
 
@@ -29,19 +28,15 @@ if (cluster.isPrimary && processes > 1) {
     process.exit(0);
   });
 } else {
-  const seed = randomBytes(32);
-  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const key = floorAKey();
   let seq = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const doc = { ...(JSON.parse(Buffer.concat(chunks).toString()) as object), seq: seq++, recorded_at: new Date().toISOString() };
-      const bytes = canonicalBytes(doc);
-      const h1 = createHash('sha256').update(bytes).digest('hex');
-      const h2 = createHash('sha256').update(h1).digest('hex');
-      const h3 = createHash('sha256').update(h2).digest('hex');
-      const body = JSON.stringify({ attestation_hash: h3, signature: sign(null, bytes, privateKey).toString('base64url') });
+      const { hash, signature } = floorAWork(doc, key);
+      const body = JSON.stringify({ attestation_hash: hash, signature: signature.toString('base64url') });
       res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
     });
   });

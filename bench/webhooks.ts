@@ -1,5 +1,6 @@
 /**
- * Webhook delivery throughput, against baselines measured in this run; every receiver is a node:http server on 127.0.0.1:
+ * Webhook delivery throughput, against baselines measured in this run; every receiver is a
+ * node:http server on 127.0.0.1:
  *   1. signed deliveries per second through the guarded client and the leased queue (claim,
  *      sign, POST, complete: one durable write per outcome), as a ratio to a plain node:http
  *      POST loop with the same concurrency (target ≥ 0.5x and ≥ 1,000/s). Both are warmed up
@@ -70,10 +71,13 @@ async function receiverProcess(): Promise<{ url: string; close: () => Promise<vo
   };
 }
 
-/** Baseline: `total` POSTs of a ~300-byte body with CONCURRENCY in flight over keep-alive. */
+/** What the POST loops below send: a body about the size of a record.sealed delivery's. */
+const POST_BODY = JSON.stringify({ event: 'record.sealed', tenant: 'ten_x', created_at: '2025-01-01T00:00:00.000Z', pad: 'x'.repeat(200) });
+
+/** Baseline: `total` POSTs of POST_BODY with CONCURRENCY in flight over keep-alive. */
 export async function plainPostLoop(url: string, total: number): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const body = Buffer.from(JSON.stringify({ event: 'record.sealed', tenant: 'ten_x', created_at: new Date().toISOString(), pad: 'x'.repeat(200) }));
+  const body = Buffer.from(POST_BODY);
   const { port, pathname } = new URL(url);
   let sent = 0;
   const start = performance.now();
@@ -184,12 +188,11 @@ async function gateWithBarePosts(url: string): Promise<{ run(ms: number): Promis
   const deps = await open();
   await deps.lifecycle.start();
   const client = createOutboundHttp({ allowLoopback: true });
-  const body = JSON.stringify({ event: 'record.sealed', tenant: deps.tenantId, created_at: new Date().toISOString(), pad: 'x'.repeat(200) });
   const inFlight = new Set<Promise<void>>();
   let posted = 0;
   let failed = 0;
   const post = () => {
-    const sent: Promise<void> = client.post({ url, headers: { 'content-type': 'application/json' }, body }).then(
+    const sent: Promise<void> = client.post({ url, headers: { 'content-type': 'application/json' }, body: POST_BODY }).then(
       (res) => void (res.status === 204 ? posted++ : failed++),
       () => void failed++,
     ).finally(() => inFlight.delete(sent));
