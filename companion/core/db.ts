@@ -29,6 +29,13 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     // Schema objects never run SQL functions with side effects on our behalf.
     db.pragma('trusted_schema = OFF');
+    // Every seal runs in a savepoint of its batch's transaction (evidence/sealer.ts), and a
+    // savepoint keeps the original of each page it changes in a statement journal: a temp
+    // file by default. In memory it holds at most the pages one seal touches. Measured on a
+    // seal's inserts: 37–50 µs each with the file, 14–19 µs in memory. Sorts and temp tables
+    // go to memory too; the largest here is the review-insights window over one tenant's
+    // decided items of a period (reviews/sqlite-store.ts), tens of bytes a row.
+    db.pragma('temp_store = MEMORY');
     return db;
   } catch (err) {
     db.close();

@@ -49,12 +49,13 @@ function copyMigrations(to: string, extra: Record<string, string> = {}): string 
 }
 
 describe('openDatabase', () => {
-  it('uses WAL with synchronous=FULL, foreign keys on and a busy timeout', () => {
+  it('uses WAL with synchronous=FULL, foreign keys on, a busy timeout and statement journals in memory', () => {
     const db = open(path.join(tempDir(), 'x.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // 2 = FULL
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
+    expect(db.pragma('temp_store', { simple: true })).toBe(2); // 2 = MEMORY
   });
 });
 
