@@ -79,10 +79,12 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     durable: () => store.durable(),
     handle: (job, signal) =>
       attemptDispatch({ integrations: store.integrations, webhooks: store.webhooks, secrets: deps.secrets, outbound, clock, externalSend }, job, signal),
-    async settled(job, _outcome, stored, tx) {
-      const { tenant_id: tenantId, channel, target } = job.row;
-      if (stored === 'succeeded') await tx.integrations.recordSuccess(tenantId, channel, target);
-      else if (stored !== 'lease_lost') await tx.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
+    async settled(results, tx) {
+      for (const { job, stored } of results) {
+        const { tenant_id: tenantId, channel, target } = job.row;
+        if (stored === 'succeeded') await tx.integrations.recordSuccess(tenantId, channel, target);
+        else if (stored !== 'lease_lost') await tx.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
+      }
     },
   });
   const participantDeps = {

@@ -78,17 +78,27 @@ export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
     durable: () => store.durable(),
     handle: (job, signal, shared) => attemptDelivery(deliveryDeps, job, signal, shared),
-    async settled(job, _outcome, stored, tx) {
-      const { tenant_id: tenantId, target } = job.row;
-      if (stored === 'succeeded') return tx.integrations.recordSuccess(tenantId, 'webhook', target);
-      if (stored === 'lease_lost') return;
-      const now = clock.now();
-      const streak = await tx.integrations.recordFailure(tenantId, 'webhook', target, now.toISOString());
-      const failingFor = now.getTime() - Date.parse(streak.failingSince);
-      if (streak.consecutiveFailures >= AUTO_DISABLE_MIN_FAILURES && failingFor >= AUTO_DISABLE_AFTER_SECONDS * 1000) {
-        const reason = `${streak.consecutiveFailures} consecutive failed attempts since ${streak.failingSince}`;
-        await tx.integrations.disable(tenantId, 'webhook', target, now.toISOString(), reason);
-        log.warn('webhook target disabled after sustained failure', { tenant_id: tenantId, target, reason });
+    async settled(results, tx) {
+      // A target's streak is reset once per run of successes, not once per delivery.
+      const reset = new Set<string>();
+      for (const { job, stored } of results) {
+        const { tenant_id: tenantId, target } = job.row;
+        const key = `${tenantId}/${target}`;
+        if (stored === 'lease_lost') continue;
+        if (stored === 'succeeded') {
+          if (!reset.has(key)) await tx.integrations.recordSuccess(tenantId, 'webhook', target);
+          reset.add(key);
+          continue;
+        }
+        reset.delete(key);
+        const now = clock.now();
+        const streak = await tx.integrations.recordFailure(tenantId, 'webhook', target, now.toISOString());
+        const failingFor = now.getTime() - Date.parse(streak.failingSince);
+        if (streak.consecutiveFailures >= AUTO_DISABLE_MIN_FAILURES && failingFor >= AUTO_DISABLE_AFTER_SECONDS * 1000) {
+          const reason = `${streak.consecutiveFailures} consecutive failed attempts since ${streak.failingSince}`;
+          await tx.integrations.disable(tenantId, 'webhook', target, now.toISOString(), reason);
+          log.warn('webhook target disabled after sustained failure', { tenant_id: tenantId, target, reason });
+        }
       }
     },
   });

@@ -60,12 +60,14 @@ describe.each(engines())('JobQueue on $name', (engine) => {
     const theirs = await queue.claim(tx, 'w2', at(11_000), 10_000, 1);
     expect(theirs.map((j) => [j.row.id, j.attempt])).toEqual([['a', 2]]);
     // The first holder lost the lease on a: its outcome is not stored.
-    expect(await queue.complete(tx, mine[0]!, at(12_000))).toBe(false);
+    expect(await queue.complete(tx, [mine[0]!], 'w1', at(12_000))).toEqual(new Set(['a']));
     expect(await queue.fail(tx, mine[0]!, 'late', at(12_000))).toBe('lease_lost');
-    expect(await queue.complete(tx, theirs[0]!, at(12_000))).toBe(true);
+    expect(await queue.complete(tx, theirs, 'w2', at(12_000))).toEqual(new Set());
     expect(await row('a')).toMatchObject({ status: 'sent', lease_owner: null, attempt_count: 2, completed_at: at(12_000).toISOString() });
-    // b's lease is still w1's: it can finish it.
-    expect(await queue.complete(tx, mine[1]!, at(10_500))).toBe(true);
+    // b's lease is still w1's: it can finish it, in the same statement that finds a lost.
+    expect(await queue.complete(tx, mine, 'w1', at(10_500))).toEqual(new Set(['a']));
+    expect(await row('b')).toMatchObject({ status: 'sent', completed_at: at(10_500).toISOString() });
+    expect(await row('a')).toMatchObject({ completed_at: at(12_000).toISOString() });
   });
 
   it('retries after the jittered backoff, then dead-letters after the last attempt', async () => {
@@ -121,7 +123,7 @@ describe.each(engines())('JobQueue on $name', (engine) => {
       handle: async (job) => (job.row.id === 'b' && (await new Promise((r) => setTimeout(r, 20))), { ok: true }),
       // ...and a's flush is still open when b's begins (long enough for b's to open a
       // connection of its own on PostgreSQL, were the flushes not run one after another).
-      settled: (job) => (job.row.id === 'a' ? new Promise((r) => setTimeout(r, 500)) : undefined),
+      settled: (results) => (results.some((r) => r.job.row.id === 'a') ? new Promise((r) => setTimeout(r, 500)) : undefined),
     });
     const receipt = await worker.tick();
     expect(receipt).toMatchObject({ claimed: 2, succeeded: 2 });

@@ -28,7 +28,7 @@ function statementsFor(q: JobTableSpec): Statements {
             WHERE id IN (${due} FOR UPDATE OF j SKIP LOCKED)
             RETURNING *`,
     complete: `UPDATE ${t} SET status = '${q.doneStatus}', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, completed_at = $3
-               WHERE id = $1 AND lease_owner = $2`,
+               WHERE id = ANY($1::text[]) AND lease_owner = $2 RETURNING id`,
     fail: `UPDATE ${t} SET status = CASE WHEN $3::boolean THEN 'dead' ELSE 'failed' END, run_at = $4,
              lease_owner = NULL, lease_expires_at = NULL, last_error = $5,
              completed_at = CASE WHEN $3::boolean THEN $6 ELSE NULL END
@@ -53,8 +53,9 @@ export function createPostgresJobStore(sql: Queryable): JobStore {
       // RETURNING follows no order: hand the rows out in id order, as SQLite does.
       return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
-    async complete(q, id, owner, at) {
-      return (await sql.unsafe(on(q).complete, [id, owner, at])).count === 1;
+    async complete(q, ids, owner, at) {
+      const rows = await sql.unsafe<{ id: string }[]>(on(q).complete, [ids as string[], owner, at]);
+      return rows.map((r) => r.id);
     },
     async fail(q, id, owner, o) {
       return (await sql.unsafe(on(q).fail, [id, owner, o.dead, o.runAt, o.error, o.at])).count === 1;

@@ -84,9 +84,15 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
     return rows.map((row) => ({ row, attempt: row.attempt_count, owner, leaseExpiresAt: until }));
   }
 
-  /** Marks the job done; false when the lease was lost (another worker holds the row now). */
-  complete(tx: JobTx, job: ClaimedJob<Row>, now: Date): Promise<boolean> {
-    return tx.jobs.complete(this.#spec, job.row.id, job.owner, now.toISOString());
+  /**
+   * Marks the jobs done, all in one statement; returns the ids whose lease was lost (another
+   * worker holds those rows now, and they are left alone).
+   */
+  async complete(tx: JobTx, jobs: readonly ClaimedJob<Row>[], owner: string, now: Date): Promise<Set<string>> {
+    const lost = new Set(jobs.map((j) => j.row.id));
+    if (lost.size === 0) return lost;
+    for (const id of await tx.jobs.complete(this.#spec, [...lost], owner, now.toISOString())) lost.delete(id);
+    return lost;
   }
 
   /** Schedules the retry, or dead-letters the job after its last attempt. */

@@ -15,9 +15,10 @@ function prepareTable(db: Db, q: JobTableSpec) {
        WHERE id IN (${claimableSql(t, q.claimableWhere)})
        RETURNING *`,
     ),
-    complete: db.prepare<{ id: string; owner: string; at: string }>(
+    complete: db.prepare<{ ids: string; owner: string; at: string }, { id: string }>(
       `UPDATE ${t} SET status = '${q.doneStatus}', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, completed_at = @at
-       WHERE id = @id AND lease_owner = @owner`,
+       WHERE id IN (SELECT value FROM json_each(@ids)) AND lease_owner = @owner
+       RETURNING id`,
     ),
     fail: db.prepare<{ id: string; owner: string; dead: number; runAt: number; error: string; at: string }>(
       `UPDATE ${t} SET status = CASE WHEN @dead = 1 THEN 'dead' ELSE 'failed' END, run_at = @runAt,
@@ -50,7 +51,7 @@ export function createSqliteJobStore(db: Db): Sync<JobStore> {
   const pruneTicks = db.prepare('DELETE FROM job_ticks WHERE queue = ? AND id <= ?');
   return {
     claim: (q, lease) => on(q).claim.all(lease),
-    complete: (q, id, owner, at) => on(q).complete.run({ id, owner, at }).changes === 1,
+    complete: (q, ids, owner, at) => on(q).complete.all({ ids: JSON.stringify(ids), owner, at }).map((r) => r.id),
     fail: (q, id, owner, o) => on(q).fail.run({ id, owner, dead: o.dead ? 1 : 0, runAt: o.runAt, error: o.error, at: o.at }).changes === 1,
     release: (q, id, owner, now) => {
       on(q).release.run({ id, owner, now });

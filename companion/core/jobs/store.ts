@@ -40,8 +40,8 @@ export interface JobStore {
    * the front of the index and be skipped one by one by every claim).
    */
   claim(q: JobTableSpec, lease: { owner: string; now: number; until: number; at: string; limit: number }): Promise<JobRowBase[]>;
-  /** Marks the row done; false when `owner` no longer holds it. */
-  complete(q: JobTableSpec, id: string, owner: string, at: string): Promise<boolean>;
+  /** Marks the rows done, in one statement; returns the ids `owner` still held (the others are not touched). */
+  complete(q: JobTableSpec, ids: readonly string[], owner: string, at: string): Promise<string[]>;
   /** Schedules the retry at `runAt`, or dead-letters it; false when `owner` no longer holds it. */
   fail(q: JobTableSpec, id: string, owner: string, outcome: { dead: boolean; runAt: number; error: string; at: string }): Promise<boolean>;
   /** Hands a row back untried (shutdown), due at `now`: the attempt did not happen. */

@@ -22,6 +22,11 @@ import type { TickReceipt } from './store.ts';
 
 export type JobOutcome = { ok: true } | { ok: false; error: string };
 export type StoredOutcome = 'succeeded' | FailOutcome;
+export interface SettledJob<Row> {
+  job: ClaimedJob<Row>;
+  outcome: JobOutcome;
+  stored: StoredOutcome;
+}
 
 export interface JobWorkerOptions<Row extends { id: string; attempt_count: number }> {
   name: string;
@@ -42,8 +47,8 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
    * row that could vanish.
    */
   durable?(): Promise<void> | undefined;
-  /** Called in the storing transaction `tx` after each outcome (e.g. endpoint health bookkeeping). */
-  settled?(job: ClaimedJob<Row>, outcome: JobOutcome, stored: StoredOutcome, tx: Tx): void | Promise<void>;
+  /** Called in the storing transaction `tx` with the outcomes it stored, in the order they settled (e.g. endpoint health bookkeeping). */
+  settled?(results: readonly SettledJob<Row>[], tx: Tx): void | Promise<void>;
   leaseMs: number;
   /** Jobs in flight at once. */
   concurrency?: number;
@@ -234,18 +239,24 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     try {
       await this.#bookkeeping(async (tx) => {
         const now = clock.now();
-        for (const { job, outcome, tick } of batch) {
-          if (this.#stopping && tick.controller.signal.aborted) {
+        const handedBack = ({ tick }: Settled<Row>) => this.#stopping && tick.controller.signal.aborted;
+        // Every success of the batch in one statement: few statements keep the write lock short.
+        const lost = await queue.complete(tx, batch.filter((s) => s.outcome.ok && !handedBack(s)).map((s) => s.job), this.owner, now);
+        const results: SettledJob<Row>[] = [];
+        for (const settled of batch) {
+          const { job, outcome, tick } = settled;
+          if (handedBack(settled)) {
             await queue.release(tx, job, now); // stopped mid-attempt: hand it back untried
             continue;
           }
-          const result: StoredOutcome = outcome.ok ? ((await queue.complete(tx, job, now)) ? 'succeeded' : 'lease_lost') : await queue.fail(tx, job, outcome.error, now);
+          const result: StoredOutcome = outcome.ok ? (lost.has(job.row.id) ? 'lease_lost' : 'succeeded') : await queue.fail(tx, job, outcome.error, now);
           if (result === 'succeeded') tick.receipt.succeeded++;
           else if (result === 'retrying') tick.receipt.retrying++;
           else if (result === 'dead') tick.receipt.dead++;
           else tick.receipt.leaseLost++;
-          await this.#o.settled?.(job, outcome, result, tx);
+          results.push({ job, outcome, stored: result });
         }
+        await this.#o.settled?.(results, tx);
         for (const tick of finished) {
           tick.receipt.finishedAt = now.toISOString();
           await tx.jobs.recordTick(tick.receipt, TICKS_KEPT);
