@@ -126,6 +126,16 @@ async function subscribe(deps: AppDeps, apiKey: string, url: string): Promise<vo
   if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${await res.text()}`);
 }
 
+/** Resolves once every delivery in `deps`' database is stored as delivered; throws after 10 s. */
+async function allDelivered(deps: AppDeps & { store: SqliteStore }, failure: string): Promise<void> {
+  const undelivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'delivered'");
+  const start = performance.now();
+  while ((undelivered.get() as { n: number }).n > 0) {
+    if (performance.now() - start > 10_000) throw new Error(failure);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 async function deliveryRate(url: string, count: () => number, total = DELIVERIES): Promise<number> {
   const deps = await open();
   try {
@@ -154,11 +164,7 @@ async function deliveryRate(url: string, count: () => number, total = DELIVERIES
     // thread. The stored outcomes are checked once the last delivery has arrived.
     while (count() - before < total) await new Promise((r) => setTimeout(r, 10));
     const rate = (total * 1000) / (performance.now() - start);
-    const undelivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'delivered'");
-    for (let waited = 0; (undelivered.get() as { n: number }).n > 0; waited += 10) {
-      if (waited > 10_000) throw new Error('every delivery arrived, but not every outcome was stored');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await allDelivered(deps, 'every delivery arrived, but not every outcome was stored');
     return rate;
   } finally {
     await dispose(deps);
@@ -177,14 +183,13 @@ async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Pro
   if (url) await subscribe(deps, apiKey, url);
   await deps.lifecycle.start();
   const delivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
-  const undelivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'delivered'");
   const gate = gateRunner(createApp(deps), apiKey);
   const catchUpMs: number[] = [];
   return {
     async run(ms) {
       const rate = await gate(ms);
       const ended = performance.now();
-      while ((undelivered.get() as { n: number }).n > 0) await new Promise((r) => setTimeout(r, 2));
+      await allDelivered(deps, 'the deliveries of a gate round were not all delivered within 10 s of its end');
       catchUpMs.push(performance.now() - ended);
       return rate;
     },
