@@ -10,10 +10,13 @@
  *      outbox rows and their delivery running alongside) against the same tenant setup with no
  *      target (target ≥ 0.9x). Here the receiver runs in a process of its own, as a tenant's
  *      endpoint would: its work is not the service's, and in one process it would be counted
- *      against the gate. Between the two, in the same rounds, the gate followed by one bare
- *      POST per decision: the least a delivery adds on the same two cores, so the ratio no
- *      delivery design could pass here. Each round ends when its deliveries (or POSTs) are
- *      done, so none is left to run in the next setup's round.
+ *      against the gate. In the same alternating rounds, the two parts every delivery has, each
+ *      alone: the seal writing its delivery row with no worker to send it (the enqueue), and
+ *      the gate with no target followed by one bare POST per decision (the POST). Each round
+ *      ends when its deliveries (or POSTs) are done, and its rate counts that time: none is
+ *      left to run in the next setup's round, and the rate is one the service keeps up. Beside
+ *      each rate, the CPU time a decision took in the service (every thread) and in the
+ *      receiver, over all rounds: it says what a delivery costs and where.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -57,17 +60,22 @@ export async function receiver(): Promise<{ url: string; count: () => number; cl
   };
 }
 
-/** The same receiver in a child process; it answers 204 to everything. */
-async function receiverProcess(): Promise<{ url: string; close: () => Promise<void> }> {
+/**
+ * The same receiver in a child process; it answers 204 to everything, and on a message
+ * sends back its own CPU time so far (process.cpuUsage, microseconds, all its threads).
+ */
+async function receiverProcess(): Promise<{ url: string; cpuMicros: () => Promise<number>; close: () => Promise<void> }> {
   const source = `const s = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(204).end()); });
-    s.keepAliveTimeout = 10000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+    s.keepAliveTimeout = 10000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));
+    process.on('message', () => { const c = process.cpuUsage(); process.send(c.user + c.system); });`;
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const port = await new Promise<string>((resolve, reject) => {
-    child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
     child.once('exit', (code) => reject(new Error(`the receiver process exited (${code})`)));
   });
   return {
     url: `http://127.0.0.1:${port}/hook`,
+    cpuMicros: () => new Promise((resolve) => (child.once('message', (m) => resolve(m as number)), child.send('cpu'))),
     close: () => new Promise((r) => (child.once('exit', () => r()), child.kill())),
   };
 }
@@ -172,27 +180,41 @@ async function deliveryRate(url: string, count: () => number, total = DELIVERIES
 }
 
 /**
- * A tenant with or without a subscribed target, its gate runner, and how many were delivered.
- * A round ends once its deliveries are all delivered: otherwise the ones still queued would be
- * sent during the next setup's round and slow that one down instead. How long that took after
- * the gate round ended is kept (`catchUpMs`): it stays short only if deliveries keep up.
+ * A set-up of the gate comparison: `run(ms)` runs the gate for `ms`, then waits for the work
+ * its decisions left behind (deliveries, POSTs); `decisions()` counts answers so far.
  */
-async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Promise<number>; delivered(): number; catchUpMs: number[]; close(): Promise<void> }> {
+interface Setup {
+  run(ms: number): Promise<void>;
+  decisions(): number;
+}
+
+/**
+ * A tenant with or without a subscribed target, and how many were delivered. A round ends
+ * once its deliveries are all delivered: the ones still queued would otherwise be sent during
+ * the next set-up's round and slow that one instead, and a rate that left them out would not
+ * be one the service could keep up. How long that took after the gate stopped is kept.
+ * `enqueueOnly` stops the delivery worker after the start: each seal still writes its
+ * delivery row, and none is sent.
+ */
+async function gateLoad(url: string | undefined, { enqueueOnly = false } = {}): Promise<Setup & { delivered(): number; catchUpMs: number[]; close(): Promise<void> }> {
   const deps = await open();
   const { apiKey } = deps;
   if (url) await subscribe(deps, apiKey, url);
   await deps.lifecycle.start();
+  if (enqueueOnly) await deps.webhooks.worker.stop();
   const delivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
-  const gate = gateRunner(createApp(deps), apiKey);
+  let decisions = 0;
+  const gate = gateRunner(createApp(deps), apiKey, () => void decisions++);
   const catchUpMs: number[] = [];
   return {
     async run(ms) {
-      const rate = await gate(ms);
+      await gate(ms);
+      if (enqueueOnly) return;
       const ended = performance.now();
       await allDelivered(deps, 'the deliveries of a gate round were not all delivered within 10 s of its end');
       catchUpMs.push(performance.now() - ended);
-      return rate;
     },
+    decisions: () => decisions,
     delivered: () => (delivered.get() as { n: number }).n,
     catchUpMs,
     close: () => dispose(deps),
@@ -202,17 +224,18 @@ async function gateLoad(url: string | undefined): Promise<{ run(ms: number): Pro
 /**
  * A tenant with no target whose every answered decision is followed by one POST of a
  * delivery-sized body to `url` through the guarded client: nothing queued, stored or signed.
- * That is the least any delivery design adds to a decision, so its ratio to the gate alone is
- * the best a delivery design could reach on this machine.
+ * No delivery design sends less than that for a decision.
  */
-async function gateWithBarePosts(url: string): Promise<{ run(ms: number): Promise<number>; posted(): number; close(): Promise<void> }> {
+async function gateWithBarePosts(url: string): Promise<Setup & { posted(): number; close(): Promise<void> }> {
   const deps = await open();
   await deps.lifecycle.start();
   const client = createOutboundHttp({ allowLoopback: true });
   const inFlight = new Set<Promise<void>>();
+  let decisions = 0;
   let posted = 0;
   let failed = 0;
   const post = () => {
+    decisions++;
     const sent: Promise<void> = client.post({ url, headers: { 'content-type': 'application/json' }, body: POST_BODY }).then(
       (res) => void (res.status === 204 ? posted++ : failed++),
       () => void failed++,
@@ -222,7 +245,8 @@ async function gateWithBarePosts(url: string): Promise<{ run(ms: number): Promis
   const gate = gateRunner(createApp(deps), deps.apiKey, post);
   return {
     // As with deliveries (gateLoad), a round ends once its POSTs are answered.
-    run: (ms) => gate(ms).then(async (rate) => (await Promise.all(inFlight), rate)),
+    run: async (ms) => void (await gate(ms), await Promise.all(inFlight)),
+    decisions: () => decisions,
     posted: () => posted,
     async close() {
       await Promise.all(inFlight);
@@ -234,18 +258,61 @@ async function gateWithBarePosts(url: string): Promise<{ run(ms: number): Promis
 }
 
 /**
- * Gate throughput with no target, with a bare POST per decision, and with a subscribed target
- * whose deliveries run alongside, in alternating rounds (bench/gate-load.ts alternate).
+ * `setup`'s rounds as alternate() runs them: each resolves with its decisions per second over
+ * the whole round, the work left behind included. The rounds also add up the CPU time they
+ * took, this process's (every thread: the request thread, the sealing thread, libuv's) and the
+ * receiver's apart, and their decisions; a set-up's first call (alternate's warm-up) is not
+ * counted.
  */
-async function gateOnOff(url: string): Promise<{ off: number; bare: number; on: number; bareRatio: number; ratio: number; posted: number; delivered: number; catchUpMs: number }> {
+function measured(setup: Setup, receiverCpu: () => Promise<number>): { run(ms: number): Promise<number>; cpu(): { service: number; receiver: number } } {
+  const service = () => {
+    const own = process.cpuUsage();
+    return own.user + own.system;
+  };
+  let calls = 0;
+  const total = { service: 0, receiver: 0, decisions: 0 };
+  return {
+    async run(ms) {
+      const [receiver0, service0, n0, start] = [await receiverCpu(), service(), setup.decisions(), performance.now()];
+      await setup.run(ms);
+      const [elapsed, n, serviceCpu] = [performance.now() - start, setup.decisions() - n0, service() - service0];
+      if (calls++ > 0) {
+        total.service += serviceCpu;
+        total.receiver += (await receiverCpu()) - receiver0;
+        total.decisions += n;
+      }
+      return (n * 1000) / elapsed;
+    },
+    cpu: () => ({ service: total.service / total.decisions, receiver: total.receiver / total.decisions }),
+  };
+}
+
+interface GateFigures {
+  rate: number;
+  /** The median of the rounds' ratios to the gate without a target. */
+  ratio: number;
+  /** CPU microseconds per decision, over all rounds: the service's and the receiver's. */
+  cpu: { service: number; receiver: number };
+}
+
+/**
+ * Gate throughput with no target; with a subscribed target whose deliveries are written and
+ * not sent (the enqueue alone); with a bare POST per decision and no target (the POST alone);
+ * and with deliveries written and sent: in alternating rounds (bench/gate-load.ts alternate).
+ */
+async function gateOnOff(remote: { url: string; cpuMicros: () => Promise<number> }): Promise<{ off: GateFigures; enqueued: GateFigures; bare: GateFigures; on: GateFigures; posted: number; delivered: number; catchUpMs: number }> {
   const off = await gateLoad(undefined);
-  const bare = await gateWithBarePosts(url);
-  const on = await gateLoad(url);
+  const enqueued = await gateLoad(remote.url, { enqueueOnly: true });
+  const bare = await gateWithBarePosts(remote.url);
+  const on = await gateLoad(remote.url);
   try {
-    const { rates, ratios } = await alternate([off.run, bare.run, on.run], GATE_ROUNDS);
-    return { off: rates[0]!, bare: rates[1]!, on: rates[2]!, bareRatio: ratios[1]!, ratio: ratios[2]!, posted: bare.posted(), delivered: on.delivered(), catchUpMs: median(on.catchUpMs) };
+    const setups = [off, enqueued, bare, on].map((s) => measured(s, remote.cpuMicros));
+    const { rates, ratios } = await alternate(setups.map((s) => s.run), GATE_ROUNDS);
+    const [offFigures, enqueuedFigures, bareFigures, onFigures] = setups.map((s, i) => ({ rate: rates[i]!, ratio: ratios[i]!, cpu: s.cpu() }));
+    return { off: offFigures!, enqueued: enqueuedFigures!, bare: bareFigures!, on: onFigures!, posted: bare.posted(), delivered: on.delivered(), catchUpMs: median(on.catchUpMs) };
   } finally {
     await off.close();
+    await enqueued.close();
     await bare.close();
     await on.close();
   }
@@ -269,10 +336,16 @@ export async function benchWebhooks(): Promise<void> {
     line('signed deliveries through the queue and the guarded client', `${Math.round(guarded).toLocaleString('en-US')}/s (${(guarded / plain).toFixed(2)}x baseline; targets 0.5x and 1,000/s)`);
 
     const remote = await receiverProcess();
-    const gate = await gateOnOff(remote.url).finally(() => remote.close());
-    line('durable gate decisions, no webhook target', `${Math.round(gate.off).toLocaleString('en-US')}/s (baseline, 50 in flight, ${GATE_ROUNDS} rounds alternating with the rows below; the receiver in its own process)`);
-    line('the same, and one bare POST per decision (nothing queued, stored or signed)', `${Math.round(gate.bare).toLocaleString('en-US')}/s (${gate.bareRatio.toFixed(2)}x: the best any delivery design could reach here), ${gate.posted.toLocaleString('en-US')} posted`);
-    line('durable gate decisions, record.sealed subscribed and delivered', `${Math.round(gate.on).toLocaleString('en-US')}/s (${gate.ratio.toFixed(2)}x, the median of ${GATE_ROUNDS} rounds' ratios; target 0.9x), ${gate.delivered.toLocaleString('en-US')} delivered, the last of each round ${Math.round(gate.catchUpMs)} ms after it (median)`);
+    const gate = await gateOnOff(remote).finally(() => remote.close());
+    const { off, enqueued, bare, on } = gate;
+    const signed = (n: number) => `${n < 0 ? '−' : '+'}${Math.abs(Math.round(n))}`;
+    const cpu = ({ cpu: c }: GateFigures) => `CPU a decision: ${Math.round(c.service)} µs in the service (${signed(c.service - off.cpu.service)}), ${Math.round(c.receiver)} µs in the receiver`;
+    const rate = (f: GateFigures, note = '') => `${Math.round(f.rate).toLocaleString('en-US')}/s (${f.ratio.toFixed(2)}x${note})`;
+    line('durable gate decisions, no webhook target', `${Math.round(off.rate).toLocaleString('en-US')}/s (baseline, 50 in flight, ${GATE_ROUNDS} rounds alternating with the rows below, each until its deliveries are in; ratios are the medians of the rounds' ratios; the receiver in its own process); CPU a decision: ${Math.round(off.cpu.service)} µs in the service`);
+    line('the same with record.sealed subscribed, each seal writing its delivery row, none sent (the enqueue alone)', `${rate(enqueued)}; ${cpu(enqueued)}`);
+    line('no target, and one bare POST per decision through the guarded client (the POST alone)', `${rate(bare)}, ${gate.posted.toLocaleString('en-US')} posted; ${cpu(bare)}`);
+    line('the two together, as the product of their ratios', `${(enqueued.ratio * bare.ratio).toFixed(2)}x (about what a delivery design would reach here if claiming, signing and storing outcomes cost nothing)`);
+    line('durable gate decisions, record.sealed subscribed and delivered', `${rate(on, '; target 0.9x')}, ${gate.delivered.toLocaleString('en-US')} delivered, the last of each round ${Math.round(gate.catchUpMs)} ms after the gate stopped (median); ${cpu(on)}`);
   } finally {
     await rx.close();
   }
