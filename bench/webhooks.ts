@@ -273,9 +273,14 @@ function measured(setup: Setup, receiverCpu: () => Promise<number>): { run(ms: n
   const total = { service: 0, receiver: 0, decisions: 0 };
   return {
     async run(ms) {
-      const [receiver0, service0, n0, start] = [await receiverCpu(), service(), setup.decisions(), performance.now()];
+      const receiver0 = await receiverCpu();
+      const service0 = service();
+      const n0 = setup.decisions();
+      const start = performance.now();
       await setup.run(ms);
-      const [elapsed, n, serviceCpu] = [performance.now() - start, setup.decisions() - n0, service() - service0];
+      const elapsed = performance.now() - start;
+      const serviceCpu = service() - service0;
+      const n = setup.decisions() - n0;
       if (calls++ > 0) {
         total.service += serviceCpu;
         total.receiver += (await receiverCpu()) - receiver0;
