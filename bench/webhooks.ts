@@ -181,6 +181,19 @@ async function deliveryRate(url: string, count: () => number, total = DELIVERIES
 }
 
 /**
+ * open(), `record.sealed` subscribed to `url` if one is given, and the lifecycle started;
+ * without `worker` the delivery worker is stopped again, so seals write delivery rows that
+ * nothing sends.
+ */
+async function started(url: string | undefined, { worker }: { worker: boolean }): Promise<Awaited<ReturnType<typeof open>>> {
+  const deps = await open();
+  if (url) await subscribe(deps, deps.apiKey, url);
+  await deps.lifecycle.start();
+  if (!worker) await deps.webhooks.worker.stop();
+  return deps;
+}
+
+/**
  * A set-up of the gate comparison: `run(ms)` runs the gate for `ms`, then waits for the work
  * its decisions left behind (deliveries, POSTs); `decisions()` counts answers so far.
  */
@@ -198,14 +211,10 @@ interface Setup {
  * delivery row, and none is sent.
  */
 async function gateLoad(url: string | undefined, { enqueueOnly = false } = {}): Promise<Setup & { delivered(): number; catchUpMs: number[]; close(): Promise<void> }> {
-  const deps = await open();
-  const { apiKey } = deps;
-  if (url) await subscribe(deps, apiKey, url);
-  await deps.lifecycle.start();
-  if (enqueueOnly) await deps.webhooks.worker.stop();
+  const deps = await started(url, { worker: !enqueueOnly });
   const delivered = deps.store.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'delivered'");
   let decisions = 0;
-  const gate = gateRunner(createApp(deps), apiKey, () => void decisions++);
+  const gate = gateRunner(createApp(deps), deps.apiKey, () => void decisions++);
   const catchUpMs: number[] = [];
   return {
     async run(ms) {
@@ -230,10 +239,7 @@ async function gateLoad(url: string | undefined, { enqueueOnly = false } = {}): 
  * does for a delivery (Events rules 1–5: the row in the seal's transaction, one POST per event).
  */
 async function gateWithBarePosts(url: string, { enqueue = false } = {}): Promise<Setup & { posted(): number; close(): Promise<void> }> {
-  const deps = await open();
-  if (enqueue) await subscribe(deps, deps.apiKey, url);
-  await deps.lifecycle.start();
-  if (enqueue) await deps.webhooks.worker.stop();
+  const deps = await started(enqueue ? url : undefined, { worker: !enqueue });
   const client = createOutboundHttp({ allowLoopback: true });
   const inFlight = new Set<Promise<void>>();
   let decisions = 0;
