@@ -12,7 +12,7 @@ export default defineConfig({
       },
       {
         // The API test files, run a second time on PostgreSQL (test/companion/helpers.ts: a
-        // database per test context on a server per process). They reach the database only
+        // database per test context on one server for the run). They reach the database only
         // through the API, the capability stores and the context's engine-neutral sql(), dump()
         // and storedBytes(). Left out: the files about the SQLite engine itself (its file, WAL,
         // checkpoints, read-only switch, the database plan). The store contract tests
@@ -56,6 +56,7 @@ export default defineConfig({
             'test/companion/webhooks.test.ts',
           ],
           env: { SVC_TEST_DATABASE: 'postgres' },
+          globalSetup: ['test/helpers/postgres-global-setup.ts'],
           ...timeouts,
         },
       },

@@ -22,7 +22,8 @@ import type { AppDeps } from '../../companion/deps.ts';
 import type { PostgresStore } from '../../companion/postgres-store.ts';
 import type { SqliteStore } from '../../companion/store.ts';
 import { assertDescribed } from '../helpers/described-responses.ts';
-import { numberedPlaceholders, sharedPostgres } from '../helpers/postgres.ts';
+import { inject } from 'vitest';
+import { numberedPlaceholders, postgresAt } from '../helpers/postgres.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -254,11 +255,13 @@ interface TestDatabase {
 const databases = new Map<string, TestDatabase>();
 let databasesMade = 0;
 
-/** The data directory's database on this process's PostgreSQL server (the companion migrates it at start). */
+/** The data directory's database on the run's PostgreSQL server (the companion migrates it at start). */
 function postgresDatabase(dataDir: string): TestDatabase {
   const known = databases.get(dataDir);
   if (known) return known;
-  const server = sharedPostgres();
+  const socketDir = inject('postgresSocketDir');
+  if (!socketDir) throw new Error('no PostgreSQL server for this run: SVC_TEST_DATABASE=postgres needs the global setup of the vitest project api-on-postgres');
+  const server = postgresAt(socketDir);
   const name = `ctx_${process.pid}_${++databasesMade}`;
   server.psql(`CREATE DATABASE ${name}`);
   const database: TestDatabase = {

@@ -23,6 +23,8 @@ export interface StartPostgresOptions {
    * durable commits with SQLite's. Off by default: tests need correctness, not the disk's speed.
    */
   durable?: boolean;
+  /** Above the default 100 when several test processes share the server (postgres-global-setup.ts). */
+  maxConnections?: number;
 }
 
 /** The newest installed server's bin directory, or undefined when Debian's postgresql is not installed. */
@@ -45,10 +47,10 @@ export function startPostgres(options: StartPostgresOptions = {}): TestPostgres 
   const data = path.join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const durability = options.durable ? '-c fsync=on -c synchronous_commit=on' : '-c fsync=off';
-  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} ${durability}`, 'start']);
+  const connections = options.maxConnections ? ` -c max_connections=${options.maxConnections}` : '';
+  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} ${durability}${connections}`, 'start']);
   return {
-    socketDir: dir,
-    psql: (sql) => execFileSync('psql', ['-h', dir, '-U', 'postgres', '-d', 'postgres', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8', stdio: 'pipe' }),
+    ...postgresAt(dir),
     stop() {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-s', 'stop']);
@@ -59,19 +61,12 @@ export function startPostgres(options: StartPostgresOptions = {}): TestPostgres 
   };
 }
 
-let shared: TestPostgres | undefined;
-
-/**
- * One server for every test context of this test process (SVC_TEST_DATABASE=postgres, see
- * test/companion/helpers.ts), started on first use and stopped when the process exits.
- */
-export function sharedPostgres(): TestPostgres {
-  if (!shared) {
-    const server = startPostgres();
-    shared = server;
-    process.once('exit', () => server.stop());
-  }
-  return shared;
+/** psql against a server already listening on a unix socket in `socketDir`. */
+export function postgresAt(socketDir: string): Omit<TestPostgres, 'stop'> {
+  return {
+    socketDir,
+    psql: (sql) => execFileSync('psql', ['-h', socketDir, '-U', 'postgres', '-d', 'postgres', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8', stdio: 'pipe' }),
+  };
 }
 
 /** `?` placeholders as PostgreSQL's $1, $2, …, so one SQL text serves both engines; a `?` inside a quoted literal stays. */
