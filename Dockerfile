@@ -18,7 +18,9 @@ COPY scripts ./scripts
 COPY shared ./shared
 COPY companion ./companion
 COPY console ./console
+# --ignore-scripts skipped `postinstall`: the fixes to installed dependencies run here.
 RUN npm rebuild better-sqlite3 \
+ && node scripts/patch-dependencies.mjs \
  && npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

@@ -144,7 +144,10 @@ export function createApp(deps: AppDeps): App {
   app.onError((err, c) => {
     const { problem, internal } = toProblem(err);
     const requestId = c.get('requestId') as string | undefined;
-    if (internal) deps.log.error('request failed', { request_id: requestId, method: c.req.method, route: routePattern(c), ...errorFields(err) });
+    const where = { request_id: requestId, method: c.req.method, route: routePattern(c) };
+    if (internal) deps.log.error('request failed', { ...where, ...errorFields(err) });
+    // Not our fault and no stack to read, but operators must see it (readiness says so too).
+    else if (problem.code === 'database_unavailable') deps.log.warn('database unavailable', { ...where, reason: problem.detail });
     return problemResponse(problem, { path: c.req.path, ...(requestId ? { requestId } : {}) });
   });
 

@@ -9,6 +9,7 @@
  */
 import type { ZodError } from 'zod';
 import { HTTPException } from 'hono/http-exception';
+import { databaseUnavailableCode } from './database-unavailable.ts';
 
 /**
  * Every `code` the companion emits, in one place so clients and tests can rely on the set.
@@ -63,6 +64,7 @@ export type ProblemCode =
   | 'internal_error'
   | 'service_unavailable'
   | 'signer_unavailable'
+  | 'database_unavailable'
   | 'not_ready'
   // console/: the built tenant console is missing
   | 'console_not_built';
@@ -225,10 +227,26 @@ export function problemResponse(problem: ProblemError, ctx: ProblemContext = {})
 export function toProblem(err: unknown): { problem: ProblemError; internal: boolean } {
   if (err instanceof ProblemError) return { problem: err, internal: false };
   if (err instanceof HTTPException) return { problem: fromHttpException(err), internal: err.status >= 500 };
+  const unavailable = databaseUnavailableCode(err);
+  if (unavailable) return { problem: databaseUnavailable(unavailable), internal: false };
   return {
     problem: new ProblemError({ status: 500, code: 'internal_error', detail: 'the service failed to handle this request; see the log for the request_id' }),
     internal: true,
   };
+}
+
+/** Seconds a client waits before retrying while the database is unavailable. */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+function databaseUnavailable(code: string): ProblemError {
+  return new ProblemError({
+    status: 503,
+    code: 'database_unavailable',
+    detail:
+      `the database is unavailable (${code}); retry later. A write that was in flight may or may not have been stored: ` +
+      'sent again with the same idempotency_key, where the route takes one, it answers with what was stored',
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });
 }
 
 /** Hono's own exceptions (validator, body limit, media-type gate) in our vocabulary. */

@@ -16,6 +16,19 @@ export class WriteLockBusy extends Error {
   }
 }
 
+/**
+ * SQLite rolled the whole transaction back by itself after an error such as SQLITE_FULL or
+ * SQLITE_IOERR ("Response To Errors Within A Transaction", sqlite.org/lang_transaction.html).
+ * Whatever runs after that is outside any transaction: a SAVEPOINT would open a new one that its
+ * RELEASE commits alone. So nothing more runs, and the transaction fails.
+ */
+export class TransactionRolledBack extends Error {
+  constructor() {
+    super('SQLite rolled this transaction back after an earlier error in it; nothing of it was stored');
+    this.name = 'TransactionRolledBack';
+  }
+}
+
 /** Connections that share their file with another writer, and each one's busy_timeout. */
 const sharedWriters = new WeakMap<Db, number>();
 
@@ -72,6 +85,7 @@ export async function transaction<T>(db: Db, body: () => Promise<T>, options: { 
     options.onBegun?.();
     try {
       const result = await body();
+      if (!db.inTransaction) throw new TransactionRolledBack();
       db.exec('COMMIT');
       return result;
     } catch (err) {
@@ -89,14 +103,18 @@ export async function transaction<T>(db: Db, body: () => Promise<T>, options: { 
  * leaving the enclosing transaction open, and is rethrown.
  */
 export async function savepoint<T>(db: Db, body: () => Promise<T>): Promise<T> {
+  if (!db.inTransaction) throw new TransactionRolledBack();
   db.exec('SAVEPOINT nested');
   try {
     const result = await body();
     db.exec('RELEASE nested');
     return result;
   } catch (err) {
-    db.exec('ROLLBACK TO nested');
-    db.exec('RELEASE nested');
+    // After SQLite's own rollback there is no savepoint left to roll back to.
+    if (db.inTransaction) {
+      db.exec('ROLLBACK TO nested');
+      db.exec('RELEASE nested');
+    }
     throw err;
   }
 }

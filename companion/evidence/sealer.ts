@@ -26,6 +26,7 @@ import type { AttestationV2, EvidencePacket, PacketFields, SealKind, VerifyReque
 import type { AuthContext } from '../core/auth.ts';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
+import { databaseUnavailableCode } from '../core/database-unavailable.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
@@ -246,6 +247,9 @@ export class Sealer implements SealPipeline {
             // A nested transaction is a savepoint: a refused request rolls back alone.
             outcomes.push({ ok: true, value: await tx.transaction((savepoint) => this.#sealOne(item.request, heads, savepoint)) });
           } catch (error) {
+            // The database itself failed, not this request: the batch cannot commit (on SQLite
+            // it may be rolled back already), so every seal in it is refused with this error.
+            if (databaseUnavailableCode(error)) throw error;
             outcomes.push({ ok: false, error });
           }
         }

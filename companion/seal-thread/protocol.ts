@@ -4,7 +4,7 @@
  * `respond` function) never travels and is sealed on the request thread instead.
  */
 import type { Config } from '../core/config.ts';
-import { ProblemError } from '../core/errors.ts';
+import { ProblemError, toProblem } from '../core/errors.ts';
 import type { ProblemInit } from '../core/errors.ts';
 import type { SealOutcome, SealRequest } from '../evidence/sealer.ts';
 
@@ -35,12 +35,12 @@ export type FromThread =
   /** Rows for a background worker were written (the webhook delivery or route dispatch worker's wake-up). */
   | { type: 'wake'; queues: ('webhooks' | 'routing')[] };
 
+/** A problem anticipated on the thread (core/errors.ts toProblem), a 503 for an unavailable database among them, crosses whole. */
 export function toWire(err: unknown): WireError {
-  if (err instanceof ProblemError) {
-    const { status, code, detail, errors, extra, headers } = err;
-    return { problem: { status, code, ...(detail !== undefined ? { detail } : {}), ...(errors ? { errors } : {}), extra, headers } };
-  }
-  return { message: err instanceof Error ? err.message : String(err) };
+  const { problem, internal } = toProblem(err);
+  if (internal) return { message: err instanceof Error ? err.message : String(err) };
+  const { status, code, detail, errors, extra, headers } = problem;
+  return { problem: { status, code, ...(detail !== undefined ? { detail } : {}), ...(errors ? { errors } : {}), extra, headers } };
 }
 
 export function fromWire(wire: WireError): Error {

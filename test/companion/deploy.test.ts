@@ -41,6 +41,8 @@ describe('Dockerfile', () => {
     const runtime = ops.slice(ops.indexOf(froms[1]!));
     // The native addon is built where the compilers are, never in the runtime image.
     expect(ops.slice(0, ops.indexOf(froms[1]!)).some((i) => i.op === 'RUN' && /npm rebuild better-sqlite3/.test(i.args))).toBe(true);
+    // `npm ci --ignore-scripts` skips postinstall, so the image applies the dependency fixes itself.
+    expect(ops.slice(0, ops.indexOf(froms[1]!)).some((i) => i.op === 'RUN' && /node scripts\/patch-dependencies\.mjs/.test(i.args))).toBe(true);
     expect(runtime.some((i) => i.op === 'RUN' && /apt-get|g\+\+/.test(i.args))).toBe(false);
     expect(runtime.find((i) => i.op === 'USER')?.args).toBe('node');
     expect(runtime.find((i) => i.op === 'VOLUME')?.args).toBe('["/data"]');

@@ -1,0 +1,205 @@
+/**
+ * The database stops serving while the companion runs: PostgreSQL is shut down and started
+ * again, or ends the companion's sessions mid-load (as a failover does); SQLite's file can grow
+ * no more (a full disk, here SQLite's own max_page_count). Every request meanwhile is answered
+ * 503 `database_unavailable` with Retry-After, never 500; readiness says which check fails; the
+ * companion serves again by itself once the database does; and a write retried with its
+ * idempotency_key is sealed once, in one unbroken chain.
+ */
+import { execFileSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../companion/core/auth.ts';
+import { databaseUnavailableCode } from '../../companion/core/database-unavailable.ts';
+import { toWire } from '../../companion/seal-thread/protocol.ts';
+import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
+import type { Companion } from '../helpers/companion-process.ts';
+import { postgresBinDir, startPostgres } from '../helpers/postgres.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
+import { expectOneUnbrokenChain, logEntries, TENANT_LOG_SQL } from '../helpers/tenant-log.ts';
+import type { LogRow } from '../helpers/tenant-log.ts';
+import { freshTenantContext } from './helpers.ts';
+import type { TestResponse } from './helpers.ts';
+
+const GATE = {
+  pack: 'law',
+  proposed_action: 'Draft a reply to opposing counsel about the discovery schedule in matter 42.',
+  law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
+};
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: { code?: string; detail?: string; action_key?: string };
+}
+
+async function gate(c: Companion, apiKey: string, idempotencyKey?: string): Promise<Answer> {
+  const res = await fetch(`${c.url}/v1/gate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-key': apiKey },
+    body: JSON.stringify({ ...GATE, ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}) }),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
+}
+
+function expectUnavailable(answer: Answer): void {
+  expect(answer.status).toBe(503);
+  expect(answer.headers.get('content-type')).toBe('application/problem+json');
+  expect(answer.headers.get('retry-after')).toBe('2');
+  expect(answer.body.code).toBe('database_unavailable');
+  expect(answer.body.detail).toMatch(/^the database is unavailable \([A-Z0-9_]+\); retry later/);
+}
+
+describe('on PostgreSQL', () => {
+  let pg: TestPostgres;
+  beforeAll(() => {
+    pg = startPostgres();
+    pg.psql('CREATE DATABASE gate');
+  }, 60_000);
+  afterAll(() => pg.stop());
+  afterEach(() => cleanupCompanions());
+
+  /** pg_ctl on the running test server, as the user it runs as. */
+  function pgCtl(...args: string[]): void {
+    const tool = `${postgresBinDir()}/pg_ctl`;
+    const argv = ['-D', `${pg.socketDir}/data`, '-w', '-s', ...args];
+    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', tool, ...argv], { stdio: 'pipe' });
+    else execFileSync(tool, argv, { stdio: 'pipe' });
+  }
+
+  async function companionWithTenant(): Promise<{ c: Companion; apiKey: string; tenantLog: () => ReturnType<typeof logEntries> }> {
+    const c = await start(tempDataDir(), { SVC_DATABASE_URL: `postgres:///gate?host=${encodeURIComponent(pg.socketDir)}&user=postgres` });
+    const key = generateApiKey('production');
+    const tenantId = `ten_${Date.now()}`;
+    const at = new Date().toISOString();
+    pg.psql(`\\c gate
+      INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES ('${tenantId}', 'production', 'Outage', 0, '${at}', '${at}');
+      INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at) VALUES ('key_${tenantId}', '${tenantId}', '\\x${Buffer.from(key.hash).toString('hex')}', '${key.prefix}', '${key.lastFour}', '${at}');`);
+    const tenantLog = () => {
+      const json = pg.psql(`\\c gate
+        SELECT coalesce(json_agg(row_to_json(l)), '[]') FROM (${TENANT_LOG_SQL.replace('?', `'${tenantId}'`)}) l;`);
+      return logEntries(JSON.parse(json.trim().split('\n').at(-1)!) as LogRow[]);
+    };
+    return { c, apiKey: key.key, tenantLog };
+  }
+
+  it('answers 503 while the server is down, says so in readiness and the log, and serves again once it is back', async () => {
+    const { c, apiKey, tenantLog } = await companionWithTenant();
+    expect((await gate(c, apiKey)).status).toBe(201);
+
+    pgCtl('-m', 'fast', 'stop');
+    try {
+      const refused = await gate(c, apiKey, 'while-down');
+      expectUnavailable(refused);
+      const ready = await fetch(`${c.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.database_writable!.ok).toBe(false);
+      await c.waitForLog(/"level":"warn","message":"database unavailable".*"route":"\/v1\/gate"/);
+    } finally {
+      pgCtl('-l', `${pg.socketDir}/server.log`, '-o', `-c listen_addresses='' -k ${pg.socketDir} -c fsync=off`, 'start');
+    }
+
+    // The same companion, not restarted: the retried write is sealed once.
+    const retried = await gate(c, apiKey, 'while-down');
+    expect(retried.status).toBe(201);
+    expect((await gate(c, apiKey, 'while-down')).headers.get('idempotent-replayed')).toBe('true');
+    expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+    const log = tenantLog();
+    expect(log).toHaveLength(2);
+    expectOneUnbrokenChain(log);
+    expect(c.stdout()).not.toMatch(/"level":"error"/);
+  });
+
+  it('answers 201 or 503, never 500, when the server ends every session mid-load, and loses no acknowledged seal', async () => {
+    const { c, apiKey, tenantLog } = await companionWithTenant();
+    const answers: { key: string; answer: Answer }[] = [];
+    const worker = async (w: number) => {
+      for (let i = 0; i < 30; i++) {
+        const key = `load-${w}-${i}`;
+        answers.push({ key, answer: await gate(c, apiKey, key) });
+      }
+    };
+    const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
+    while (answers.length < 20) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 3; i++) {
+      pg.psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gate'`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await load;
+
+    const refused = answers.filter((a) => a.answer.status !== 201);
+    for (const { answer } of refused) expectUnavailable(answer);
+    // Each refused write, sent again with its key, is sealed now or answers what was stored.
+    for (const { key } of refused) expect((await gate(c, apiKey, key)).status).toBe(201);
+    const log = tenantLog();
+    expectOneUnbrokenChain(log);
+    expect(log).toHaveLength(answers.length);
+    const acknowledged = answers.filter((a) => a.answer.status === 201).map((a) => a.answer.body.action_key);
+    const sealed = new Set(log.map((e) => e.action_key));
+    for (const key of acknowledged) expect(sealed.has(key!)).toBe(true);
+  });
+});
+
+describe('on SQLite', () => {
+  it('answers 503 while the file can grow no more, stores no part of a refused batch, and seals the retries once it can', async () => {
+    const { ctx, key: apiKey, tenantId } = await freshTenantContext();
+    try {
+      const send = (idempotencyKey: string) => ctx.request('/v1/gate', { key: apiKey, json: { ...GATE, idempotency_key: idempotencyKey } });
+      const tenantLog = async () => logEntries(await ctx.sql<LogRow>(TENANT_LOG_SQL, tenantId));
+      const first = await send('before');
+      expect(first.status).toBe(201);
+
+      // The file may grow no further: the next page a write needs is refused with SQLITE_FULL,
+      // and SQLite then rolls back the whole batch transaction by itself.
+      const pages = ctx.store.db.pragma('page_count', { simple: true }) as number;
+      ctx.store.db.pragma(`max_page_count = ${pages}`);
+      const answers: { key: string; res: TestResponse }[] = [];
+      // Eight at once: one batch, so seals before and after the refused one share its transaction.
+      for (let round = 0; round < 20 && answers.every((a) => a.res.status === 201); round++) {
+        const keys = Array.from({ length: 8 }, (_, i) => `full-${round}-${i}`);
+        answers.push(...(await Promise.all(keys.map(async (key) => ({ key, res: await send(key) })))));
+      }
+      const refused = answers.filter((a) => a.res.status !== 201);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const { res } of refused) {
+        expectUnavailable({ status: res.status, headers: res.headers, body: res.body });
+        expect(res.body.detail).toContain('(SQLITE_FULL)');
+      }
+      expect(ctx.log.entries.filter((e) => e.level === 'error')).toEqual([]);
+      expect(ctx.log.entries).toContainEqual(expect.objectContaining({ level: 'warn', message: 'database unavailable' }));
+      // Exactly the acknowledged seals are stored, in one unbroken chain.
+      let log = await tenantLog();
+      expectOneUnbrokenChain(log);
+      expect(log.map((e) => e.action_key).sort()).toEqual(
+        [first.body.action_key, ...answers.filter((a) => a.res.status === 201).map((a) => a.res.body.action_key)].sort(),
+      );
+
+      ctx.store.db.pragma(`max_page_count = ${pages * 1000}`);
+      for (const { key } of refused) expect((await send(key)).status).toBe(201);
+      log = await tenantLog();
+      expectOneUnbrokenChain(log);
+      expect(log).toHaveLength(1 + answers.length);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('crosses from the sealing thread as the same 503, and leaves other errors internal', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (x TEXT)');
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    let full: unknown;
+    try {
+      db.prepare('INSERT INTO t VALUES (?)').run('x'.repeat(100_000));
+    } catch (err) {
+      full = err;
+    }
+    db.close();
+    expect(databaseUnavailableCode(full)).toBe('SQLITE_FULL');
+    expect(toWire(full)).toMatchObject({ problem: { status: 503, code: 'database_unavailable', headers: { 'retry-after': '2' } } });
+    // A file's ENOENT is not the database's socket; a constraint is our fault, not an outage.
+    expect(databaseUnavailableCode(Object.assign(new Error('no such file'), { code: 'ENOENT', syscall: 'open' }))).toBeUndefined();
+    expect(databaseUnavailableCode(Object.assign(new Error('unique'), { code: 'SQLITE_CONSTRAINT_UNIQUE' }))).toBeUndefined();
+    expect(toWire(new Error('boom'))).toEqual({ message: 'boom' });
+  });
+});
