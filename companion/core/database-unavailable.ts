@@ -7,8 +7,11 @@
  * connections on demand; SQLite needs nothing reopened).
  */
 
-/** postgres.js's own codes for a connection it lost or could not open. */
-const DRIVER_CONNECTION_CODES: ReadonlySet<string> = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+/**
+ * postgres.js's own codes for a connection the server cut or that could not be opened in time.
+ * Not CONNECTION_ENDED or CONNECTION_DESTROYED: those follow our own sql.end(), a shutdown.
+ */
+const DRIVER_CONNECTION_CODES: ReadonlySet<string> = new Set(['CONNECTION_CLOSED', 'CONNECT_TIMEOUT']);
 
 /** Node's errors for a socket that could not connect or was cut (the database's socket). */
 const SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);

@@ -92,8 +92,10 @@ export interface TestContext {
 export interface TestContextOptions {
   /** Extra environment, e.g. { SVC_MAX_BODY_BYTES: '2048' }. */
   env?: Record<string, string>;
-  /** Reuse a data directory (e.g. to test restarts); it is then not removed on close. */
+  /** Reuse a data directory (e.g. to test restarts); it is then not removed on close... */
   dataDir?: string;
+  /** ...unless this context takes it over: close() then removes it and its database. */
+  takeOver?: boolean;
   /** A stand-in for the disk's fdatasync (wal-sync.test.ts). */
   walSync?: WalSyncOptions;
 }
@@ -105,19 +107,34 @@ export function makeTempDir(label = 'svc-test-'): string {
 }
 
 export async function createTestContext(options: TestContextOptions = {}): Promise<TestContext> {
-  const ownsDir = options.dataDir === undefined;
+  const ownsDir = options.dataDir === undefined || options.takeOver === true;
   const dataDir = options.dataDir ?? makeTempDir();
   const database = onPostgres() ? postgresDatabase(dataDir) : undefined;
-  const config = loadConfig(
-    { SVC_DATA_DIR: dataDir, PORT: '0', SVC_SEAL_THREAD: onSealThread() ? '1' : '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env },
-    [],
-  );
+  /** What this context made for itself, removed by close() (once, however often it is called) or when it fails to start. */
+  let removed = false;
+  const removeOwn = () => {
+    if (!ownsDir || removed) return;
+    removed = true;
+    database?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
   const depsOptions = { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) };
-  // On PostgreSQL `store` is that engine's: the files run there use only the engine-neutral
-  // members (the vitest project api-on-postgres lists them).
-  const deps = database ? ((await openDeps(config, depsOptions)) as Awaited<ReturnType<typeof openSqliteDeps>>) : await openSqliteDeps(config, depsOptions);
+  let config: Config;
+  let deps: Awaited<ReturnType<typeof openSqliteDeps>>;
+  try {
+    config = loadConfig(
+      { SVC_DATA_DIR: dataDir, PORT: '0', SVC_SEAL_THREAD: onSealThread() ? '1' : '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env },
+      [],
+    );
+    // On PostgreSQL `store` is that engine's: the files run there use only the engine-neutral
+    // members (the vitest project api-on-postgres lists them).
+    deps = database ? ((await openDeps(config, depsOptions)) as Awaited<ReturnType<typeof openSqliteDeps>>) : await openSqliteDeps(config, depsOptions);
+  } catch (err) {
+    removeOwn();
+    throw err;
+  }
   const app = createApp(deps);
 
   let description: ReturnType<typeof openApiDocument> | undefined;
@@ -222,10 +239,10 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     dump,
     storedBytes,
     async close() {
-      await closeDeps(deps);
-      if (ownsDir) {
-        database?.drop();
-        fs.rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await closeDeps(deps);
+      } finally {
+        removeOwn();
       }
     },
   };

@@ -247,7 +247,7 @@ describe('reminders and escalation chains', () => {
 
     // Reopen the same database: the stored step, not memory, decides what is still due.
     await ctx.close();
-    ctx = await createTestContext({ dataDir, env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' } });
+    ctx = await createTestContext({ dataDir, takeOver: true, env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' } });
     ctx.clock.set('2025-01-01T02:01:00.000Z');
     expect(await runReviewSchedule(ctx.deps)).toBe(0);
     ctx.clock.advance(HOUR);

@@ -38,6 +38,7 @@ export async function routedTenant(env: Record<string, string> = {}): Promise<Ro
   base.store.close();
   const ctx = await createTestContext({
     dataDir,
+    takeOver: true,
     env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_PUBLIC_BASE_URL: 'https://gate.example.com', SVC_SECRET_GRANTS: JSON.stringify({ [tenantId]: Object.values(SECRETS) }), ...env },
   });
   return { ctx, key, tenantId };
