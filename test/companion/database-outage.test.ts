@@ -8,24 +8,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../companion/core/auth.ts';
+import { describe, expect, it } from 'vitest';
 import { databaseUnavailableCode } from '../../companion/core/database-unavailable.ts';
 import { toWire } from '../../companion/seal-thread/protocol.ts';
-import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
+import { start, tempDataDir } from '../helpers/companion-process.ts';
 import type { Companion } from '../helpers/companion-process.ts';
-import { postgresBinDir, startPostgres } from '../helpers/postgres.ts';
-import type { TestPostgres } from '../helpers/postgres.ts';
+import { GATE, gateDatabase } from '../helpers/gate-database.ts';
+import { postgresBinDir } from '../helpers/postgres.ts';
 import { expectOneUnbrokenChain, logEntries, TENANT_LOG_SQL } from '../helpers/tenant-log.ts';
-import type { LogRow } from '../helpers/tenant-log.ts';
+import type { LogEntry, LogRow } from '../helpers/tenant-log.ts';
 import { freshTenantContext } from './helpers.ts';
 import type { TestResponse } from './helpers.ts';
-
-const GATE = {
-  pack: 'law',
-  proposed_action: 'Draft a reply to opposing counsel about the discovery schedule in matter 42.',
-  law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
-};
 
 interface Answer {
   status: number;
@@ -51,36 +44,21 @@ function expectUnavailable(answer: Answer): void {
 }
 
 describe('on PostgreSQL', () => {
-  let pg: TestPostgres;
-  beforeAll(() => {
-    pg = startPostgres();
-    pg.psql('CREATE DATABASE gate');
-  }, 60_000);
-  afterAll(() => pg.stop());
-  afterEach(() => cleanupCompanions());
+  const db = gateDatabase();
 
   /** pg_ctl on the running test server, as the user it runs as. */
   function pgCtl(...args: string[]): void {
     const tool = `${postgresBinDir()}/pg_ctl`;
-    const argv = ['-D', `${pg.socketDir}/data`, '-w', '-s', ...args];
+    const argv = ['-D', `${db.server().socketDir}/data`, '-w', '-s', ...args];
     if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', tool, ...argv], { stdio: 'pipe' });
     else execFileSync(tool, argv, { stdio: 'pipe' });
   }
 
-  async function companionWithTenant(): Promise<{ c: Companion; apiKey: string; tenantLog: () => ReturnType<typeof logEntries> }> {
-    const c = await start(tempDataDir(), { SVC_DATABASE_URL: `postgres:///gate?host=${encodeURIComponent(pg.socketDir)}&user=postgres` });
-    const key = generateApiKey('production');
-    const tenantId = `ten_${Date.now()}`;
-    const at = new Date().toISOString();
-    pg.psql(`\\c gate
-      INSERT INTO tenants (id, kind, display_name, retain_statutory_metadata, created_at, updated_at) VALUES ('${tenantId}', 'production', 'Outage', 0, '${at}', '${at}');
-      INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at) VALUES ('key_${tenantId}', '${tenantId}', '\\x${Buffer.from(key.hash).toString('hex')}', '${key.prefix}', '${key.lastFour}', '${at}');`);
-    const tenantLog = () => {
-      const json = pg.psql(`\\c gate
-        SELECT coalesce(json_agg(row_to_json(l)), '[]') FROM (${TENANT_LOG_SQL.replace('?', `'${tenantId}'`)}) l;`);
-      return logEntries(JSON.parse(json.trim().split('\n').at(-1)!) as LogRow[]);
-    };
-    return { c, apiKey: key.key, tenantLog };
+  let tenants = 0;
+  async function companionWithTenant(): Promise<{ c: Companion; apiKey: string; tenantLog: () => LogEntry[] }> {
+    const c = await start(tempDataDir(), { SVC_DATABASE_URL: db.url() });
+    const { tenantId, apiKey } = db.productionTenant(`ten_outage_${++tenants}`);
+    return { c, apiKey, tenantLog: () => db.tenantLog(tenantId) };
   }
 
   it('answers 503 while the server is down, says so in readiness and the log, and serves again once it is back', async () => {
@@ -96,7 +74,8 @@ describe('on PostgreSQL', () => {
       expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.database_writable!.ok).toBe(false);
       await c.waitForLog(/"level":"warn","message":"database unavailable".*"route":"\/v1\/gate"/);
     } finally {
-      pgCtl('-l', `${pg.socketDir}/server.log`, '-o', `-c listen_addresses='' -k ${pg.socketDir} -c fsync=off`, 'start');
+      const dir = db.server().socketDir;
+      pgCtl('-l', `${dir}/server.log`, '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`, 'start');
     }
 
     // The same companion, not restarted: the retried write is sealed once.
@@ -122,7 +101,7 @@ describe('on PostgreSQL', () => {
     const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
     while (answers.length < 20) await new Promise((r) => setTimeout(r, 5));
     for (let i = 0; i < 3; i++) {
-      pg.psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gate'`);
+      db.server().psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gate'`);
       await new Promise((r) => setTimeout(r, 20));
     }
     await load;
