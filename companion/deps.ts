@@ -121,13 +121,13 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
   const store = await openStore(config, options, board);
   let production: Signer | undefined;
   try {
+    const log = options.log ?? createJsonLogger({ level: config.logLevel });
     const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
     // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
-    production = openProductionSigner(config, secrets);
+    production = openProductionSigner(config, secrets, log);
     const retired = await store.productionKeys.activate(production, clock.now().toISOString());
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production, retired });
     const ids = options.ids ?? createIdFactory(clock);
-    const log = options.log ?? createJsonLogger({ level: config.logLevel });
     const metrics = new Metrics({ processMetrics: options.processMetrics ?? false });
     const lifecycle = new Lifecycle();
     await catchUpTenantLogs(store);

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { keyId } from '../../shared/keys.ts';
 import { createTestContext, makeTempDir } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
-import { sealProductionAndVerify } from './signer-fixtures.ts';
+import { expectSealRefused, sealProductionAndVerify } from './signer-fixtures.ts';
 
 const MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 const TOKEN = 'svc-test';
@@ -89,6 +89,40 @@ function withToken<T>(fn: (lib: pkcs11js.PKCS11, session: Buffer) => T): T {
   }
 }
 
+/**
+ * Ends every session this process has on the token (C_CloseAllSessions, PKCS#11 §5.6), as a
+ * token reset or an HSM failover does: the signer's session handle is then invalid and its login
+ * gone. SoftHSM2 is loaded once per process, so the test's handle and the signer's are one.
+ */
+function closeAllSessions(): void {
+  const lib = new pkcs11js.PKCS11();
+  lib.load(MODULE);
+  try {
+    lib.C_Initialize();
+  } catch (err) {
+    if ((err as pkcs11js.Pkcs11Error).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw err;
+  }
+  lib.C_CloseAllSessions(lib.C_GetSlotList(true).find((s) => lib.C_GetTokenInfo(s).label.trim() === TOKEN)!);
+}
+
+/** A fresh Ed25519 key pair on the token under `label`: non-exportable unless asked otherwise. */
+function generateOnToken(lib: pkcs11js.PKCS11, session: Buffer, label: string, { exportable = false } = {}): void {
+  const common = [{ type: pkcs11js.CKA_KEY_TYPE, value: CKK_EC_EDWARDS }, { type: pkcs11js.CKA_TOKEN, value: true }, { type: pkcs11js.CKA_LABEL, value: label }];
+  lib.C_GenerateKeyPair(
+    session,
+    { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
+    [...common, { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY }, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
+    [
+      ...common,
+      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
+      { type: pkcs11js.CKA_PRIVATE, value: true },
+      { type: pkcs11js.CKA_SENSITIVE, value: !exportable },
+      { type: pkcs11js.CKA_EXTRACTABLE, value: exportable },
+      { type: pkcs11js.CKA_SIGN, value: true },
+    ],
+  );
+}
+
 function findByLabel(lib: pkcs11js.PKCS11, session: Buffer, objectClass: number, label: string): Buffer {
   lib.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_CLASS, value: objectClass }, { type: pkcs11js.CKA_LABEL, value: label }]);
   const [handle] = lib.C_FindObjects(session, 1);
@@ -146,23 +180,44 @@ describe('SVC_SIGNER=pkcs11 (SoftHSM2)', () => {
     expect(await sealProductionAndVerify(again)).toBe(id);
   });
 
-  it('refuses to start with an extractable or non-sensitive key', async () => {
+  it('opens a new session and logs in again when the token ended its sessions, and signs on with the same key', async () => {
+    const ctx = await start(pkcs11Env({ SVC_PKCS11_CREATE_KEY: '1', SVC_PKCS11_KEY_LABEL: 'reopened' }));
+    const id = await sealProductionAndVerify(ctx);
+    closeAllSessions();
+    expect(await sealProductionAndVerify(ctx)).toBe(id);
+    closeAllSessions();
+    expect(await sealProductionAndVerify(ctx)).toBe(id);
+    expect((await ctx.request('/readyz')).status).toBe(200);
+    expect(ctx.log.entries).toContainEqual(expect.objectContaining({ level: 'warn', message: 'PKCS#11 session reopened' }));
+  });
+
+  it('never signs with another key found under the label after a lost session: it refuses, and signs again once the key is back', async () => {
+    const ctx = await start(pkcs11Env({ SVC_PKCS11_CREATE_KEY: '1', SVC_PKCS11_KEY_LABEL: 'swapped' }));
+    const id = await sealProductionAndVerify(ctx);
+    // The label now names a different key pair: the original is relabelled, a new one takes its place.
     withToken((lib, s) => {
-      const common = [{ type: pkcs11js.CKA_KEY_TYPE, value: CKK_EC_EDWARDS }, { type: pkcs11js.CKA_TOKEN, value: true }, { type: pkcs11js.CKA_LABEL, value: 'exportable' }];
-      lib.C_GenerateKeyPair(
-        s,
-        { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
-        [...common, { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY }, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
-        [
-          ...common,
-          { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
-          { type: pkcs11js.CKA_PRIVATE, value: true },
-          { type: pkcs11js.CKA_SENSITIVE, value: false },
-          { type: pkcs11js.CKA_EXTRACTABLE, value: true },
-          { type: pkcs11js.CKA_SIGN, value: true },
-        ],
-      );
+      for (const objectClass of [pkcs11js.CKO_PRIVATE_KEY, pkcs11js.CKO_PUBLIC_KEY]) {
+        lib.C_SetAttributeValue(s, findByLabel(lib, s, objectClass, 'swapped'), [{ type: pkcs11js.CKA_LABEL, value: 'swapped-original' }]);
+      }
+      generateOnToken(lib, s, 'swapped');
     });
+    closeAllSessions();
+    await expectSealRefused(ctx);
+    const refused = ctx.log.entries.find((e) => e.message === 'PKCS#11 session not reopened');
+    expect(JSON.stringify(refused?.fields)).toMatch(/is not the key this service started with/);
+
+    // The original key back under its label: the next seal reopens and signs with it.
+    withToken((lib, s) => {
+      for (const objectClass of [pkcs11js.CKO_PRIVATE_KEY, pkcs11js.CKO_PUBLIC_KEY]) {
+        lib.C_DestroyObject(s, findByLabel(lib, s, objectClass, 'swapped'));
+        lib.C_SetAttributeValue(s, findByLabel(lib, s, objectClass, 'swapped-original'), [{ type: pkcs11js.CKA_LABEL, value: 'swapped' }]);
+      }
+    });
+    expect(await sealProductionAndVerify(ctx)).toBe(id);
+  });
+
+  it('refuses to start with an extractable or non-sensitive key', async () => {
+    withToken((lib, s) => generateOnToken(lib, s, 'exportable', { exportable: true }));
     await expect(start(pkcs11Env({ SVC_PKCS11_KEY_LABEL: 'exportable' }))).rejects.toThrow(
       /refusing the PKCS#11 key labelled "exportable": CKA_EXTRACTABLE is true and CKA_SENSITIVE is false/,
     );

@@ -11,6 +11,7 @@ import pkcs11js from 'pkcs11js';
 import { keyId } from '../../../shared/keys.ts';
 import { SignerSetupError, SignerUnavailableError } from '../signer.ts';
 import type { Signer, SignerCustody } from '../signer.ts';
+import type { Logger } from '../log.ts';
 
 /** PKCS#11 v3.0 numbers pkcs11js 2.1 does not export (v3.0 §6.3, §2.3.14). */
 const CKK_EC_EDWARDS = 0x40;
@@ -23,9 +24,13 @@ export interface Pkcs11SignerOptions {
   module: string;
   tokenLabel: string;
   keyLabel: string;
-  /** The user PIN, resolved from its secret reference by the caller; never stored here. */
-  pin: string;
+  /**
+   * The user PIN, resolved from its secret reference by the caller at startup and again at
+   * each new login after a lost session; never kept here.
+   */
+  pin: () => string;
   createKey: boolean;
+  log?: Logger;
 }
 
 export function openPkcs11Signer(o: Pkcs11SignerOptions): Signer {
@@ -35,22 +40,10 @@ export function openPkcs11Signer(o: Pkcs11SignerOptions): Signer {
   } catch (err) {
     throw new SignerSetupError(`cannot load the PKCS#11 module ${o.module}: ${(err as Error).message}`);
   }
-  try {
-    lib.C_Initialize();
-  } catch (err) {
-    // Another user of the same module in this process initialised it already (PKCS#11 §5.4).
-    if (!isPkcs11(err, pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED)) throw setupError('C_Initialize', err);
-  }
   let session: Buffer | undefined;
   try {
-    const slot = findSlot(lib, o.tokenLabel);
-    session = lib.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
-    try {
-      lib.C_Login(session, pkcs11js.CKU_USER, o.pin);
-    } catch (err) {
-      // Login state is per token and application: another session of ours may hold it.
-      if (!isPkcs11(err, pkcs11js.CKR_USER_ALREADY_LOGGED_IN)) throw setupError('C_Login (check the PIN reference)', err);
-    }
+    initialize(lib);
+    session = openSession(lib, o);
     let keys = findKeyPair(lib, session, o.keyLabel);
     if (!keys) {
       if (!o.createKey) {
@@ -60,13 +53,7 @@ export function openPkcs11Signer(o: Pkcs11SignerOptions): Signer {
     }
     assertNonExportable(lib, session, keys.privateKey, o.keyLabel);
     const publicKey = readPublicKey(lib, session, keys.publicKey, o.keyLabel);
-    return new Pkcs11Signer(lib, session, keys.privateKey, publicKey, {
-      kind: 'pkcs11',
-      managed: true,
-      nonExportable: true,
-      locators: { module: o.module, token_label: o.tokenLabel, key_label: o.keyLabel },
-      description: 'an Ed25519 key held on a PKCS#11 token, CKA_SENSITIVE and not CKA_EXTRACTABLE (checked at startup): the token signs, the key never leaves it',
-    });
+    return new Pkcs11Signer(lib, o, { session, privateKey: keys.privateKey }, publicKey);
   } catch (err) {
     if (session) tryQuietly(() => lib.C_CloseSession(session!));
     tryQuietly(() => lib.C_Finalize());
@@ -74,37 +61,130 @@ export function openPkcs11Signer(o: Pkcs11SignerOptions): Signer {
   }
 }
 
+function initialize(lib: pkcs11js.PKCS11): void {
+  try {
+    lib.C_Initialize();
+  } catch (err) {
+    // Another user of the same module in this process initialised it already (PKCS#11 §5.4).
+    if (!isPkcs11(err, pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED)) throw setupError('C_Initialize', err);
+  }
+}
+
+/** A read-write session on the labelled token, logged in as its user. */
+function openSession(lib: pkcs11js.PKCS11, o: Pkcs11SignerOptions): Buffer {
+  const session = lib.C_OpenSession(findSlot(lib, o.tokenLabel), pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+  try {
+    lib.C_Login(session, pkcs11js.CKU_USER, o.pin());
+  } catch (err) {
+    // Login state is per token and application: another session of ours may hold it.
+    if (!isPkcs11(err, pkcs11js.CKR_USER_ALREADY_LOGGED_IN)) {
+      tryQuietly(() => lib.C_CloseSession(session));
+      throw err instanceof SignerSetupError ? err : setupError('C_Login (check the PIN reference)', err);
+    }
+  }
+  return session;
+}
+
+/**
+ * What a token answers when our session or login is gone: the token was reset or removed, an
+ * HSM failed over, or something closed every session of this application (PKCS#11 §5.6,
+ * C_CloseAllSessions). A new session and login may sign again.
+ */
+const SESSION_LOST: ReadonlySet<number> = new Set([
+  pkcs11js.CKR_SESSION_HANDLE_INVALID,
+  pkcs11js.CKR_SESSION_CLOSED,
+  pkcs11js.CKR_USER_NOT_LOGGED_IN,
+  pkcs11js.CKR_KEY_HANDLE_INVALID,
+  pkcs11js.CKR_OBJECT_HANDLE_INVALID,
+  pkcs11js.CKR_DEVICE_REMOVED,
+  pkcs11js.CKR_TOKEN_NOT_PRESENT,
+  pkcs11js.CKR_CRYPTOKI_NOT_INITIALIZED,
+]);
+
 class Pkcs11Signer implements Signer {
   readonly keyId: string;
   readonly devKey = false;
+  readonly custody: SignerCustody;
   readonly #lib: pkcs11js.PKCS11;
-  readonly #session: Buffer;
-  readonly #privateKey: Buffer;
+  readonly #options: Pkcs11SignerOptions;
+  #handles: { session: Buffer; privateKey: Buffer };
 
-  constructor(lib: pkcs11js.PKCS11, session: Buffer, privateKey: Buffer, readonly publicKey: Uint8Array, readonly custody: SignerCustody) {
+  constructor(lib: pkcs11js.PKCS11, options: Pkcs11SignerOptions, handles: { session: Buffer; privateKey: Buffer }, readonly publicKey: Uint8Array) {
     this.#lib = lib;
-    this.#session = session;
-    this.#privateKey = privateKey;
+    this.#options = options;
+    this.#handles = handles;
     this.keyId = keyId(publicKey);
+    this.custody = {
+      kind: 'pkcs11',
+      managed: true,
+      nonExportable: true,
+      locators: { module: options.module, token_label: options.tokenLabel, key_label: options.keyLabel },
+      description: 'an Ed25519 key held on a PKCS#11 token, CKA_SENSITIVE and not CKA_EXTRACTABLE (checked at startup): the token signs, the key never leaves it',
+    };
   }
 
   sign(message: Uint8Array): Uint8Array {
     try {
-      this.#lib.C_SignInit(this.#session, { mechanism: CKM_EDDSA }, this.#privateKey);
-      return new Uint8Array(this.#lib.C_Sign(this.#session, Buffer.from(message), Buffer.alloc(64)));
+      return this.#signOnce(message);
     } catch (err) {
-      throw new SignerUnavailableError('pkcs11', `${pkcs11Name(err)} from C_Sign`);
+      if (!(err instanceof pkcs11js.Pkcs11Error && SESSION_LOST.has(err.code))) throw unavailable(err);
+      this.#reopen(pkcs11Name(err));
+      try {
+        return this.#signOnce(message);
+      } catch (again) {
+        throw unavailable(again);
+      }
+    }
+  }
+
+  #signOnce(message: Uint8Array): Uint8Array {
+    const { session, privateKey } = this.#handles;
+    this.#lib.C_SignInit(session, { mechanism: CKM_EDDSA }, privateKey);
+    return new Uint8Array(this.#lib.C_Sign(session, Buffer.from(message), Buffer.alloc(64)));
+  }
+
+  /**
+   * A new session and login, and the key found by its label again: only the key this service
+   * started with, whose public key it publishes, may sign. Failing that, the seal is refused and
+   * the next one tries again, so the service signs once the token or the key is back.
+   */
+  #reopen(lost: string): void {
+    const lib = this.#lib;
+    const o = this.#options;
+    const log = { worker: 'pkcs11-signer', reason: `${lost} from C_Sign` };
+    tryQuietly(() => lib.C_CloseSession(this.#handles.session));
+    let session: Buffer | undefined;
+    try {
+      initialize(lib);
+      session = openSession(lib, o);
+      const keys = findKeyPair(lib, session, o.keyLabel);
+      if (!keys) throw new SignerSetupError(`token "${o.tokenLabel}" has no key labelled "${o.keyLabel}" any more`);
+      assertNonExportable(lib, session, keys.privateKey, o.keyLabel);
+      if (keyId(readPublicKey(lib, session, keys.publicKey, o.keyLabel)) !== this.keyId) {
+        throw new SignerSetupError(`the key labelled "${o.keyLabel}" is not the key this service started with (${this.keyId}); put that key back, or restart the service to publish the new one`);
+      }
+      this.#handles = { session, privateKey: keys.privateKey };
+      o.log?.warn('PKCS#11 session reopened', log);
+    } catch (err) {
+      if (session) tryQuietly(() => lib.C_CloseSession(session!));
+      const reason = err instanceof SignerSetupError ? err.message : pkcs11Name(err);
+      o.log?.warn('PKCS#11 session not reopened', { ...log, reason: `${log.reason}; ${reason}` });
+      throw new SignerUnavailableError('pkcs11', `the token ended the session and a new one failed: ${reason}`);
     }
   }
 
   close(): void {
-    tryQuietly(() => this.#lib.C_CloseSession(this.#session));
+    tryQuietly(() => this.#lib.C_CloseSession(this.#handles.session));
     tryQuietly(() => this.#lib.C_Finalize());
   }
 
   toJSON(): Record<string, unknown> {
     return { keyId: this.keyId, custody: this.custody };
   }
+}
+
+function unavailable(err: unknown): SignerUnavailableError {
+  return new SignerUnavailableError('pkcs11', `${pkcs11Name(err)} from C_Sign`);
 }
 
 function findSlot(lib: pkcs11js.PKCS11, tokenLabel: string): Buffer {

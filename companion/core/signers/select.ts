@@ -3,14 +3,15 @@
  * the service starts: its signature must verify under the public key we are about to publish.
  */
 import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
 import { SignerSetupError, assertSignerUsable, loadOrCreateProductionSigner } from '../signer.ts';
 import type { Signer } from '../signer.ts';
 import type { SecretResolver } from '../secret-refs.ts';
 import { openAwsKmsSigner } from './aws-kms.ts';
 import { openPkcs11Signer } from './pkcs11.ts';
 
-export function openProductionSigner(config: Config, secrets: SecretResolver): Signer {
-  const signer = open(config, secrets);
+export function openProductionSigner(config: Config, secrets: SecretResolver, log?: Logger): Signer {
+  const signer = open(config, secrets, log);
   try {
     assertSignerUsable(signer);
   } catch (err) {
@@ -20,22 +21,26 @@ export function openProductionSigner(config: Config, secrets: SecretResolver): S
   return signer;
 }
 
-function open(config: Config, secrets: SecretResolver): Signer {
+function open(config: Config, secrets: SecretResolver, log?: Logger): Signer {
   switch (config.signer) {
     case 'file':
       return loadOrCreateProductionSigner(config.dataDir);
     case 'pkcs11': {
       // loadConfig guarantees these for SVC_SIGNER=pkcs11.
       const pinRef = config.pkcs11PinRef!;
-      const pin = secrets.resolveOperator(pinRef);
-      // Name the reference and why it failed, never a value.
-      if (!pin.ok) throw new SignerSetupError(`SVC_PKCS11_PIN_REF ${pinRef} cannot be resolved: ${pin.error}`);
+      const pin = () => {
+        const resolved = secrets.resolveOperator(pinRef);
+        // Name the reference and why it failed, never a value.
+        if (!resolved.ok) throw new SignerSetupError(`SVC_PKCS11_PIN_REF ${pinRef} cannot be resolved: ${resolved.error}`);
+        return resolved.value;
+      };
       return openPkcs11Signer({
         module: config.pkcs11Module!,
         tokenLabel: config.pkcs11TokenLabel!,
         keyLabel: config.pkcs11KeyLabel,
-        pin: pin.value,
+        pin,
         createKey: config.pkcs11CreateKey,
+        log,
       });
     }
     case 'aws-kms':
