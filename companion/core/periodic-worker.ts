@@ -1,13 +1,13 @@
 /**
  * A background worker that runs one round at start (so a restart settles what fell due while
  * the service was down) and then every `intervalMs`. Rounds never overlap: a tick that comes
- * while one runs is skipped. `stop` waits for the running round. Failures are logged and kept
- * for the readiness probe; the next interval tries again.
+ * while one runs is skipped. `stop` waits for the running round. Failures are logged
+ * (./worker-failures.ts) and kept for the readiness probe; the next interval tries again.
  */
 import type { Clock } from './clock.ts';
 import { rfc3339 } from './clock.ts';
 import type { Logger } from './log.ts';
-import { errorFields } from './log.ts';
+import { WorkerFailures } from './worker-failures.ts';
 import type { WorkerStatus } from './worker-status.ts';
 
 export interface PeriodicWorkerOptions {
@@ -26,10 +26,12 @@ export class PeriodicWorker {
   #state: 'new' | 'started' | 'stopped' = 'new';
   #lastTickAt: string | null = null;
   #lastError: string | null = null;
+  readonly #failures: WorkerFailures;
 
   constructor(options: PeriodicWorkerOptions) {
     if (!(options.intervalMs > 0)) throw new RangeError(`expected intervalMs > 0, got ${options.intervalMs}`);
     this.#o = options;
+    this.#failures = new WorkerFailures(options.log, { worker: options.name });
   }
 
   get name(): string {
@@ -44,10 +46,11 @@ export class PeriodicWorker {
       .then(
         () => {
           this.#lastError = null;
+          this.#failures.succeeded();
         },
         (err: unknown) => {
           this.#lastError = err instanceof Error ? err.message : String(err);
-          this.#o.log.error(`${this.#o.name} failed`, errorFields(err));
+          this.#failures.failed(`${this.#o.name} failed`, err);
         },
       )
       .finally(() => {

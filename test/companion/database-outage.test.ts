@@ -45,6 +45,7 @@ function expectUnavailable(answer: Answer): void {
 
 describe('on PostgreSQL', () => {
   const db = gateDatabase();
+  const PAUSED = /"level":"warn","message":"worker paused: database unavailable".*"queue":"webhook_deliveries"/;
 
   /** pg_ctl on the running test server, as the user it runs as. */
   function pgCtl(...args: string[]): void {
@@ -73,6 +74,9 @@ describe('on PostgreSQL', () => {
       expect(ready.status).toBe(503);
       expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.database_writable!.ok).toBe(false);
       await c.waitForLog(/"level":"warn","message":"database unavailable".*"route":"\/v1\/gate"/);
+      // The delivery worker polls twice a second: its outage is one line, however many rounds fail.
+      await c.waitForLog(PAUSED);
+      await new Promise((r) => setTimeout(r, 1500));
     } finally {
       const dir = db.server().socketDir;
       pgCtl('-l', `${dir}/server.log`, '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`, 'start');
@@ -82,10 +86,13 @@ describe('on PostgreSQL', () => {
     const retried = await gate(c, apiKey, 'while-down');
     expect(retried.status).toBe(201);
     expect((await gate(c, apiKey, 'while-down')).headers.get('idempotent-replayed')).toBe('true');
+    // Ready again once the worker's next round succeeds: readiness reports its failed one till then.
+    await c.waitForLog(/"level":"info","message":"worker resumed: database available".*"queue":"webhook_deliveries"/);
     expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
     const log = tenantLog();
     expect(log).toHaveLength(2);
     expectOneUnbrokenChain(log);
+    expect(c.stdout().match(new RegExp(PAUSED, 'g'))).toHaveLength(1);
     expect(c.stdout()).not.toMatch(/"level":"error"/);
   });
 

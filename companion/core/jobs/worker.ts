@@ -16,6 +16,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
 import type { WorkerStatus } from '../worker-status.ts';
+import { WorkerFailures } from '../worker-failures.ts';
 import type { Store, Tx } from '../../store.ts';
 import type { ClaimedJob, FailOutcome, JobQueue } from './queue.ts';
 import type { TickReceipt } from './store.ts';
@@ -103,9 +104,11 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   #flushing: Promise<void> = Promise.resolve();
   #lastTickAt: string | null = null;
   #lastError: string | null = null;
+  readonly #failures: WorkerFailures;
 
   constructor(options: JobWorkerOptions<Row>) {
     this.#o = options;
+    this.#failures = new WorkerFailures(options.log, { queue: options.queue.table });
     this.#concurrency = options.concurrency ?? 64;
     this.#pollMs = options.pollMs ?? 500;
     this.owner = `${options.name}:${process.pid}:${randomBytes(6).toString('hex')}`;
@@ -221,7 +224,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   async #flush(): Promise<void> {
     this.#flushScheduled = false;
     const batch = this.#settling.splice(0);
-    const { queue, clock, log } = this.#o;
+    const { queue, clock } = this.#o;
     const finished: Tick[] = [];
     for (const { job, tick } of batch) {
       this.#inFlight.delete(job);
@@ -267,10 +270,11 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
       stored = true;
       this.#lastError = null;
       if (claimError) this.#claimFailed(claimError);
+      else this.#failures.succeeded();
     } catch (err) {
       // The database is gone (shutdown) or failing: the leases expire and the jobs run again.
       this.#lastError = err instanceof Error ? err.message : String(err);
-      log.error('job outcomes not stored', { queue: queue.table, jobs: batch.length, ...errorFields(err) });
+      this.#failures.failed('job outcomes not stored', err, { jobs: batch.length });
     }
     if (refill) void this.#start(refill, stored ? claimed : []);
     if (stored) for (const tick of finished) tick.resolve(tick.receipt);
@@ -303,6 +307,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     this.tick().then(
       () => {
         this.#lastError = null;
+        this.#failures.succeeded();
       },
       (err: unknown) => this.#claimFailed(err),
     );
@@ -310,7 +315,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
 
   #claimFailed(err: unknown): void {
     this.#lastError = err instanceof Error ? err.message : String(err);
-    this.#o.log.error('job tick failed', { queue: this.#o.queue.table, ...errorFields(err) });
+    this.#failures.failed('job tick failed', err);
   }
 
   #sleep(ms: number): Promise<void> {
