@@ -151,7 +151,7 @@ class Pkcs11Signer implements Signer {
   #reopen(lost: string): void {
     const lib = this.#lib;
     const o = this.#options;
-    const log = { worker: 'pkcs11-signer', reason: `${lost} from C_Sign` };
+    const fields = { worker: 'pkcs11-signer', reason: `${lost} from C_Sign` };
     tryQuietly(() => lib.C_CloseSession(this.#handles.session));
     let session: Buffer | undefined;
     try {
@@ -164,11 +164,11 @@ class Pkcs11Signer implements Signer {
         throw new SignerSetupError(`the key labelled "${o.keyLabel}" is not the key this service started with (${this.keyId}); put that key back, or restart the service to publish the new one`);
       }
       this.#handles = { session, privateKey: keys.privateKey };
-      o.log?.warn('PKCS#11 session reopened', log);
+      o.log?.warn('PKCS#11 session reopened', fields);
     } catch (err) {
       if (session) tryQuietly(() => lib.C_CloseSession(session!));
       const reason = err instanceof SignerSetupError ? err.message : pkcs11Name(err);
-      o.log?.warn('PKCS#11 session not reopened', { ...log, reason: `${log.reason}; ${reason}` });
+      o.log?.warn('PKCS#11 session not reopened', { ...fields, reason: `${fields.reason}; ${reason}` });
       throw new SignerUnavailableError('pkcs11', `the token ended the session and a new one failed: ${reason}`);
     }
   }
