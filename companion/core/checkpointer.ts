@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './db.ts';
 import type { Logger } from './log.ts';
+import { WorkerFailures } from './worker-failures.ts';
 import type { WorkerStatus } from './worker-status.ts';
 
 /** Pages (4 KiB each) the WAL may grow to before the writer checkpoints by itself. */
@@ -37,7 +38,7 @@ const run = () => {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage({ log: r.log, checkpointed: r.checkpointed });
   } catch (e) {
-    parentPort.postMessage({ error: String(e && e.message || e) });
+    parentPort.postMessage({ error: String(e && e.message || e), code: e && e.code });
   }
 };
 const timer = setInterval(run, workerData.intervalMs);
@@ -54,6 +55,7 @@ export class Checkpointer {
   readonly #file: string;
   readonly #intervalMs: number;
   readonly #log: Logger;
+  readonly #failures: WorkerFailures;
   #worker: Worker | undefined;
   #stats: CheckpointStats = { runs: 0, lastLogFrames: 0, lastCheckpointedFrames: 0 };
   #lastTickAt: string | null = null;
@@ -63,6 +65,7 @@ export class Checkpointer {
     this.#file = db.name;
     this.#intervalMs = options.intervalMs ?? 250;
     this.#log = options.log;
+    this.#failures = new WorkerFailures(options.log, { worker: 'wal-checkpoint' });
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
   }
 
@@ -78,12 +81,16 @@ export class Checkpointer {
     if (this.#worker) return;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file: this.#file, driver, intervalMs: this.#intervalMs } });
-    worker.on('message', (m: { log?: number; checkpointed?: number; error?: string }) => {
+    worker.on('message', (m: { log?: number; checkpointed?: number; error?: string; code?: string }) => {
       if (m.error === undefined && m.log === undefined) return;
       this.#lastTickAt = new Date().toISOString();
       this.#lastError = m.error ?? null;
-      if (m.error) this.#log.warn('wal checkpoint failed', { error: m.error });
-      else if (m.log !== undefined) this.#stats = { runs: this.#stats.runs + 1, lastLogFrames: m.log, lastCheckpointedFrames: m.checkpointed ?? 0 };
+      // A full disk fails every checkpoint, four times a second: one line for the outage.
+      if (m.error !== undefined) this.#failures.failed('wal checkpoint failed', Object.assign(new Error(m.error), { code: m.code }));
+      else if (m.log !== undefined) {
+        this.#failures.succeeded();
+        this.#stats = { runs: this.#stats.runs + 1, lastLogFrames: m.log, lastCheckpointedFrames: m.checkpointed ?? 0 };
+      }
     });
     worker.on('error', (err) => {
       this.#lastError = err.message;
