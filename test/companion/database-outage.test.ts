@@ -1,10 +1,10 @@
 /**
  * The database stops serving while the companion runs: PostgreSQL is shut down and started
- * again, or ends the companion's sessions mid-load (as a failover does); SQLite's file can grow
- * no more (a full disk, here SQLite's own max_page_count). Every request meanwhile is answered
- * 503 `database_unavailable` with Retry-After, never 500; readiness says which check fails; the
- * companion serves again by itself once the database does; and a write retried with its
- * idempotency_key is sealed once, in one unbroken chain.
+ * again, ends the companion's sessions mid-load (as a failover does), or takes no writes (as a
+ * standby); SQLite's file can grow no more (a full disk, here SQLite's own max_page_count).
+ * Every write meanwhile is answered 503 `database_unavailable` with Retry-After, never 500;
+ * readiness says which check fails; the companion serves again by itself once the database
+ * does; and a write retried with its idempotency_key is sealed once, in one unbroken chain.
  */
 import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
@@ -94,6 +94,38 @@ describe('on PostgreSQL', () => {
     expectOneUnbrokenChain(log);
     expect(c.stdout().match(new RegExp(PAUSED, 'g'))).toHaveLength(1);
     expect(c.stdout()).not.toMatch(/"level":"error"/);
+  });
+
+  it('answers writes 503 and reads as before while the database takes no writes, as a standby does after a failover', async () => {
+    const { c, apiKey, tenantLog } = await companionWithTenant();
+    const first = await gate(c, apiKey);
+    expect(first.status).toBe(201);
+    /** Every new session on `gate` starts read-only (or not), and the open ones are ended, so the pool reconnects. */
+    const readOnly = (on: boolean) =>
+      db.server().psql(`ALTER DATABASE gate ${on ? 'SET default_transaction_read_only = on' : 'RESET default_transaction_read_only'};
+        SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gate';`);
+    /** The answer once the pool has reconnected: a request may first meet a connection the server just cut. */
+    const afterReconnect = async () => {
+      for (let i = 0; ; i++) {
+        const answer = await gate(c, apiKey, 'on-standby');
+        if (i === 5 || !/\((CONNECTION_CLOSED|ECONNRESET|EPIPE|57P01)\)/.test(answer.body.detail ?? '')) return answer;
+      }
+    };
+    readOnly(true);
+    try {
+      const refused = await afterReconnect();
+      expectUnavailable(refused);
+      expect(refused.body.detail).toContain('(25006)');
+      const read = await fetch(`${c.url}/v1/records/${first.body.action_key}`, { headers: { 'x-service-key': apiKey } });
+      expect(read.status).toBe(200);
+      expect(((await (await fetch(`${c.url}/readyz`)).json()) as { checks: Record<string, { ok: boolean }> }).checks.database_writable!.ok).toBe(false);
+    } finally {
+      readOnly(false);
+    }
+    expect((await afterReconnect()).status).toBe(201);
+    const log = tenantLog();
+    expect(log).toHaveLength(2);
+    expectOneUnbrokenChain(log);
   });
 
   it('answers 201 or 503, never 500, when the server ends every session mid-load, and loses no acknowledged seal', async () => {
