@@ -38,6 +38,8 @@ export interface Background {
   send<K extends MessageType>(type: K, payload: RequestOf<K>, sender?: SenderInfo): Promise<ResponseOf<K>>;
   raw(message: unknown, sender: SenderInfo): Promise<Envelope<unknown>> | undefined;
   intercept: Intercept | null;
+  /** Every wait the companion client asked for (a 503's Retry-After); waits end at once here. */
+  sleeps: number[];
   /** Every pending count the background showed on the toolbar badge. */
   badges: number[];
   configure(s: Partial<Settings>): Promise<void>;
@@ -51,12 +53,13 @@ export async function startBackground(): Promise<Background> {
   const { apiKey } = await ctx.signup();
   const db = openExtensionDatabase(`action-gate-test-${process.pid}-${++dbCounter}`);
   const forward = async (r: Request): Promise<Response> => ctx.app.request(r);
-  const bg = { intercept: null, badges: [] as number[] } as unknown as Background;
+  const bg = { intercept: null, badges: [] as number[], sleeps: [] as number[] } as unknown as Background;
   const fetchImpl: typeof fetch = (input, init) => {
     const request = new Request(input, init);
     return bg.intercept ? bg.intercept(request, forward) : forward(request);
   };
-  const api = (s: Pick<Settings, 'companionUrl' | 'apiKey'>) => companionApi({ baseUrl: s.companionUrl, apiKey: s.apiKey, fetch: fetchImpl });
+  const sleep = async (ms: number) => void bg.sleeps.push(ms);
+  const api = (s: Pick<Settings, 'companionUrl' | 'apiKey'>) => companionApi({ baseUrl: s.companionUrl, apiKey: s.apiKey, fetch: fetchImpl, sleep });
   const now = () => new Date();
   const svc: BackgroundServices = {
     db,

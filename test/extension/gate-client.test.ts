@@ -116,6 +116,39 @@ describe('failing closed', () => {
     expect(incident).toMatchObject({ kind: 'unreachable', fail_mode: 'open', released: true });
   });
 
+  it('a database failover shorter than the wait budget is waited out: the action is gated once', async () => {
+    const sealed = async () => (await bg.ctx.sql<{ n: number }>('SELECT count(*) AS n FROM sealed_records'))[0]!.n;
+    const before = await sealed();
+    // The companion's database takes no writes (SQLite's query_only, as a read-only file does) until its first refusal.
+    bg.ctx.store.db.pragma('query_only = ON');
+    const statuses: number[] = [];
+    bg.intercept = async (request, forward) => {
+      const res = await forward(request);
+      if (new URL(request.url).pathname === '/v1/gate') statuses.push(res.status);
+      bg.ctx.store.db.pragma('query_only = OFF');
+      return res;
+    };
+    const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+    expect(outcome.action).toBe('release');
+    expect(statuses).toEqual([503, 201]);
+    expect(bg.sleeps).toEqual([2000]);
+    expect(await sealed()).toBe(before + 1);
+    expect(await bg.svc.log.recentIncidents()).toEqual([]);
+  });
+
+  it('a longer outage fails closed once the wait budget is spent, saying the gate is unavailable for the moment', async () => {
+    bg.ctx.store.db.pragma('query_only = ON');
+    try {
+      const outcome = await bg.send('gate.submit', heldAction(ORDINARY));
+      expect(outcome).toMatchObject({ action: 'fail-closed', reason: 'http-error' });
+      if (outcome.action === 'fail-closed') expect(outcome.message).toMatch(/^The gate is unavailable for the moment\. POST \/v1\/gate answered 503 \(database_unavailable\).*your text is still in the composer/);
+      // Two waits of Retry-After: 2 s fit the 5 s budget; a third would not.
+      expect(bg.sleeps).toEqual([2000, 2000]);
+    } finally {
+      bg.ctx.store.db.pragma('query_only = OFF');
+    }
+  });
+
   it('a refused API key fails closed even in fail-open mode', async () => {
     await bg.configure({ failMode: 'open', apiKey: 'svc_test_notarealkey000000000000000000000000000' });
     const outcome = await bg.send('gate.submit', heldAction(ORDINARY));

@@ -35,11 +35,22 @@ export interface CompanionApiOptions {
   fetch?: typeof fetch;
   /** A gate answer is a few milliseconds of work; ten seconds means something is wrong. */
   timeoutMs?: number;
+  /**
+   * How long one call may wait out a companion that answers 503 with Retry-After (RFC 9110
+   * §10.2.3), as it does while its database fails over: the request is sent again after the
+   * time it names, while that stays within this budget. Only requests safe to repeat are: GETs,
+   * and POSTs whose body carries an idempotency_key (the gate and reviews answer a repeat with
+   * the first answer).
+   */
+  retryBudgetMs?: number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export function companionApi(options: CompanionApiOptions): CompanionApi {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const retryBudgetMs = options.retryBudgetMs ?? 5_000;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
   async function call(method: 'GET' | 'POST', path: string, body: unknown, authenticated: boolean): Promise<unknown> {
@@ -49,20 +60,31 @@ export function companionApi(options: CompanionApiOptions): CompanionApi {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (authenticated) headers['x-service-key'] = options.apiKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    try {
-      res = await doFetch(`${baseUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-        // The companion's answers are per request; never answer from a cache.
-        cache: 'no-store',
-        credentials: 'omit',
-        redirect: 'error',
-      });
-    } catch (e) {
-      throw new CompanionError('unreachable', `The companion at ${baseUrl} did not answer (${describe(e)}).`);
+    const send = async (): Promise<Response> => {
+      try {
+        return await doFetch(`${baseUrl}${path}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+          // The companion's answers are per request; never answer from a cache.
+          cache: 'no-store',
+          credentials: 'omit',
+          redirect: 'error',
+        });
+      } catch (e) {
+        throw new CompanionError('unreachable', `The companion at ${baseUrl} did not answer (${describe(e)}).`);
+      }
+    };
+    const repeatable = method === 'GET' || (isRecord(body) && typeof body.idempotency_key === 'string');
+    let res = await send();
+    for (let waited = 0, tries = 0; repeatable && res.status === 503 && tries < MAX_RETRIES; tries++) {
+      const after = retryAfterMs(res.headers.get('retry-after'));
+      if (after === undefined || waited + after > retryBudgetMs) break;
+      await res.body?.cancel();
+      await sleep(after);
+      waited += after;
+      res = await send();
     }
     const text = await res.text().catch(() => '');
     let parsed: unknown = undefined;
@@ -88,6 +110,14 @@ export function companionApi(options: CompanionApiOptions): CompanionApi {
     post: (path, body) => call('POST', path, body, true),
     getPublic: (path) => call('GET', path, undefined, false),
   };
+}
+
+/** However short the Retry-After, a call is sent at most this many times more. */
+const MAX_RETRIES = 3;
+
+/** Retry-After in delay-seconds (RFC 9110 §10.2.3); an HTTP-date is not waited for. */
+function retryAfterMs(value: string | null): number | undefined {
+  return value !== null && /^\d{1,4}$/.test(value.trim()) ? Number(value.trim()) * 1000 : undefined;
 }
 
 function describe(e: unknown): string {

@@ -233,6 +233,7 @@ function describeFailure(e: CompanionError): string {
       return `The gate's answer could not be used: ${e.message} Nothing was sent.`;
     case 'http-error':
       if (e.status === 401 || e.status === 403) return `The gate refused this extension's API key (${e.status}). Nothing was sent; ask your administrator to check the extension's options.`;
+      if (e.status === 503) return `The gate is unavailable for the moment. ${e.message} Nothing was sent; your text is still in the composer: try again shortly.`;
       return `The gate refused the request. ${e.message} Nothing was sent.`;
   }
 }
