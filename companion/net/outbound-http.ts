@@ -59,6 +59,8 @@ export interface OutboundResponse {
   status: number;
   /** The first bytes of the answer, at most maxResponseBytes. */
   body: Uint8Array;
+  /** The Retry-After header as sent, if any (the one header a sender acts on: RFC 9110 §10.2.3). */
+  retryAfter?: string;
 }
 
 export const OUTBOUND_DEFAULTS = { connectTimeoutMs: 3_000, readTimeoutMs: 10_000, maxResponseBytes: 64 * 1024 } as const;
@@ -149,6 +151,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #abortReason: Error | undefined;
   #status = 0;
+  #retryAfter: string | undefined;
   #chunks: Uint8Array[] = [];
   #size = 0;
   #settled = false;
@@ -170,9 +173,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.#abortReason) controller.abort(this.#abortReason);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // 1xx answers come before the final one (RFC 9110 §15.2); only the final status counts.
     this.#status = statusCode;
+    const retryAfter = headers['retry-after'];
+    this.#retryAfter = typeof retryAfter === 'string' ? retryAfter.slice(0, 64) : undefined;
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -202,7 +207,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const body = new Uint8Array(this.#size);
     let at = 0;
     for (const c of this.#chunks) (body.set(c, at), (at += c.length));
-    this.#done(null, { status: this.#status, body });
+    this.#done(null, { status: this.#status, body, ...(this.#retryAfter !== undefined ? { retryAfter: this.#retryAfter } : {}) });
   }
 }
 

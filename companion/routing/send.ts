@@ -19,6 +19,7 @@ import type { SecretResolver } from '../core/secret-refs.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
 import { OutboundError } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
+import { refusedAnswer } from '../net/refused-answer.ts';
 import { signingKeys } from '../webhooks/delivery.ts';
 import type { WebhookStore } from '../webhooks/store.ts';
 import { CHAT_DEFAULT_URL, DISPATCH_EVENT, SHA256_PREFIX, SIGNATURE_HEADER, workflowUrl } from './config.ts';
@@ -92,7 +93,7 @@ export async function attemptDispatch(deps: SendDeps, job: ClaimedJob<DispatchRo
   if (!req.ok) return req;
   try {
     const res = await deps.outbound.post({ url: req.url, headers: req.headers, body: row.body, signal });
-    if (res.status < 200 || res.status >= 300) return { ok: false, error: `HTTP ${res.status}${res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''}` };
+    if (res.status < 200 || res.status >= 300) return refusedAnswer(res, deps.clock.now());
     // Slack's Web API answers HTTP 200 with {"ok": false, "error": "<code>"} on failure.
     if (row.channel === 'chat') {
       const answer = chatAnswer(res.body);

@@ -16,6 +16,7 @@ import type { IntegrationStore } from '../integrations/store.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import { OutboundError } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
+import { refusedAnswer } from '../net/refused-answer.ts';
 import type { WebhookConfig } from './config.ts';
 import type { DeliveryRow, WebhookStore } from './store.ts';
 
@@ -86,7 +87,7 @@ export async function attemptDelivery(deps: DeliveryDeps, job: ClaimedJob<Delive
   try {
     const res = await deps.outbound.post({ url: config.url, headers, body: row.body, signal });
     if (res.status >= 200 && res.status < 300) return { ok: true };
-    return { ok: false, error: `HTTP ${res.status}${res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''}` };
+    return refusedAnswer(res, deps.clock.now());
   } catch (err) {
     if (err instanceof OutboundError) return { ok: false, error: `${err.code}: ${err.message}` };
     throw err;

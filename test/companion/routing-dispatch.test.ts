@@ -216,6 +216,28 @@ describe('route dispatch on needs_review', () => {
     expect((await t.ctx.request(`/routing/outbox/${key}/requeue`, { method: 'POST', key: t.key })).body.code).toBe('dispatch_not_requeueable');
   });
 
+  it("waits out a chat platform's rate limit for as long as its Retry-After asks, then sends", async () => {
+    // Slack's Web API answers a rate-limited call HTTP 429 with Retry-After in seconds ("Rate limits").
+    let limited = true;
+    platform = await startStandIn(() => (limited ? { status: 429, headers: { 'retry-after': '120' }, body: '{"ok":false,"error":"ratelimited"}' } : { status: 200, body: '{"ok":true}' }));
+    t = await routedTenant({ SVC_OUTBOX_EXTERNAL_SEND: '1' });
+    await putRoute(t, 'chat', 'legal-desk', { enabled: true, config: { channel_id: 'C0123456789', url: platform.url, signing_secret_ref: SECRETS.slack }, secret_ref: SECRETS.token });
+    await lawRoutesPolicy(t, { 'proposed-action': 'chat:legal-desk' });
+    await pauseLaw(t);
+    expect(await drain()).toBe(1);
+    const [d] = (await outbox()).body.dispatches;
+    expect(d).toMatchObject({ status: 'failed', attempt_count: 1, last_error: 'HTTP 429, retry after 120 s' });
+    expect(Date.parse(d.next_attempt_at) - t.ctx.clock.now().getTime()).toBe(120_000);
+    // Not before the two minutes are up.
+    t.ctx.clock.advance(119_000);
+    expect(await drain()).toBe(0);
+    limited = false;
+    t.ctx.clock.advance(1_000);
+    expect(await drain()).toBe(1);
+    expect((await outbox()).body.dispatches[0]).toMatchObject({ status: 'sent', attempt_count: 2 });
+    expect(platform.requests).toHaveLength(2);
+  });
+
   it('the webhook channel carries review dispatches signed sha256=<hmac(body)> with the target signing key', async () => {
     platform = await startStandIn(() => ({ status: 200 }));
     t = await routedTenant({ SVC_OUTBOX_EXTERNAL_SEND: '1' });

@@ -77,12 +77,12 @@ export interface StandIn {
 }
 
 /** A loopback stand-in for a workflow or chat platform: records every connection and request. */
-export async function startStandIn(answer: (raw: Buffer) => { status: number; body?: string } = () => ({ status: 201 })): Promise<StandIn> {
+export async function startStandIn(answer: (raw: Buffer) => { status: number; body?: string; headers?: Record<string, string> } = () => ({ status: 201 })): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
   const loopback = await listenLoopback((req, raw, res) => {
     requests.push({ headers: req.headers, raw, url: req.url ?? '' });
     const a = answer(raw);
-    res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.body ?? '{}');
+    res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(a.body ?? '{}');
   });
   const standIn: StandIn = { url: `${loopback.origin}/api/now/flow`, connections: 0, requests, close: loopback.close };
   loopback.server.on('connection', () => standIn.connections++);

@@ -16,6 +16,8 @@ export interface Receiver {
   received: ReceivedRequest[];
   /** Status answered from now on (default 200). */
   status: number;
+  /** Headers answered with it (default none). */
+  headers: Record<string, string>;
   /** When set, requests are held open (never answered) until release() is called. */
   hold: boolean;
   release(): void;
@@ -28,12 +30,13 @@ export async function startReceiver(): Promise<Receiver> {
   const loopback = await listenLoopback((req, raw, res) => {
     received.push({ headers: req.headers, raw, json: JSON.parse(raw.toString('utf8')) });
     if (receiver.hold) held.push(res);
-    else res.writeHead(receiver.status).end();
+    else res.writeHead(receiver.status, receiver.headers).end();
   });
   const receiver: Receiver = {
     url: `${loopback.origin}/hook`,
     received,
     status: 200,
+    headers: {},
     hold: false,
     release() {
       for (const res of held.splice(0)) res.writeHead(receiver.status).end();

@@ -226,6 +226,42 @@ describe('event delivery', () => {
     expect(ticks).toEqual([{ claimed: 13, dead: 1, ok: 1 }]);
   });
 
+  it("waits as long as a rate-limited or unavailable receiver's Retry-After asks, up to the schedule's cap", async () => {
+    await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } });
+    await record();
+    const nextWait = async () => {
+      expect((await ctx.deps.webhooks.worker.tick()).claimed).toBe(1);
+      const d = (await deliveries('ops')).body.deliveries[0];
+      ctx.clock.set(Date.parse(d.next_attempt_at));
+      return { wait: Date.parse(d.next_attempt_at) - Date.parse(d.last_attempt_at), error: d.last_error as string };
+    };
+    // 429 (RFC 6585 §4) with delay-seconds: an hour, not the schedule's 30 s.
+    rx.status = 429;
+    rx.headers = { 'retry-after': '3600' };
+    expect(await nextWait()).toEqual({ wait: 3600_000, error: 'HTTP 429, retry after 3600 s' });
+    // 503 with an HTTP-date (RFC 9110 §10.2.3), ten minutes on.
+    rx.status = 503;
+    rx.headers = { 'retry-after': new Date(ctx.clock.now().getTime() + 600_000).toUTCString() };
+    expect(await nextWait()).toEqual({ wait: 600_000, error: 'HTTP 503, retry after 600 s' });
+    // Never later than the cap (6 h), and never sooner than the schedule: a Retry-After of 1 s waits the backoff.
+    rx.headers = { 'retry-after': String(30 * 24 * 3600) };
+    expect((await nextWait()).wait).toBe(6 * 3600_000);
+    rx.headers = { 'retry-after': '1' };
+    const { wait } = await nextWait();
+    expect(wait).toBeGreaterThanOrEqual(0.8 * 240_000);
+    // Retry-After on other statuses, or unreadable, is not a receiver's request to wait.
+    rx.status = 500;
+    rx.headers = { 'retry-after': '3600' };
+    expect((await nextWait()).error).toBe('HTTP 500');
+    rx.status = 429;
+    rx.headers = { 'retry-after': 'soon' };
+    expect((await nextWait()).error).toBe('HTTP 429');
+    rx.status = 204;
+    rx.headers = {};
+    await drain();
+    expect((await deliveries('ops')).body.deliveries[0].status).toBe('delivered');
+  });
+
   it('requeues one failed or dead-lettered delivery by id, and refuses the others', async () => {
     await put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } });
     rx.status = 500;

@@ -95,10 +95,14 @@ export class JobQueue<Row extends { id: string; attempt_count: number }> {
     return lost;
   }
 
-  /** Schedules the retry, or dead-letters the job after its last attempt. */
-  async fail(tx: JobTx, job: ClaimedJob<Row>, error: string, now: Date): Promise<FailOutcome> {
+  /**
+   * Schedules the retry, or dead-letters the job after its last attempt. A receiver that asked
+   * for a later retry (Retry-After) gets it, up to the schedule's cap.
+   */
+  async fail(tx: JobTx, job: ClaimedJob<Row>, error: string, now: Date, notBeforeMs = 0): Promise<FailOutcome> {
     const dead = job.attempt >= this.schedule.maxAttempts;
-    const runAt = dead ? now.getTime() : now.getTime() + retryDelayMs(job.attempt, this.schedule, this.#random);
+    const delay = Math.max(retryDelayMs(job.attempt, this.schedule, this.#random), Math.min(notBeforeMs, this.schedule.capMs));
+    const runAt = dead ? now.getTime() : now.getTime() + delay;
     const held = await tx.jobs.fail(this.#spec, job.row.id, job.owner, { dead, runAt, error: error.slice(0, 500), at: now.toISOString() });
     if (!held) return 'lease_lost';
     return dead ? 'dead' : 'retrying';

@@ -21,7 +21,8 @@ import type { Store, Tx } from '../../store.ts';
 import type { ClaimedJob, FailOutcome, JobQueue } from './queue.ts';
 import type { TickReceipt } from './store.ts';
 
-export type JobOutcome = { ok: true } | { ok: false; error: string };
+/** A failed job may say when it is worth trying again: a receiver's Retry-After. */
+export type JobOutcome = { ok: true } | { ok: false; error: string; retryAfterMs?: number };
 export type StoredOutcome = 'succeeded' | FailOutcome;
 export interface SettledJob<Row> {
   job: ClaimedJob<Row>;
@@ -252,7 +253,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
             await queue.release(tx, job, now); // stopped mid-attempt: hand it back untried
             continue;
           }
-          const result: StoredOutcome = outcome.ok ? (lost.has(job.row.id) ? 'lease_lost' : 'succeeded') : await queue.fail(tx, job, outcome.error, now);
+          const result: StoredOutcome = outcome.ok ? (lost.has(job.row.id) ? 'lease_lost' : 'succeeded') : await queue.fail(tx, job, outcome.error, now, outcome.retryAfterMs);
           if (result === 'succeeded') tick.receipt.succeeded++;
           else if (result === 'retrying') tick.receipt.retrying++;
           else if (result === 'dead') tick.receipt.dead++;
