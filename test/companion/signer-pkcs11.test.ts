@@ -68,14 +68,7 @@ async function start(env: Record<string, string>): Promise<TestContext> {
  * one. It does not finalize the library: the companion's signer may share it.
  */
 function withToken<T>(fn: (lib: pkcs11js.PKCS11, session: Buffer) => T): T {
-  const lib = new pkcs11js.PKCS11();
-  lib.load(MODULE);
-  try {
-    lib.C_Initialize();
-  } catch (err) {
-    if ((err as pkcs11js.Pkcs11Error).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw err;
-  }
-  const slot = lib.C_GetSlotList(true).find((s) => lib.C_GetTokenInfo(s).label.trim() === TOKEN)!;
+  const { lib, slot } = tokenSlot();
   const session = lib.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
   try {
     try {
@@ -95,6 +88,12 @@ function withToken<T>(fn: (lib: pkcs11js.PKCS11, session: Buffer) => T): T {
  * gone. SoftHSM2 is loaded once per process, so the test's handle and the signer's are one.
  */
 function closeAllSessions(): void {
+  const { lib, slot } = tokenSlot();
+  lib.C_CloseAllSessions(slot);
+}
+
+/** The module, initialised (or found initialised by the signer), and the test token's slot. */
+function tokenSlot(): { lib: pkcs11js.PKCS11; slot: Buffer } {
   const lib = new pkcs11js.PKCS11();
   lib.load(MODULE);
   try {
@@ -102,7 +101,7 @@ function closeAllSessions(): void {
   } catch (err) {
     if ((err as pkcs11js.Pkcs11Error).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw err;
   }
-  lib.C_CloseAllSessions(lib.C_GetSlotList(true).find((s) => lib.C_GetTokenInfo(s).label.trim() === TOKEN)!);
+  return { lib, slot: lib.C_GetSlotList(true).find((s) => lib.C_GetTokenInfo(s).label.trim() === TOKEN)! };
 }
 
 /** A fresh Ed25519 key pair on the token under `label`: non-exportable unless asked otherwise. */
