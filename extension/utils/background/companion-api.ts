@@ -43,6 +43,7 @@ export interface CompanionApiOptions {
    * the first answer).
    */
   retryBudgetMs?: number;
+  /** Waits between tries: setTimeout unless a test stands in for the clock. */
   sleep?: (ms: number) => Promise<void>;
 }
 
