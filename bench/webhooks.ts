@@ -329,7 +329,10 @@ async function gateOnOff(remote: { url: string; cpuMicros: () => Promise<number>
     const [offFigures, enqueuedFigures, bareFigures, leastFigures, onFigures] = setups.map((s, i) => ({ rate: rates[i]!, ratio: ratios[i]!, cpu: s.cpu() }));
     return { off: offFigures!, enqueued: enqueuedFigures!, bare: bareFigures!, least: leastFigures!, on: onFigures!, posted: bare.posted(), delivered: on.delivered(), catchUpMs: median(on.catchUpMs) };
   } finally {
-    for (const s of [off, enqueued, bare, least, on]) await s.close();
+    // Every set-up is closed even when one fails to (a bare POST that failed); the first failure is reported.
+    const closed = await Promise.allSettled([off, enqueued, bare, least, on].map((s) => s.close()));
+    const failure = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+    if (failure) throw failure.reason;
   }
 }
 
