@@ -54,17 +54,14 @@ parentPort.on('message', (m) => {
 export class Checkpointer {
   readonly #file: string;
   readonly #intervalMs: number;
-  readonly #log: Logger;
   readonly #failures: WorkerFailures;
   #worker: Worker | undefined;
   #stats: CheckpointStats = { runs: 0, lastLogFrames: 0, lastCheckpointedFrames: 0 };
   #lastTickAt: string | null = null;
-  #lastError: string | null = null;
 
   constructor(db: Db, options: { intervalMs?: number; log: Logger }) {
     this.#file = db.name;
     this.#intervalMs = options.intervalMs ?? 250;
-    this.#log = options.log;
     this.#failures = new WorkerFailures(options.log, { worker: 'wal-checkpoint' });
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
   }
@@ -74,7 +71,7 @@ export class Checkpointer {
   }
 
   status(): WorkerStatus {
-    return { name: 'wal-checkpoint', running: this.#worker !== undefined, lastTickAt: this.#lastTickAt, lastError: this.#lastError, intervalMs: this.#intervalMs };
+    return { name: 'wal-checkpoint', running: this.#worker !== undefined, lastTickAt: this.#lastTickAt, lastError: this.#failures.lastError, intervalMs: this.#intervalMs };
   }
 
   start(): void {
@@ -84,7 +81,6 @@ export class Checkpointer {
     worker.on('message', (m: { log?: number; checkpointed?: number; error?: string; code?: string }) => {
       if (m.error === undefined && m.log === undefined) return;
       this.#lastTickAt = new Date().toISOString();
-      this.#lastError = m.error ?? null;
       // A full disk fails every checkpoint, four times a second: one line for the outage.
       if (m.error !== undefined) this.#failures.failed('wal checkpoint failed', Object.assign(new Error(m.error), { code: m.code }));
       else if (m.log !== undefined) {
@@ -92,10 +88,7 @@ export class Checkpointer {
         this.#stats = { runs: this.#stats.runs + 1, lastLogFrames: m.log, lastCheckpointedFrames: m.checkpointed ?? 0 };
       }
     });
-    worker.on('error', (err) => {
-      this.#lastError = err.message;
-      this.#log.error('checkpoint worker failed', { error: err.message });
-    });
+    worker.on('error', (err) => this.#failures.failed('checkpoint worker failed', err));
     // A background helper must never keep the process alive on its own.
     worker.unref();
     this.#worker = worker;

@@ -25,7 +25,6 @@ export class PeriodicWorker {
   #running: Promise<void> | undefined;
   #state: 'new' | 'started' | 'stopped' = 'new';
   #lastTickAt: string | null = null;
-  #lastError: string | null = null;
   readonly #failures: WorkerFailures;
 
   constructor(options: PeriodicWorkerOptions) {
@@ -44,14 +43,8 @@ export class PeriodicWorker {
     this.#running ??= this.#o
       .round()
       .then(
-        () => {
-          this.#lastError = null;
-          this.#failures.succeeded();
-        },
-        (err: unknown) => {
-          this.#lastError = err instanceof Error ? err.message : String(err);
-          this.#failures.failed(`${this.#o.name} failed`, err);
-        },
+        () => this.#failures.succeeded(),
+        (err: unknown) => this.#failures.failed(`${this.#o.name} failed`, err),
       )
       .finally(() => {
         this.#lastTickAt = rfc3339(this.#o.clock.now());
@@ -76,6 +69,6 @@ export class PeriodicWorker {
   }
 
   status(): WorkerStatus {
-    return { name: this.#o.name, running: this.#state === 'started', lastTickAt: this.#lastTickAt, lastError: this.#lastError, intervalMs: this.#o.intervalMs };
+    return { name: this.#o.name, running: this.#state === 'started', lastTickAt: this.#lastTickAt, lastError: this.#failures.lastError, intervalMs: this.#o.intervalMs };
   }
 }

@@ -104,7 +104,6 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   #flushScheduled = false;
   #flushing: Promise<void> = Promise.resolve();
   #lastTickAt: string | null = null;
-  #lastError: string | null = null;
   readonly #failures: WorkerFailures;
 
   constructor(options: JobWorkerOptions<Row>) {
@@ -131,7 +130,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   }
 
   status(): WorkerStatus {
-    return { name: this.#o.name, running: this.#running, lastTickAt: this.#lastTickAt, lastError: this.#lastError, intervalMs: this.#pollMs };
+    return { name: this.#o.name, running: this.#running, lastTickAt: this.#lastTickAt, lastError: this.#failures.lastError, intervalMs: this.#pollMs };
   }
 
   /** New work was committed: claim now instead of after the poll interval. */
@@ -269,12 +268,10 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
         if (refill?.free) claimed = await tx.transaction((claim) => this.#claim(claim, refill)).catch((err: unknown) => ((claimError = err), []));
       });
       stored = true;
-      this.#lastError = null;
       if (claimError) this.#claimFailed(claimError);
       else this.#failures.succeeded();
     } catch (err) {
       // The database is gone (shutdown) or failing: the leases expire and the jobs run again.
-      this.#lastError = err instanceof Error ? err.message : String(err);
       this.#failures.failed('job outcomes not stored', err, { jobs: batch.length });
     }
     if (refill) void this.#start(refill, stored ? claimed : []);
@@ -306,16 +303,12 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   /** Claims without waiting for the jobs; a failed claim is logged and shown in status(). */
   #tickInBackground(): void {
     this.tick().then(
-      () => {
-        this.#lastError = null;
-        this.#failures.succeeded();
-      },
+      () => this.#failures.succeeded(),
       (err: unknown) => this.#claimFailed(err),
     );
   }
 
   #claimFailed(err: unknown): void {
-    this.#lastError = err instanceof Error ? err.message : String(err);
     this.#failures.failed('job tick failed', err);
   }
 
