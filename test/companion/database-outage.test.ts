@@ -6,7 +6,6 @@
  * readiness says which check fails; the companion serves again by itself once the database
  * does; and a write retried with its idempotency_key is sealed once, in one unbroken chain.
  */
-import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { databaseUnavailableCode } from '../../companion/core/database-unavailable.ts';
@@ -14,7 +13,6 @@ import { toWire } from '../../companion/seal-thread/protocol.ts';
 import { start, tempDataDir } from '../helpers/companion-process.ts';
 import type { Companion } from '../helpers/companion-process.ts';
 import { GATE, gateDatabase } from '../helpers/gate-database.ts';
-import { postgresBinDir } from '../helpers/postgres.ts';
 import { expectOneUnbrokenChain, logEntries, TENANT_LOG_SQL } from '../helpers/tenant-log.ts';
 import type { LogEntry, LogRow } from '../helpers/tenant-log.ts';
 import { freshTenantContext } from './helpers.ts';
@@ -47,14 +45,6 @@ describe('on PostgreSQL', () => {
   const db = gateDatabase();
   const PAUSED = /"level":"warn","message":"worker paused: database unavailable".*"queue":"webhook_deliveries"/;
 
-  /** pg_ctl on the running test server, as the user it runs as. */
-  function pgCtl(...args: string[]): void {
-    const tool = `${postgresBinDir()}/pg_ctl`;
-    const argv = ['-D', `${db.server().socketDir}/data`, '-w', '-s', ...args];
-    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', tool, ...argv], { stdio: 'pipe' });
-    else execFileSync(tool, argv, { stdio: 'pipe' });
-  }
-
   let tenants = 0;
   async function companionWithTenant(): Promise<{ c: Companion; apiKey: string; tenantLog: () => LogEntry[] }> {
     const c = await start(tempDataDir(), { SVC_DATABASE_URL: db.url() });
@@ -66,7 +56,7 @@ describe('on PostgreSQL', () => {
     const { c, apiKey, tenantLog } = await companionWithTenant();
     expect((await gate(c, apiKey)).status).toBe(201);
 
-    pgCtl('-m', 'fast', 'stop');
+    db.server().shutDown();
     try {
       const refused = await gate(c, apiKey, 'while-down');
       expectUnavailable(refused);
@@ -78,8 +68,7 @@ describe('on PostgreSQL', () => {
       await c.waitForLog(PAUSED);
       await new Promise((r) => setTimeout(r, 1500));
     } finally {
-      const dir = db.server().socketDir;
-      pgCtl('-l', `${dir}/server.log`, '-o', `-c listen_addresses='' -k ${dir} -c fsync=off`, 'start');
+      db.server().startAgain();
     }
 
     // The same companion, not restarted: the retried write is sealed once.

@@ -9,11 +9,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-export interface TestPostgres {
+/** A server listening on a unix socket, and psql to it. */
+export interface PostgresClient {
   /** The socket directory: the `host` a client passes. */
   socketDir: string;
   /** Runs SQL through psql, stopping at the first error; returns its unaligned, tuples-only output. */
   psql(sql: string): string;
+}
+
+export interface TestPostgres extends PostgresClient {
+  /** Shuts the server down (sessions end, data stays), as an outage does, until startAgain(). */
+  shutDown(): void;
+  startAgain(): void;
+  /** Stops the server and removes its directory. */
   stop(): void;
 }
 
@@ -48,9 +56,12 @@ export function startPostgres(options: StartPostgresOptions = {}): TestPostgres 
   run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const durability = options.durable ? '-c fsync=on -c synchronous_commit=on' : '-c fsync=off';
   const connections = options.maxConnections ? ` -c max_connections=${options.maxConnections}` : '';
-  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} ${durability}${connections}`, 'start']);
+  const start = () => run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-s', '-o', `-c listen_addresses='' -k ${dir} ${durability}${connections}`, 'start']);
+  start();
   return {
     ...postgresAt(dir),
+    shutDown: () => void run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-s', 'stop']),
+    startAgain: () => void start(),
     stop() {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-s', 'stop']);
@@ -62,7 +73,7 @@ export function startPostgres(options: StartPostgresOptions = {}): TestPostgres 
 }
 
 /** psql against a server already listening on a unix socket in `socketDir`. */
-export function postgresAt(socketDir: string): Omit<TestPostgres, 'stop'> {
+export function postgresAt(socketDir: string): PostgresClient {
   return {
     socketDir,
     psql: (sql) => execFileSync('psql', ['-h', socketDir, '-U', 'postgres', '-d', 'postgres', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8', stdio: 'pipe' }),
