@@ -93,8 +93,11 @@ export function boundary(value: string, name: 'from' | 'to'): string {
 export function recordsQuery(q: { from?: string | undefined; to?: string | undefined; cursor?: string | undefined } & RecordFilter): RecordsQuery {
   const from = q.from === undefined ? EARLIEST : boundary(q.from, 'from');
   const to = q.to === undefined ? LATEST : boundary(q.to, 'to');
-  if (to <= from) {
-    throw ProblemError.validation([{ in: 'query', path: '/to', message: `must be later than from (${from}); the range is half-open`, code: 'empty_range' }]);
+  // Half-open (interface-spec Tenant exports: from <= recorded_at < to): from equal to to is a
+  // window that holds nothing, answered as an empty page, which a client exporting "since the
+  // last run" meets whenever nothing happened. Only a window that ends before it starts is wrong.
+  if (to < from) {
+    throw ProblemError.validation([{ in: 'query', path: '/to', message: `must not be earlier than from (${from}); the range is half-open`, code: 'reversed_range' }]);
   }
   return { from, to, after: q.cursor === undefined ? undefined : decodeCursor(q.cursor), filter: { pack: q.pack, kind: q.kind, decision: q.decision } };
 }

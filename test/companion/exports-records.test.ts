@@ -78,6 +78,20 @@ describe('GET /tenant/exports/records', () => {
     expect(await keysOf('')).toEqual([a, b, c]);
   });
 
+  it('answers an empty window (from equal to to, even on a record) with an empty page of the usual shape, JSON and NDJSON', async () => {
+    await sealAt('2025-03-01T10:00:00.000Z');
+    for (const query of ['?from=2025-03-01T10:00:00.000Z&to=2025-03-01T10:00:00.000Z', '?from=2025-03-01T12:00:00%2B02:00&to=2025-03-01T10:00:00Z']) {
+      const res = await exportPage(query);
+      expect(res.status, query).toBe(200);
+      expect(res.body).toEqual({ notice: expect.any(String), from: '2025-03-01T10:00:00.000Z', to: '2025-03-01T10:00:00.000Z', records: [], count: 0, next_cursor: null });
+      expect(res.headers.get('x-total-count')).toBe('0');
+      expect(res.headers.get('link')).toBeNull();
+      const nd = await exportNdjson(query);
+      expect(nd.lines).toEqual([]);
+      expect(nd.headers.get('x-next-cursor')).toBeNull();
+    }
+  });
+
   it('pages in stable chronological order and never skips or repeats a record while seals land between and during pages', async () => {
     const sealed: string[] = [];
     // Many records share a millisecond: the order within one recorded_at is tenant_seq.
@@ -168,7 +182,7 @@ describe('GET /tenant/exports/records', () => {
     }
   });
 
-  it('rejects unknown parameters, bad timestamps, an empty range and a forged cursor with 422 naming each field', async () => {
+  it('rejects unknown parameters, bad timestamps, a range that ends before it starts and a forged cursor with 422 naming each field', async () => {
     const unknown = await exportPage('?from=2025-01-01T00:00:00Z&limit=5&tenant_id=ten_x');
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors.map((e: any) => e.path).sort()).toEqual(['/limit', '/tenant_id']);
@@ -176,6 +190,7 @@ describe('GET /tenant/exports/records', () => {
       ['?from=yesterday', '/from'],
       ['?to=2025-01-01T00:00:00.0001Z', '/to'],
       ['?from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z', '/to'],
+      ['?from=2025-01-01T00:00:00.001Z&to=2025-01-01T00:00:00Z', '/to'],
       ['?cursor=not-a-cursor', '/cursor'],
       [`?cursor=${Buffer.from(JSON.stringify([1, 'x', 1])).toString('base64url')}`, '/cursor'],
     ] as const) {
