@@ -5,9 +5,12 @@
  * bundles, and the hourly roll-up epochs with their inclusion proofs.
  *
  * The federal schema requires bureauCode, programCode and a contact point, which only the
- * operator knows (SVC_CATALOG_* settings, core/config.ts). They are never invented: when unset
- * they are left out, the document fails the official schema, and the validation report names
- * the missing setting as a blocking gap (validation-report.ts).
+ * operator knows (SVC_CATALOG_* settings, core/config.ts). They are never invented. With all
+ * four set the catalog declares conformsTo DCAT-US 1.1 and validates against it. With any unset
+ * the fields are left out and so is the claim: conformsTo names the schema a catalog follows
+ * (DCAT-US 1.1 "conformsTo", required, one allowed value), and a document that fails the
+ * schema must not say it follows it. `dcat_us_conformance` then names the missing settings, and
+ * the validation report lists them as a blocking gap (validation-report.ts).
  *
  * accessLevel is "non-public": tenant evidence is behind the tenant's key; the catalog itself
  * is for owner review (interface-spec What the service does 6).
@@ -113,12 +116,34 @@ export function dataCatalog(inputs: ExportInputs, settings: CatalogConfig, origi
     },
   ];
 
+  const missing = missingCatalogSettings(settings);
   return {
     // The catalog schema requires @context whenever @type is present (JSON-LD, catalog.jsonld).
     '@context': 'https://project-open-data.cio.gov/v1.1/schema/catalog.jsonld',
     '@type': 'dcat:Catalog',
-    conformsTo: DCAT_US_CONFORMS_TO,
-    describedBy: 'https://project-open-data.cio.gov/v1.1/schema/catalog.json',
+    ...(missing.length === 0
+      ? { conformsTo: DCAT_US_CONFORMS_TO, describedBy: DCAT_US_DESCRIBED_BY }
+      : { dcat_us_conformance: notConforming(missing) }),
     dataset: datasets,
+  };
+}
+
+const DCAT_US_DESCRIBED_BY = 'https://project-open-data.cio.gov/v1.1/schema/catalog.json';
+
+/** Which DCAT-US 1.1 field each catalog setting fills. */
+const FIELD_OF_SETTING: Record<string, string> = {
+  SVC_CATALOG_BUREAU_CODE: 'bureauCode',
+  SVC_CATALOG_PROGRAM_CODE: 'programCode',
+  SVC_CATALOG_CONTACT_NAME: 'contactPoint.fn',
+  SVC_CATALOG_CONTACT_EMAIL: 'contactPoint.hasEmail',
+};
+
+/** Stands in for conformsTo when the catalog cannot meet the schema: what is missing, and why. */
+function notConforming(missing: string[]): Json {
+  return {
+    claimed: false,
+    standard: DCAT_US_CONFORMS_TO,
+    missing_settings: missing,
+    detail: `Not a DCAT-US 1.1 catalog yet: the federal schema requires ${missing.map((m) => FIELD_OF_SETTING[m]).join(', ')}, which only the operator knows; set ${missing.join(', ')} and restart.`,
   };
 }

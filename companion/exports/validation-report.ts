@@ -58,7 +58,7 @@ async function exportStatus(ctx: DocumentContext, kind: DocumentKind, gaps: Repo
   if (kind === 'data-catalog') {
     const missing = missingCatalogSettings(catalogConfig(ctx.deps.config));
     if (missing.length > 0) {
-      gaps.push({ code: 'catalog_settings_missing', export_kind: kind, blocking: true, detail: `The federal DCAT-US schema requires values only the operator knows; set ${missing.join(', ')}.` });
+      gaps.push({ code: 'catalog_settings_missing', export_kind: kind, blocking: true, detail: `The federal DCAT-US schema requires values only the operator knows; set ${missing.join(', ')}. Until then the catalog does not declare conformsTo DCAT-US 1.1.` });
     }
   }
   if (!now.valid) {

@@ -100,11 +100,38 @@ describe('document exports', () => {
     expect(res.body.dataset.map((d: any) => d.title)).toEqual(['Sealed evidence records', 'Offline seal bundles', 'Hourly roll-up epochs and inclusion proofs']);
     expect(res.body.dataset[0].rights).toMatch(/owner review/);
     expect(res.body.dataset[0].contactPoint.hasEmail).toBe('mailto:evidence@example.gov');
+    expect(res.body.conformsTo).toBe('https://project-open-data.cio.gov/v1.1/schema');
+    expect(res.body.dcat_us_conformance).toBeUndefined();
 
     const broken = structuredClone(res.body);
     delete broken.dataset[1].bureauCode;
     expect(validate(broken)).toBe(false);
     expect(validate.errors!.map((e) => e.params)).toContainEqual({ missingProperty: 'bureauCode' });
+  });
+
+  it('DCAT-US: without the operator settings the catalog does not claim conformance and names exactly the missing settings', async () => {
+    const validate = dcatValidator();
+    const all = Object.keys(CATALOG_ENV);
+    for (const [env, missing] of [
+      [{}, all],
+      [{ SVC_CATALOG_BUREAU_CODE: '015:11', SVC_CATALOG_PROGRAM_CODE: '015:001' }, ['SVC_CATALOG_CONTACT_NAME', 'SVC_CATALOG_CONTACT_EMAIL']],
+      [{ ...CATALOG_ENV, SVC_CATALOG_CONTACT_EMAIL: undefined }, ['SVC_CATALOG_CONTACT_EMAIL']],
+    ] as const) {
+      const partial = await createTestContext({ env: Object.fromEntries(Object.entries(env).filter((e) => e[1] !== undefined)) as Record<string, string> });
+      try {
+        const res = await partial.request('/tenant/exports/data-catalog', { key: partial.productionTenant().apiKey });
+        expect(res.status).toBe(200);
+        // Such a document fails the federal schema, so it must not say it follows it.
+        expect(validate(res.body)).toBe(false);
+        expect(res.body).not.toHaveProperty('conformsTo');
+        expect(res.body).not.toHaveProperty('describedBy');
+        expect(res.body.dcat_us_conformance).toMatchObject({ claimed: false, standard: 'https://project-open-data.cio.gov/v1.1/schema', missing_settings: missing });
+        for (const m of missing) expect(res.body.dcat_us_conformance.detail).toContain(m);
+        expect(res.body.dataset).toHaveLength(3);
+      } finally {
+        await partial.close();
+      }
+    }
   });
 
   it('AI acquisition: maps packs, policy, routes, boundaries and coverage to M-25-22 and names blocking gaps', async () => {
