@@ -1,6 +1,6 @@
 /**
- * The builds the global setup made (Chrome first, a Firefox build from the same
- * code): MV3 manifests with the permissions the extension needs and no more, and every script
+ * The packages the global setup made and unpacked (`wxt zip`: Chrome first, `wxt zip -b
+ * firefox` from the same code), checked as shipped: MV3 manifests with the permissions the extension needs and no more, and every script
  * pure ASCII, since Chromium refuses a content script it does not read as UTF-8
  * (shared/notes/extension-testing.md, "Building").
  */
@@ -9,11 +9,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../helpers/vectors.ts';
+import { extensionPackages } from './harness/packages.ts';
 
-const OUT = path.join(REPO_ROOT, '.output');
+const PACKAGES = extensionPackages();
+/** The unpacked package of each build target. */
+const DIRS: Record<string, string> = { 'chrome-mv3': PACKAGES.chrome.dir, 'firefox-mv3': PACKAGES.firefox.dir };
 
 function manifest(target: string): any {
-  return JSON.parse(fs.readFileSync(path.join(OUT, target, 'manifest.json'), 'utf8'));
+  return JSON.parse(fs.readFileSync(path.join(DIRS[target]!, 'manifest.json'), 'utf8'));
 }
 
 function scripts(dir: string): string[] {
@@ -21,8 +24,18 @@ function scripts(dir: string): string[] {
 }
 
 describe.each(['chrome-mv3', 'firefox-mv3'])('%s', (target) => {
+  it('the package holds the build, file for file, and nothing else: no source maps, no sources', () => {
+    const pkg = target === 'chrome-mv3' ? PACKAGES.chrome : PACKAGES.firefox;
+    const build = path.join(REPO_ROOT, '.output', target);
+    const built = fs.readdirSync(build, { recursive: true, encoding: 'utf8' }).filter((f) => fs.statSync(path.join(build, f)).isFile()).map((f) => f.split(path.sep).join('/')).sort();
+    expect(pkg.files).toEqual(built);
+    for (const f of pkg.files) expect(fs.readFileSync(path.join(pkg.dir, f)).equals(fs.readFileSync(path.join(build, f))), f).toBe(true);
+    expect(pkg.files.filter((f) => /\.(map|ts|tsx)$/.test(f))).toEqual([]);
+    expect(pkg.files).toContain('manifest.json');
+  });
+
   it('writes no raw HTML anywhere: no innerHTML assignment in any script (scripts/no-raw-html.ts)', () => {
-    for (const file of scripts(path.join(OUT, target))) expect(fs.readFileSync(file, 'utf8'), path.relative(OUT, file)).not.toMatch(/\.innerHTML\s*=[^=]/);
+    for (const file of scripts(DIRS[target]!)) expect(fs.readFileSync(file, 'utf8'), path.relative(DIRS[target]!, file)).not.toMatch(/\.innerHTML\s*=[^=]/);
   });
 
   it('is Manifest V3 with storage, scripting and alarms (the reviewer badge), the AI sites and loopback, and optional hosts', () => {
@@ -47,7 +60,7 @@ describe.each(['chrome-mv3', 'firefox-mv3'])('%s', (target) => {
     for (const icons of [m.icons, m.action.default_icon]) {
       expect(Object.keys(icons).sort()).toEqual(['128', '16', '32', '48']);
       for (const [size, file] of Object.entries(icons)) {
-        const png = fs.readFileSync(path.join(OUT, target, file as string));
+        const png = fs.readFileSync(path.join(DIRS[target]!, file as string));
         // PNG IHDR: width and height are the big-endian words at bytes 16 and 20.
         expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([Number(size), Number(size)]);
       }
@@ -55,12 +68,12 @@ describe.each(['chrome-mv3', 'firefox-mv3'])('%s', (target) => {
   });
 
   it('ships ASCII-only scripts', () => {
-    const files = scripts(path.join(OUT, target));
+    const files = scripts(DIRS[target]!);
     expect(files.length).toBeGreaterThan(3);
     for (const file of files) {
       const bytes = fs.readFileSync(file);
       const offending = bytes.findIndex((b) => b > 0x7f);
-      expect(offending, `${path.relative(OUT, file)} has a non-ASCII byte at ${offending}`).toBe(-1);
+      expect(offending, `${path.relative(DIRS[target]!, file)} has a non-ASCII byte at ${offending}`).toBe(-1);
     }
   });
 });
@@ -80,8 +93,8 @@ it('declares the minimum browser versions of what it uses (checkVisibility optio
   expect(manifest('chrome-mv3').storage).toEqual({ managed_schema: 'managed-schema.json' });
 });
 
-it('passes web-ext lint (Mozilla addons-linter) with no errors and no warnings', () => {
-  const out = execFileSync(path.join(REPO_ROOT, 'node_modules', '.bin', 'web-ext'), ['lint', '--source-dir', path.join(OUT, 'firefox-mv3'), '--output', 'json', '--no-input'], {
+it('the Firefox package passes web-ext lint (Mozilla addons-linter) with no errors and no warnings', () => {
+  const out = execFileSync(path.join(REPO_ROOT, 'node_modules', '.bin', 'web-ext'), ['lint', '--source-dir', PACKAGES.firefox.dir, '--output', 'json', '--no-input'], {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1' },
   });

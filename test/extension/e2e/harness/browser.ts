@@ -1,6 +1,6 @@
 /**
- * Real Chromium (Debian's /usr/bin/chromium, headless) with the real extension build loaded,
- * driven by playwright-core; no browser is ever downloaded. Every flag keeps traffic on
+ * Real Chromium (Debian's /usr/bin/chromium, headless) with the extension's Chrome package
+ * (`wxt zip`, unpacked by the global setup) loaded, driven by playwright-core; no browser is ever downloaded. Every flag keeps traffic on
  * loopback (shared/notes/extension-testing.md, "Real-browser end-to-end tests").
  */
 import fs from 'node:fs';
@@ -9,9 +9,11 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { BrowserContext, CDPSession, Page, Worker } from 'playwright-core';
 import { REPO_ROOT } from '../../../helpers/vectors.ts';
+import { extensionPackages } from './packages.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const EXTENSION_DIR = path.join(REPO_ROOT, '.output', 'chrome-mv3');
+/** The unpacked Chrome package, as a user loads it, not the .output/chrome-mv3 build folder. */
+export const EXTENSION_DIR = extensionPackages().chrome.dir;
 export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'test-output', 'extension-e2e');
 
 export interface ExtensionBrowser {
@@ -45,7 +47,7 @@ export function chromiumArgs(extensionDir: string | null): string[] {
 }
 
 export async function launchWithExtension(label: string, extensionDir = EXTENSION_DIR): Promise<ExtensionBrowser> {
-  if (!fs.existsSync(path.join(extensionDir, 'manifest.json'))) throw new Error(`no extension build at ${extensionDir}: run npm run build:extension`);
+  if (!fs.existsSync(path.join(extensionDir, 'manifest.json'))) throw new Error(`no extension at ${extensionDir}: the global setup unpacks the Chrome package there`);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), `ag-chromium-${label}-`));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
