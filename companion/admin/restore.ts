@@ -1,0 +1,127 @@
+/**
+ * `svc-admin restore` and `verify-store --from`: a backup folder is believed only after its
+ * files match MANIFEST.json and the database in it passes verify-store.
+ *
+ * Restore copies into a staging folder beside the data directory, checks the copies (not the
+ * originals, which could change in between), and renames the staging folder into place only
+ * when they pass: a refused backup leaves nothing behind, and the data directory never holds
+ * half a restore.
+ */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { keyId } from '../../shared/keys.ts';
+import { DATABASE_FILE } from '../core/db.ts';
+import { readMigrations } from '../core/migrations.ts';
+import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
+import { PUBLIC_KEYS_FILE, checkManifestFiles, readManifest } from './backup-manifest.ts';
+import type { BackupManifest } from './backup-manifest.ts';
+import { fsyncFile, isAbsentOrEmptyDir } from './backup.ts';
+import { AdminRefusal } from './refusal.ts';
+import { storeJwks, storedProductionKeys } from './store-keys.ts';
+import { verifyStore } from './verify-store.ts';
+import type { CheckRow, StoreReport, VerifyStoreOptions } from './verify-store.ts';
+
+const KEY_FILE = PRODUCTION_KEY_FILE.split(path.sep).join('/');
+
+/** verify-store over a backup folder: a manifest row, then the store's own rows. */
+export async function verifyBackup(dir: string, options: VerifyStoreOptions = {}): Promise<StoreReport & { manifest: BackupManifest | undefined }> {
+  let manifest: BackupManifest | undefined;
+  const problems: string[] = [];
+  try {
+    manifest = readManifest(dir);
+    problems.push(...checkManifestFiles(dir, manifest));
+    if (!manifest.files.some((f) => f.path === DATABASE_FILE)) problems.push(`the manifest does not list ${DATABASE_FILE}`);
+    const newest = readMigrations().at(-1)?.version ?? 0;
+    if (manifest.schema_version > newest) problems.push(`schema version ${manifest.schema_version} is newer than this release's ${newest}: restore it with the release that wrote it, or a newer one`);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const manifestRow: CheckRow = {
+    subject: 'manifest',
+    checked: 'files, sizes, SHA-256, schema version, key files',
+    count: `${manifest?.files.length ?? 0} files`,
+    ok: problems.length === 0,
+    detail: problems[0] ?? '',
+  };
+  const file = path.join(dir, DATABASE_FILE);
+  if (!fs.existsSync(file)) {
+    manifestRow.ok = false;
+    manifestRow.detail ||= `no ${DATABASE_FILE} in the backup`;
+    return { ok: false, rows: [manifestRow], tenants: 0, records: 0, epochs: 0, manifest };
+  }
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const keyProblem = keyFileProblem(dir, db, manifest);
+    if (keyProblem && manifestRow.ok) Object.assign(manifestRow, { ok: false, detail: keyProblem });
+    const report = await verifyStore(db, options);
+    const rows = [manifestRow, ...report.rows];
+    return { ...report, ok: rows.every((r) => r.ok), rows, manifest };
+  } finally {
+    db.close();
+  }
+}
+
+/** The public JWKS file must be the store's keys, and an included private key its active one. */
+function keyFileProblem(dir: string, db: Database.Database, manifest: BackupManifest | undefined): string | undefined {
+  if (manifest?.files.some((f) => f.path === PUBLIC_KEYS_FILE)) {
+    const listed = JSON.parse(fs.readFileSync(path.join(dir, PUBLIC_KEYS_FILE), 'utf8')) as unknown;
+    if (JSON.stringify(listed) !== JSON.stringify(storeJwks(db))) return `${PUBLIC_KEYS_FILE} is not the key set the database records`;
+  }
+  const keyFile = path.join(dir, PRODUCTION_KEY_FILE);
+  if (!fs.existsSync(keyFile)) return undefined;
+  let kid: string;
+  try {
+    const spki = createPublicKey(createPrivateKey(fs.readFileSync(keyFile))).export({ format: 'der', type: 'spki' });
+    kid = keyId(new Uint8Array(spki.subarray(spki.length - 32)));
+  } catch {
+    return `${KEY_FILE} is not a PKCS#8 Ed25519 private key`;
+  }
+  const active = storedProductionKeys(db).find((k) => !k.retired);
+  return active?.keyId === kid ? undefined : `${KEY_FILE} holds key ${kid}, the database's active production key is ${active?.keyId ?? 'none'}`;
+}
+
+export interface RestoreResult {
+  restored: boolean;
+  report: StoreReport;
+  manifest: BackupManifest | undefined;
+}
+
+/** Restores `from` into `dataDir` (absent or empty) when it verifies; otherwise writes nothing. */
+export async function restoreBackup(from: string, dataDir: string, options: VerifyStoreOptions = {}): Promise<RestoreResult> {
+  const target = path.resolve(dataDir);
+  if (!isAbsentOrEmptyDir(target)) throw new AdminRefusal(`the data directory ${target} is not empty: restore only into an empty or absent directory`);
+  if (!fs.existsSync(path.join(from, DATABASE_FILE)) && !fs.existsSync(path.join(from, 'MANIFEST.json'))) {
+    throw new AdminRefusal(`${path.resolve(from)} is not a backup folder (no MANIFEST.json, no ${DATABASE_FILE})`);
+  }
+  fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+  const staging = `${target}.restoring-${process.pid}`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.mkdirSync(staging, { mode: 0o700 });
+  try {
+    // Everything the manifest lists, then the check runs on these copies.
+    for (const name of [DATABASE_FILE, PUBLIC_KEYS_FILE, KEY_FILE, 'MANIFEST.json']) {
+      const source = path.join(from, name);
+      if (!fs.existsSync(source)) continue;
+      fs.mkdirSync(path.dirname(path.join(staging, name)), { recursive: true, mode: 0o700 });
+      fs.copyFileSync(source, path.join(staging, name), fs.constants.COPYFILE_EXCL);
+      fs.chmodSync(path.join(staging, name), 0o600);
+    }
+    const verified = await verifyBackup(staging, options);
+    if (!verified.ok) {
+      fs.rmSync(staging, { recursive: true, force: true });
+      return { restored: false, report: verified, manifest: verified.manifest };
+    }
+    // The data directory holds the database and keys/, as the service lays them out.
+    for (const name of ['MANIFEST.json', PUBLIC_KEYS_FILE]) fs.rmSync(path.join(staging, name), { force: true });
+    fsyncFile(path.join(staging, DATABASE_FILE));
+    if (fs.existsSync(target)) fs.rmdirSync(target);
+    fs.renameSync(staging, target);
+    fsyncFile(path.dirname(target));
+    return { restored: true, report: verified, manifest: verified.manifest };
+  } catch (err) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,420 @@
+/**
+ * `svc-admin` as an admin runs it, and the restore drill: the compiled service started the way
+ * `npm start` starts it, on loopback with two-second epochs; a backup taken by the svc-admin bin
+ * while gate calls keep arriving; a newer epoch closed after it; the backup restored into a new
+ * directory and served again. Every record in the backup verifies on the restored service, and
+ * an RFC 9162 consistency proof from the backup's checkpoint to the live service's newer one
+ * shows nothing was rewritten. Tampered backups and bad usage are refused.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyConsistencyProof, verifyEpochHeader } from '../../shared/anchor-verify.ts';
+import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import type { BackupManifest } from '../../companion/admin/backup-manifest.ts';
+import { startNodeFlags } from '../../scripts/start-command.mjs';
+import { gateLoad, tempDataDir, cleanupCompanions } from '../helpers/companion-process.ts';
+import { REPO_ROOT } from '../helpers/vectors.ts';
+import { createTestContext, makeTempDir } from '../companion/helpers.ts';
+import { gateBody } from '../companion/pack-fixtures.ts';
+
+const work = makeTempDir('svc-admin-');
+const children: ChildProcess[] = [];
+
+afterAll(async () => {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((resolve) => c.once('exit', resolve));
+    c.kill('SIGKILL');
+    await exited;
+  }
+  cleanupCompanions();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** The package bin, as its own process (async: the load in this process keeps running). */
+function admin(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'companion/cli/svc-admin.mjs'), ...args], { cwd: work, env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+interface Service {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** The compiled service exactly as `npm start` runs it (node with its flags on dist/). */
+async function startBuilt(dataDir: string): Promise<Service> {
+  const child = spawn(process.execPath, [...startNodeFlags(), 'dist/companion/main.js'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_EPOCH_SECONDS: '2', SVC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then(() => reject(new Error(`the service exited early: ${err}`)));
+  });
+  return {
+    url,
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function getJson<T = any>(url: string, key?: string): Promise<T> {
+  const res = await fetch(url, { headers: key ? { 'x-service-key': key } : {} });
+  expect(res.status, url).toBe(200);
+  return (await res.json()) as T;
+}
+
+/** The newest closed epoch's seq, or -1 before the first. */
+async function lastEpochSeq(url: string): Promise<number> {
+  const res = await fetch(`${url}/epochs/consistency?from=0`);
+  if (res.status === 404) return -1;
+  return ((await res.json()) as { to: { epoch_seq: number } }).to.epoch_seq;
+}
+
+async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** Every record of the tenant, paged from the NDJSON export (interface-spec Tenant exports). */
+async function exportedRecords(url: string, key: string): Promise<{ action_key: string; verify_request: unknown }[]> {
+  const records: { action_key: string; verify_request: unknown }[] = [];
+  for (let cursor: string | null = ''; cursor !== null; ) {
+    const res: Response = await fetch(`${url}/tenant/exports/records${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { accept: 'application/x-ndjson', 'x-service-key': key } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    for (const line of text.split('\n')) if (line) records.push(JSON.parse(line));
+    cursor = text === '' ? null : res.headers.get('x-next-cursor');
+  }
+  return records;
+}
+
+const manifestOf = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, 'MANIFEST.json'), 'utf8')) as BackupManifest;
+const mode = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
+const copyDir = (from: string, to: string) => fs.cpSync(from, to, { recursive: true });
+
+function actionKeysIn(dbFile: string): Map<string, string[]> {
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    const byTenant = new Map<string, string[]>();
+    for (const r of db.prepare('SELECT tenant_id, action_key FROM sealed_records ORDER BY tenant_id, tenant_seq').all() as { tenant_id: string; action_key: string }[]) {
+      (byTenant.get(r.tenant_id) ?? byTenant.set(r.tenant_id, []).get(r.tenant_id)!).push(r.action_key);
+    }
+    return byTenant;
+  } finally {
+    db.close();
+  }
+}
+
+/** The drill's shared state, made once in beforeAll (one service under load, one backup). */
+const drill = {
+  liveDir: '',
+  backup: path.join(work, 'backup-with-keys'),
+  backupNoKeys: path.join(work, 'backup-public-keys-only'),
+  tenants: [] as { tenantId: string; apiKey: string }[],
+  acknowledgedBeforeBackup: [] as string[],
+  backupRun: undefined as Run | undefined,
+  liveVerify: undefined as Run | undefined,
+  consistency: undefined as any,
+  liveHeader: undefined as any,
+  liveJwks: undefined as any,
+};
+
+describe('svc-admin backup, verify-store and restore: the restore drill', { timeout: 240_000 }, () => {
+  beforeAll(async () => {
+    drill.liveDir = tempDataDir();
+    const seed = await createTestContext({ dataDir: drill.liveDir });
+    const production = seed.productionTenant();
+    await seed.close();
+    const live = await startBuilt(drill.liveDir);
+    const signup = await fetch(`${live.url}/signup/checkout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'drill@example.com' }) });
+    const sandbox = (await signup.json()) as { tenant_id: string; api_key: string };
+    drill.tenants = [production, { tenantId: sandbox.tenant_id, apiKey: sandbox.api_key }];
+
+    // Gate calls from both tenants keep arriving through the backup and the next epoch.
+    let stopping = false;
+    const acknowledged: string[] = [];
+    const loads = Promise.all(drill.tenants.map((t) => gateLoad(live.url, t.apiKey, gateBody('law'), { n: 1_000_000, concurrency: 3, acknowledged, killed: () => stopping })));
+    await until(async () => acknowledged.length >= 60 && (await lastEpochSeq(live.url)) >= 0);
+
+    drill.acknowledgedBeforeBackup = [...acknowledged];
+    const during = acknowledged.length;
+    drill.backupRun = await admin(['backup', '--out', drill.backup, '--include-keys'], { SVC_DATA_DIR: drill.liveDir });
+    const backupNoKeys = await admin(['backup', '--data-dir', drill.liveDir, '--out', drill.backupNoKeys]);
+    expect(backupNoKeys.code, backupNoKeys.err).toBe(0);
+    // The store checked while it serves: one read transaction, a consistent snapshot.
+    drill.liveVerify = await admin(['verify-store'], { SVC_DATA_DIR: drill.liveDir });
+    const backedUp = drill.backupRun.code === 0 ? manifestOf(drill.backup).last_epoch?.epoch_seq ?? -1 : -1;
+    // A newer epoch closes after the backup, with records sealed after it.
+    await until(async () => acknowledged.length > during + 20 && (await lastEpochSeq(live.url)) > backedUp + 1);
+    stopping = true;
+    await loads;
+
+    const to = await lastEpochSeq(live.url);
+    drill.consistency = await getJson(`${live.url}/epochs/consistency?from=${backedUp}&to=${to}`);
+    drill.liveHeader = await getJson(`${live.url}/epochs/${to}`);
+    drill.liveJwks = await getJson(`${live.url}/.well-known/service-keys.json`);
+    await live.stop();
+  }, 240_000);
+
+  it('backs up while the service serves: every acknowledged record is in it, with a manifest of sizes, SHA-256 and the last signed checkpoint', () => {
+    const run = drill.backupRun!;
+    expect(run.err).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.out).toContain(`backup written to ${drill.backup}`);
+    expect(run.out).toContain('PRIVATE key');
+
+    const manifest = manifestOf(drill.backup);
+    expect(manifest.format).toBe('svc.backup/v1');
+    expect(manifest.schema_version).toBeGreaterThanOrEqual(15);
+    expect(manifest.private_key_included).toBe(true);
+    expect(manifest.files.map((f) => f.path).sort()).toEqual(['companion.db', 'keys/production-ed25519.pem', 'service-keys.json']);
+    for (const f of manifest.files) {
+      const data = fs.readFileSync(path.join(drill.backup, f.path));
+      expect(f.bytes).toBe(data.length);
+      expect(f.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    // A folder holding the private key is for its owner only.
+    expect(mode(drill.backup)).toBe('700');
+    expect(mode(path.join(drill.backup, 'keys'))).toBe('700');
+    for (const f of [...manifest.files.map((f) => f.path), 'MANIFEST.json']) expect(mode(path.join(drill.backup, f)), f).toBe('600');
+    // One self-contained file: rollback journal, nothing beside it.
+    expect(fs.readdirSync(drill.backup).sort()).toEqual(['MANIFEST.json', 'companion.db', 'keys', 'service-keys.json']);
+
+    const inBackup = new Set([...actionKeysIn(path.join(drill.backup, 'companion.db')).values()].flat());
+    expect(inBackup.size).toBe(manifest.counts.records);
+    for (const key of drill.acknowledgedBeforeBackup) expect(inBackup.has(key), key).toBe(true);
+
+    // The checkpoint it records is a signed epoch header that verifies under the live key set.
+    const last = manifest.last_epoch!;
+    expect(last.epoch_log).toEqual(last.signed_header.header.epoch_log);
+    expect(last.epoch_digest).toBe(last.signed_header.header.epoch_digest);
+  });
+
+  it('leaves the private key out unless asked; the public key set is still there to verify with', async () => {
+    const manifest = manifestOf(drill.backupNoKeys);
+    expect(manifest.private_key_included).toBe(false);
+    expect(fs.existsSync(path.join(drill.backupNoKeys, 'keys'))).toBe(false);
+    const jwks = JSON.parse(fs.readFileSync(path.join(drill.backupNoKeys, 'service-keys.json'), 'utf8')) as { keys: Record<string, unknown>[] };
+    expect(jwks.keys.every((k) => !('d' in k))).toBe(true);
+    expect(jwks.keys.map((k) => k.kid).sort()).toEqual(drill.liveJwks.keys.map((k: { kid: string }) => k.kid).sort());
+    const checked = await admin(['verify-store', '--from', drill.backupNoKeys]);
+    expect(checked.code, checked.out).toBe(0);
+  });
+
+  it('verify-store walks the live store while it serves, and the backup, and reports one table', async () => {
+    const live = drill.liveVerify!;
+    expect(live.err).toBe('');
+    expect(live.code, live.out).toBe(0);
+    const header = live.out.split('\n')[0]!;
+    expect(header).toMatch(/^SUBJECT\s+CHECKED\s+COUNT\s+RESULT$/);
+    for (const t of drill.tenants) expect(live.out).toMatch(new RegExp(`^tenant ${t.tenantId} .* \\d+ records, \\d+ checkpoints\\s+ok$`, 'm'));
+    expect(live.out).toMatch(/^epochs .* ok$/m);
+
+    const backup = await admin(['verify-store', '--from', drill.backup]);
+    expect(backup.code, backup.out).toBe(0);
+    expect(backup.out).toMatch(/^manifest .* 3 files\s+ok$/m);
+    const manifest = manifestOf(drill.backup);
+    expect(backup.out).toContain(`verified: 2 tenants, ${manifest.counts.records} records, ${manifest.counts.epochs} epochs`);
+  });
+
+  it("a consistency proof from the backup's checkpoint to the live service's newer one proves nothing was rewritten", async () => {
+    const last = manifestOf(drill.backup).last_epoch!;
+    const proof = drill.consistency;
+    // The proof starts at exactly the head the backup recorded, and ends at a signed newer head.
+    expect(proof.from).toEqual({ epoch_seq: last.epoch_seq, size: last.epoch_log.size, root: last.epoch_log.root });
+    expect(proof.to.size).toBeGreaterThan(proof.from.size);
+    expect(proof.to.root).toBe(drill.liveHeader.header.epoch_log.root);
+    const keys = trustedKeySet(drill.liveJwks);
+    expect((await verifyEpochHeader(drill.liveHeader, keys)).verified).toBe(true);
+    expect((await verifyEpochHeader(last.signed_header, keys)).verified).toBe(true);
+    expect(verifyConsistencyProof(proof)).toMatchObject({ verified: true });
+    // And the proof is not vacuous: a rewritten old head fails it.
+    const rewritten = { ...proof, from: { ...proof.from, root: proof.from.root.replace(/^./, (c: string) => (c === '0' ? '1' : '0')) } };
+    expect(verifyConsistencyProof(rewritten).verified).toBe(false);
+  });
+
+  it('restores into a new directory; the service starts on it with the same key, and every record in the backup verifies', async () => {
+    const target = path.join(work, 'restored', 'data');
+    const run = await admin(['restore', drill.backup], { SVC_DATA_DIR: target });
+    expect(run.err).toBe('');
+    expect(run.code, run.out).toBe(0);
+    expect(run.out).toContain(`restored into ${target} with the production key`);
+    expect(fs.readdirSync(target).sort()).toEqual(['companion.db', 'keys']);
+    expect(mode(target)).toBe('700');
+    expect(mode(path.join(target, 'keys', 'production-ed25519.pem'))).toBe('600');
+
+    const restored = await startBuilt(target);
+    try {
+      const jwks = await getJson(`${restored.url}/.well-known/service-keys.json`);
+      const active = (set: { keys: { kid: string; status: string }[] }) => set.keys.find((k) => k.status === 'active')!.kid;
+      expect(active(jwks)).toBe(active(drill.liveJwks));
+
+      const backedUp = actionKeysIn(path.join(drill.backup, 'companion.db'));
+      let verified = 0;
+      for (const t of drill.tenants) {
+        const records = await exportedRecords(restored.url, t.apiKey);
+        expect(records.map((r) => r.action_key)).toEqual(backedUp.get(t.tenantId));
+        for (const r of records) {
+          const res = await fetch(`${restored.url}/v1/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': t.apiKey }, body: JSON.stringify(r.verify_request) });
+          const body = (await res.json()) as { verified: boolean };
+          expect(res.status).toBe(200);
+          expect(body.verified, r.action_key).toBe(true);
+          verified++;
+        }
+      }
+      expect(verified).toBe(manifestOf(drill.backup).counts.records);
+
+      // The restored service serves the backup's checkpoint as it was signed.
+      const last = manifestOf(drill.backup).last_epoch!;
+      expect(await getJson(`${restored.url}/epochs/${last.epoch_seq}`)).toEqual(last.signed_header);
+    } finally {
+      await restored.stop();
+    }
+  });
+
+  it('a changed signature row is reported by verify-store and refused by restore, even with the manifest rewritten to match; nothing is written', async () => {
+    const tampered = path.join(work, 'tampered-signature');
+    copyDir(drill.backup, tampered);
+    const db = new Database(path.join(tampered, 'companion.db'));
+    const row = db.prepare('SELECT id, tenant_seq, signature FROM sealed_records ORDER BY id LIMIT 1 OFFSET 7').get() as { id: number; tenant_seq: number; signature: string };
+    const flipped = row.signature.slice(0, 10) + (row.signature[10] === 'A' ? 'B' : 'A') + row.signature.slice(11);
+    db.prepare('UPDATE sealed_records SET signature = ? WHERE id = ?').run(flipped, row.id);
+    db.close();
+
+    const reported = await admin(['verify-store', '--from', tampered]);
+    expect(reported.code).toBe(1);
+    expect(reported.out).toMatch(/^manifest .*FAIL: companion\.db has SHA-256/m);
+    expect(reported.out).toMatch(new RegExp(`^tenant ten_\\w+ .*FAIL: tenant_seq ${row.tenant_seq}: the Ed25519 signature does not verify`, 'm'));
+    expect(reported.out).toMatch(/^FAILED: 2 of \d+ rows/m);
+
+    // An attacker who also rewrites the manifest still meets the signature check.
+    const manifest = manifestOf(tampered);
+    const data = fs.readFileSync(path.join(tampered, 'companion.db'));
+    const { createHash } = await import('node:crypto');
+    manifest.files = manifest.files.map((f) => (f.path === 'companion.db' ? { ...f, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') } : f));
+    fs.writeFileSync(path.join(tampered, 'MANIFEST.json'), JSON.stringify(manifest));
+    const target = path.join(work, 'refused-signature', 'data');
+    const refused = await admin(['restore', tampered, '--data-dir', target]);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/^manifest .* ok$/m);
+    expect(refused.out).toMatch(/FAIL: tenant_seq \d+: the Ed25519 signature does not verify/);
+    expect(refused.err).toBe('svc-admin: restore refused: the backup failed verification; nothing was written\n');
+    expect(fs.existsSync(target)).toBe(false);
+    expect(fs.readdirSync(path.dirname(target))).toEqual([]);
+  });
+
+  it('a byte changed in a row nothing signs is refused by the manifest check', async () => {
+    const tampered = path.join(work, 'tampered-file');
+    copyDir(drill.backup, tampered);
+    const db = new Database(path.join(tampered, 'companion.db'));
+    db.prepare("UPDATE tenants SET display_name = display_name || 'x' WHERE id = (SELECT min(id) FROM tenants)").run();
+    db.close();
+    const target = path.join(work, 'refused-file');
+    const refused = await admin(['restore', tampered], { SVC_DATA_DIR: target });
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/^manifest .*FAIL: companion\.db has SHA-256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}$/m);
+    expect(fs.existsSync(target)).toBe(false);
+
+    // A private key that is not the store's active key is refused too.
+    const otherKey = path.join(work, 'other-key');
+    copyDir(drill.backup, otherKey);
+    const { generateKeyPairSync, createHash } = await import('node:crypto');
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+    fs.writeFileSync(path.join(otherKey, 'keys', 'production-ed25519.pem'), pem);
+    const manifest = manifestOf(otherKey);
+    manifest.files = manifest.files.map((f) => (f.path.startsWith('keys/') ? { ...f, bytes: Buffer.byteLength(pem), sha256: createHash('sha256').update(pem).digest('hex') } : f));
+    fs.writeFileSync(path.join(otherKey, 'MANIFEST.json'), JSON.stringify(manifest));
+    const wrongKey = await admin(['verify-store', '--from', otherKey]);
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.out).toMatch(/^manifest .*FAIL: keys\/production-ed25519\.pem holds key \S+, the database's active production key is \S+$/m);
+  });
+
+  it('refuses a restore into a non-empty directory in one line, exit 2, and writes nothing', async () => {
+    const target = path.join(work, 'occupied');
+    fs.mkdirSync(target);
+    fs.writeFileSync(path.join(target, 'notes.txt'), 'keep me');
+    const run = await admin(['restore', drill.backup, '--data-dir', target]);
+    expect(run.code).toBe(2);
+    expect(run.out).toBe('');
+    expect(run.err).toBe(`svc-admin: the data directory ${target} is not empty: restore only into an empty or absent directory\n`);
+    expect(fs.readdirSync(target)).toEqual(['notes.txt']);
+  });
+
+  it('a backup into an existing folder with files, or of a directory without a store, is refused', async () => {
+    const occupied = path.join(work, 'occupied-out');
+    fs.mkdirSync(occupied);
+    fs.writeFileSync(path.join(occupied, 'x'), '');
+    const run = await admin(['backup', '--out', occupied], { SVC_DATA_DIR: drill.liveDir });
+    expect(run.code).toBe(2);
+    expect(run.err).toBe(`svc-admin: ${occupied} exists and is not an empty folder: choose a new backup folder\n`);
+    const empty = await admin(['verify-store', '--data-dir', path.join(work, 'nothing-here')]);
+    expect(empty.code).toBe(2);
+    expect(empty.err).toMatch(/^svc-admin: no database at .*companion\.db: is SVC_DATA_DIR \(--data-dir\) the service's\?\n$/);
+  });
+});
+
+describe('svc-admin usage', { timeout: 60_000 }, () => {
+  it('--help names every command and the settings; bad usage is one line and exit 2', async () => {
+    const help = await admin(['--help']);
+    expect(help.code).toBe(0);
+    for (const word of ['backup --out', 'verify-store', 'restore <folder>', '--include-keys', 'SVC_DATA_DIR', '--data-dir', 'pg_dump']) expect(help.out).toContain(word);
+
+    for (const [args, message] of [
+      [[], 'expected a command: backup, verify-store, restore'],
+      [['backups'], 'unknown command "backups": expected one of backup, verify-store, restore'],
+      [['backup'], 'backup: --out <folder> is required'],
+      [['restore'], 'restore: expected the backup folder, e.g. svc-admin restore /backups/gate-2026-11-28'],
+      [['verify-store', '--out', 'x'], 'verify-store does not take --out'],
+      [['verify-store', 'extra'], 'verify-store: unexpected argument "extra"'],
+      [['verify-store', '--epoch-seconds', 'often'], 'invalid configuration: --epoch-seconds must be an integer from 1 to 86400, got "often"'],
+    ] as const) {
+      const run = await admin([...args]);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.err).toBe(`svc-admin: ${message} (see --help)\n`);
+    }
+    const unknownFlag = await admin(['verify-store', '--nope']);
+    expect(unknownFlag.code).toBe(2);
+    expect(unknownFlag.err.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('on PostgreSQL, backup and restore print the pg_dump route and exit 2', async () => {
+    for (const args of [['backup', '--out', path.join(work, 'pg')], ['restore', path.join(work, 'pg')]]) {
+      // Never contacted: the route is printed before anything connects.
+      const run = await admin(args, { SVC_DATABASE_URL: 'postgres://gate@127.0.0.1:1/gate' });
+      expect(run.code).toBe(2);
+      expect(run.err).toMatch(/^svc-admin: SVC_DATABASE_URL is set: .*pg_dump -Fc .*pg_restore .*"Backup and restore"\n$/);
+    }
+    expect(fs.existsSync(path.join(work, 'pg'))).toBe(false);
+  });
+});
