@@ -8,7 +8,8 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**', 'test/console/**'], ...timeouts },
+        // The global setup builds dist/ once (when the sources changed) for the tests of the build.
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**', 'test/console/**'], globalSetup: ['test/helpers/build-global-setup.ts'], ...timeouts },
       },
       {
         // The API test files, run a second time on PostgreSQL (test/companion/helpers.ts: a
@@ -63,7 +64,8 @@ export default defineConfig({
       {
         // The API test files about sealing, run a second time with the sealing thread on
         // (companion/seal-thread/), as the service runs by default; the main project seals on
-        // the request thread, since a thread takes about a second to start from source.
+        // the request thread, since a thread takes about a second to start from source. Here
+        // each thread starts from a bundle of the same sources, built once by the global setup.
         test: {
           name: 'api-on-seal-thread',
           include: [
@@ -81,6 +83,7 @@ export default defineConfig({
             'test/companion/workers.test.ts',
           ],
           env: { SVC_TEST_SEAL_THREAD: '1' },
+          globalSetup: ['test/helpers/seal-thread-global-setup.ts'],
           ...timeouts,
         },
       },

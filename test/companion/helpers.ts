@@ -120,7 +120,14 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   };
   const clock = new ManualClock('2025-01-01T00:00:00.000Z');
   const log = createMemoryLogger();
-  const depsOptions = { clock, log, ...(options.walSync ? { walSync: options.walSync } : {}) };
+  // A bundle of the sealing thread built once per run (test/helpers/seal-thread-global-setup.ts), when the run has one.
+  const sealThreadEntry = inject('sealThreadEntry');
+  const depsOptions = {
+    clock,
+    log,
+    ...(options.walSync ? { walSync: options.walSync } : {}),
+    ...(sealThreadEntry ? { sealThreadEntry: new URL(sealThreadEntry) } : {}),
+  };
   let config: Config;
   let deps: Awaited<ReturnType<typeof openSqliteDeps>>;
   try {
@@ -251,7 +258,8 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
 /**
  * SVC_TEST_SEAL_THREAD=1 seals on the sealing thread (seal-thread/), as the service does by
  * default; otherwise on the request thread, since each thread takes about a second to start
- * from source (the vitest project api-on-seal-thread runs the API files with it).
+ * from source (the vitest project api-on-seal-thread runs the API files with it, each thread
+ * started from a bundle its global setup builds once).
  */
 export function onSealThread(): boolean {
   return process.env.SVC_TEST_SEAL_THREAD === '1';
