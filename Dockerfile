@@ -1,11 +1,15 @@
 # The Action Gate companion as a container image (README: "Run it as a service").
 #   docker build -t action-gate .
 #   docker run --init -p 127.0.0.1:8787:8787 -v action-gate-data:/data action-gate
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Without a container registry, make the base locally (Debian packages and the npm registry
+# only) and name it: node deploy/make-base-image.mjs, then
+#   docker build --build-arg BASE_IMAGE=action-gate-base:bookworm-node20.20.2 -t action-gate .
+# `npm run test:container` does both and smoke-tests the image.
+ARG BASE_IMAGE=node:20-bookworm-slim
 
 # Build stage: compilers for better-sqlite3's native addon (used when no prebuilt binary
 # matches), TypeScript, and the dev dependencies. None of it reaches the runtime image.
-FROM ${NODE_IMAGE} AS build
+FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -26,7 +30,7 @@ RUN npm rebuild better-sqlite3 \
 
 # Runtime stage: node, the production dependencies and the build; runs as the image's
 # unprivileged `node` user with its data on a volume.
-FROM ${NODE_IMAGE}
+FROM ${BASE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8787 \
