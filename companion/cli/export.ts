@@ -1,25 +1,28 @@
 /**
  * Admin export: `npm run export -- records --from <t> --to <t> --out <file.ndjson>
- *   [--url http://127.0.0.1:8787]` with the tenant's key in SVC_API_KEY.
+ *   [--url http://127.0.0.1:8787]` with the tenant's key in SVC_API_KEY; the companion's base
+ * URL is --url, else SVC_URL, as in every CLI (./service-url.ts).
  *
  * Pages GET /tenant/exports/records as NDJSON until a page comes back empty (interface-spec
  * Tenant exports), streaming each page to disk: memory stays flat however large the range.
  * The file is written beside its final name and renamed only when the export completed, so a
  * file at --out is always a whole export. A progress bar shows on a terminal; the final count
  * is always printed. Verify the result offline with `svc-verify <file.ndjson>`.
- * Exit codes: 0 exported, 1 the service refused or failed, 2 usage error.
+ * Exit codes: 0 exported, 1 the service refused, failed or could not be reached, 2 usage error.
  */
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
+import { refusalMessage } from './problem-answer.ts';
+import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, fetchService, serviceUrl } from './service-url.ts';
 
 const USAGE = `usage: npm run export -- records --out <file.ndjson> [--from <RFC 3339>] [--to <RFC 3339>] [--url <base URL>]
 
   records      export sealed records (from <= recorded_at < to) as NDJSON, one record per line
   --out        the file to write (replaced only when the export completes)
   --from/--to  half-open range on the signed recorded_at; default: the whole log
-  --url        the companion's base URL (default http://127.0.0.1:8787)
+  --url        the companion's base URL (default: ${SERVICE_URL_ENV}, else ${DEFAULT_SERVICE_URL})
 
 The tenant's API key is read from SVC_API_KEY (never from the command line, which other users
 and shell history can read).`;
@@ -51,7 +54,14 @@ export function parseExportArgs(argv: string[], env: NodeJS.ProcessEnv): Options
   if (!values.out) throw new UsageError('--out <file.ndjson> is required');
   const key = env.SVC_API_KEY;
   if (!key) throw new UsageError('set SVC_API_KEY to the tenant API key');
-  return { out: values.out, from: values.from, to: values.to, url: values.url ?? 'http://127.0.0.1:8787', key };
+  let url: string;
+  try {
+    url = serviceUrl(values.url, env);
+  } catch (e) {
+    if (e instanceof ServiceUrlError) throw new UsageError(e.message);
+    throw e;
+  }
+  return { out: values.out, from: values.from, to: values.to, url, key };
 }
 
 export interface ExportResult {
@@ -70,11 +80,9 @@ export async function exportRecords(opts: Options, progress: (done: number, tota
   try {
     for (;;) {
       const query: URLSearchParams = new URLSearchParams({ ...(opts.from ? { from: opts.from } : {}), ...(opts.to ? { to: opts.to } : {}), ...(cursor ? { cursor } : {}) });
-      const res: Response = await fetch(new URL(`/tenant/exports/records?${query}`, opts.url), {
-        headers: { accept: 'application/x-ndjson', 'x-service-key': opts.key },
-        redirect: 'error',
-      });
-      if (!res.ok) throw new Error(`the companion answered ${res.status}: ${await res.text()}`);
+      const url = `${opts.url}/tenant/exports/records?${query}`;
+      const res: Response = await fetchService(url, { headers: { accept: 'application/x-ndjson', 'x-service-key': opts.key } });
+      if (!res.ok) throw new Error(refusalMessage(url, res.status, await res.text()));
       total ??= numberHeader(res.headers.get('x-total-count'));
       pages++;
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {

@@ -6,13 +6,15 @@
  * Beyond each record's own checks it confirms the export is in the order the service
  * promises: (recorded_at, tenant_seq) strictly increasing per tenant, and recorded_at agreeing
  * with the signed attestation, so a reordered or spliced file is caught too.
- * Exit status as svc-verify: 0 every record verified, 1 any failed, 2 usage error.
+ * Exit status as svc-verify: 0 every record verified, 1 any failed, 2 usage error or a file
+ * that holds an error answer instead of records.
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isRecord } from '../../shared/attestation.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
+import { ErrorAnswerFile, errorAnswerMessage, problemOf } from './problem-answer.ts';
 
 export function isRecordsExport(target: string): boolean {
   return /\.ndjson$/i.test(target);
@@ -49,6 +51,10 @@ export async function verifyRecordsExport(file: string, keys: TrustedKeySet): Pr
     } catch {
       failed.push('json');
     }
+    // An error answer saved where the export was expected (curl without --fail): the file holds
+    // no records at all, so it is refused as a whole, not counted as one record that failed.
+    const problem = summary.records === 1 ? problemOf(record) : undefined;
+    if (problem) throw new ErrorAnswerFile(errorAnswerMessage(file, problem));
     if (isRecord(record) && isRecord(record.verify_request)) {
       actionKey = typeof record.action_key === 'string' ? record.action_key : null;
       const result = await verifyEvidence(record.verify_request, keys);

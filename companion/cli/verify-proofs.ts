@@ -7,8 +7,8 @@
  *     GET /tenant/log/consistency), recognised by shape; all checks are shared/ code.
  *
  *   svc-verify bundle <action_key> --out <dir> [--url <base>]
- *     fetches the record's 4-file seal bundle (POST /evidence-packets/seal-bundle/batch) with
- *     the API key from SVC_API_KEY (never a command-line argument: those show in `ps`), writes
+ *     fetches the record's 4-file seal bundle (POST /evidence-packets/seal-bundle/batch) from
+ *     the companion at --url, else SVC_URL (./service-url.ts), with the API key from SVC_API_KEY (never a command-line argument: those show in `ps`), writes
  *     it and the service's key set to <dir> with key.pem, verifies it, and prints the
  *     stock-tool commands that check it with no code of ours.
  */
@@ -23,6 +23,8 @@ import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks } from '../../shared/verify.ts';
 import type { Subcommand } from './verify.ts';
+import { refusalMessage } from './problem-answer.ts';
+import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, UnreachableError, fetchService, serviceUrl } from './service-url.ts';
 
 export const PROOFS_USAGE = `       svc-verify <inclusion-proof.json | epoch.json | consistency.json> --keys <jwks file or URL>
        svc-verify bundle <action_key> --out <dir> [--url <base url>]   (API key from SVC_API_KEY)`;
@@ -78,7 +80,7 @@ export const BUNDLE_SUBCOMMAND: Subcommand = {
   Fetches the record's seal bundle (POST /evidence-packets/seal-bundle/batch) with the API key
   in SVC_API_KEY, writes its 4 files, the service's key set (service-keys.json) and the signing
   key as key.pem to <dir>, verifies it, and prints the stock-tool commands.
-  --url   the companion (default SVC_URL, else http://127.0.0.1:8787)`,
+  --url   the companion's base URL (default: ${SERVICE_URL_ENV}, else ${DEFAULT_SERVICE_URL})`,
   options: { out: { type: 'string' }, url: { type: 'string' } },
   run: (values, positionals, io) =>
     bundleCommand(
@@ -100,25 +102,22 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     if (!args.actionKey) throw new BundleCommandError('missing <action_key>');
     if (args.extra !== undefined) throw new BundleCommandError(`unexpected argument ${args.extra}`);
     if (!args.out) throw new BundleCommandError('missing --out <dir>');
-    const o = { actionKey: args.actionKey, out: args.out, url: (args.url ?? env.SVC_URL ?? 'http://127.0.0.1:8787').replace(/\/+$/, '') };
+    const o = { actionKey: args.actionKey, out: args.out, url: serviceUrl(args.url, env) };
     const apiKey = env.SVC_API_KEY;
     if (!apiKey) throw new BundleCommandError('set SVC_API_KEY to the tenant API key');
-    const get = async (res: Response, what: string) => {
+    const get = async (url: string, init: Parameters<typeof fetchService>[1]) => {
+      const res = await fetchService(url, init);
       const text = await res.text();
-      if (!res.ok) throw new BundleCommandError(`${what} answered ${res.status}: ${text.slice(0, 500)}`);
+      if (!res.ok) throw new BundleCommandError(refusalMessage(url, res.status, text));
       return JSON.parse(text) as Record<string, any>;
     };
-    const pkg = await get(
-      await fetch(`${o.url}/evidence-packets/seal-bundle/batch`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-service-key': apiKey },
-        body: JSON.stringify({ action_keys: [o.actionKey] }),
-        redirect: 'error',
-        signal: AbortSignal.timeout(30_000),
-      }),
-      'seal-bundle/batch',
-    );
-    const jwks = await get(await fetch(`${o.url}/.well-known/service-keys.json`, { redirect: 'error', signal: AbortSignal.timeout(10_000) }), 'service-keys.json');
+    const pkg = await get(`${o.url}/evidence-packets/seal-bundle/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-service-key': apiKey },
+      body: JSON.stringify({ action_keys: [o.actionKey] }),
+      timeoutMs: 30_000,
+    });
+    const jwks = await get(`${o.url}/.well-known/service-keys.json`, { timeoutMs: 10_000 });
     const keys = trustedKeySet(jwks);
 
     mkdirSync(o.out, { recursive: true });
@@ -147,7 +146,7 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     );
     return failed.length === 0 ? 0 : 1;
   } catch (e) {
-    if (e instanceof BundleCommandError || e instanceof TypeError) {
+    if (e instanceof BundleCommandError || e instanceof ServiceUrlError || e instanceof UnreachableError || e instanceof TypeError) {
       err(`svc-verify bundle: ${e.message}`);
       return 2;
     }

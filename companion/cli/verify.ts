@@ -4,7 +4,8 @@
  * Needs no companion: all checks are shared/ code. Trusts only the keys it is given; with no
  * --keys it trusts just the sandbox dev key, which anyone can re-derive (DESIGN.md §3), so
  * production evidence fails key identity until the tenant's published JWKS is supplied.
- * Exit codes: 0 every check passed, 1 a check failed, 2 usage or network error.
+ * Exit codes: 0 every check passed, 1 a check failed, 2 usage or network error, or a file that
+ * holds the companion's error answer (problem+json) rather than evidence.
  *
  * Arguments are parsed with util.parseArgs. A subcommand (e.g. one for inclusion proofs) is an
  * entry in SUBCOMMANDS: its own options and run(); --help, --version, --json errors and exit
@@ -24,6 +25,8 @@ import type { Check, VerifyResult } from '../../shared/types.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
 import { BUNDLE_SUBCOMMAND, PROOFS_USAGE, formatProofReport, verifyProofFile } from './verify-proofs.ts';
 import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './verify-export.ts';
+import { ErrorAnswerFile, errorAnswerMessage, problemOf, refusalMessage } from './problem-answer.ts';
+import { UnreachableError, fetchService, unreachableReason } from './service-url.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
 ${PROOFS_USAGE}
@@ -40,7 +43,8 @@ ${PROOFS_USAGE}
   -v, --version  print the version
 
 Each check prints PASS, FAIL, or SKIP when an earlier failure means it could not run.
-exit status: 0 verified, 1 a check failed, 2 usage or network error`;
+exit status: 0 verified, 1 a check failed, 2 usage or network error, or the file is an
+error answer (problem+json) rather than evidence`;
 
 /** A mistake in the command line: reported with the usage text. */
 export class UsageError extends Error {}
@@ -96,12 +100,12 @@ export async function loadKeys(source: string | undefined): Promise<TrustedKeySe
   if (/^https?:\/\//i.test(source)) {
     let res: Response;
     try {
-      res = await fetch(source, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
+      res = await fetchService(source, { timeoutMs: KEYS_TIMEOUT_MS });
       text = await res.text();
     } catch (e) {
-      throw new InputError(`keys: cannot fetch ${source}: ${networkReason(e)}`);
+      throw new InputError(`keys: ${e instanceof UnreachableError ? e.message : `could not read ${source}: ${unreachableReason(e, KEYS_TIMEOUT_MS)}`}`);
     }
-    if (!res.ok) throw new InputError(`keys: ${source} answered HTTP ${res.status}`);
+    if (!res.ok) throw new InputError(`keys: ${refusalMessage(source, res.status, text)}`);
   } else {
     if (!existsSync(source)) throw new InputError(`keys: no such file ${source}`);
     text = readFileSync(source, 'utf8');
@@ -113,13 +117,7 @@ export async function loadKeys(source: string | undefined): Promise<TrustedKeySe
   }
 }
 
-/** fetch() wraps the socket error as `cause`; its code (ECONNREFUSED, ENOTFOUND) says it best. */
-function networkReason(e: unknown): string {
-  const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if ((e as Error).name === 'TimeoutError') return 'no answer within 10 s';
-  return typeof cause?.message === 'string' ? cause.message : (e as Error).message;
-}
+const KEYS_TIMEOUT_MS = 10_000;
 
 interface Report {
   source: string;
@@ -181,6 +179,9 @@ export async function verifyTarget(target: string, keys: TrustedKeySet): Promise
   } catch (e) {
     throw new InputError(`${target}: not JSON: ${(e as Error).message}`);
   }
+  // A saved error answer (curl without --fail) is not evidence whose canonical form failed.
+  const problem = problemOf(parsed);
+  if (problem) throw new InputError(errorAnswerMessage(target, problem));
   const request = toVerifyRequest(parsed);
   const result = await verifyEvidence(request, keys);
   const actionKey = isRecord(request) && typeof request.action_key === 'string' ? request.action_key : null;
@@ -225,7 +226,12 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
   const keys = await loadKeys(opts.keys);
   if (isRecordsExport(opts.target)) {
     if (!existsSync(opts.target)) throw new UsageError(`no such file ${opts.target}`);
-    const summary = await verifyRecordsExport(opts.target, keys);
+    let summary;
+    try {
+      summary = await verifyRecordsExport(opts.target, keys);
+    } catch (e) {
+      throw e instanceof ErrorAnswerFile ? new InputError(e.message) : e;
+    }
     io.out(opts.json ? JSON.stringify(summary, null, 2) : formatExportSummary(summary));
     return summary.records > 0 && summary.failed === 0 ? 0 : 1;
   }

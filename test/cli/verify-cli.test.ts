@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLE_FILE_NAMES, buildBundle } from '../../shared/bundle.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
 import { jwksFor, makeSealedPacket, testKey } from '../helpers/seal-fixtures.ts';
+import { createTestContext } from '../companion/helpers.ts';
+import { closedLoopbackPort } from './closed-port.ts';
 
 const work = mkdtempSync(path.join(tmpdir(), 'svc-verify-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -118,23 +120,16 @@ describe('svc-verify command line', () => {
     expect(version.out).toMatch(/^svc-verify \d+\.\d+\.\d+\n$/);
   });
 
-  it('answers an unreachable --keys URL with one line and exit 2, never a stack trace', async () => {
-    // A loopback port nothing listens on: bind one, note it, close it.
-    const net = await import('node:net');
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+  it('answers an unreachable --keys URL with one line naming the URL and exit 2, never a stack trace', async () => {
+    const port = await closedLoopbackPort();
     const r = run(writeBundleDir('unreachable'), '--keys', `http://127.0.0.1:${port}/.well-known/service-keys.json`);
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`svc-verify: keys: cannot fetch http://127.0.0.1:${port}/.well-known/service-keys.json: ECONNREFUSED\n`);
+    expect(r.err).toBe(`svc-verify: keys: could not reach http://127.0.0.1:${port}/.well-known/service-keys.json: connection refused\n`);
     expect(r.out).toBe('');
 
     const j = run(writeBundleDir('unreachable-json'), '--keys', `http://127.0.0.1:${port}/keys.json`, '--json');
     expect(j.code).toBe(2);
-    expect(JSON.parse(j.out)).toEqual({ error: { kind: 'input', message: `keys: cannot fetch http://127.0.0.1:${port}/keys.json: ECONNREFUSED` } });
+    expect(JSON.parse(j.out)).toEqual({ error: { kind: 'input', message: `keys: could not reach http://127.0.0.1:${port}/keys.json: connection refused` } });
   });
 
   it('answers usage errors in JSON when --json is given', () => {
@@ -150,5 +145,43 @@ describe('svc-verify command line', () => {
     expect(r.out).toMatch(/SKIP\s+signature\s+not checked/);
     expect(r.out).toMatch(/FAIL\s+key_identity/);
     expect(r.out).toContain('RESULT: NOT VERIFIED (2 checks failed)');
+  });
+});
+
+describe('svc-verify on an error answer saved to a file', () => {
+  it('says it is an error answer with its status and code, not a sealed record whose canonical form failed: exit 2', async () => {
+    // Real answers of the companion: a record that does not exist, an export without a key.
+    const ctx = await createTestContext();
+    let notFound: string;
+    let unauthorized: string;
+    try {
+      const key = ctx.productionTenant().apiKey;
+      const missing = await ctx.request('/v1/records/law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D', { key });
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type')).toBe('application/problem+json');
+      notFound = missing.text;
+      unauthorized = (await ctx.request('/tenant/exports/records')).text;
+    } finally {
+      await ctx.close();
+    }
+
+    const file = path.join(work, 'not-found.json');
+    writeFileSync(file, notFound);
+    const r = run(file);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(new RegExp(`^svc-verify: ${file}: this is an error answer \\(problem\\+json 404 not_found\\), not a sealed record`));
+    expect(r.err).not.toMatch(/canonical_form/);
+    expect(r.out).toBe('');
+    const j = run(file, '--json');
+    expect(j.code).toBe(2);
+    expect(JSON.parse(j.out).error).toMatchObject({ kind: 'input', message: expect.stringContaining('this is an error answer (problem+json 404 not_found)') });
+
+    // Saved where a records export was expected (curl without --fail): refused as a whole.
+    const ndjson = path.join(work, 'unauthorized.ndjson');
+    writeFileSync(ndjson, unauthorized);
+    const e = run(ndjson);
+    expect(e.code).toBe(2);
+    expect(e.err).toMatch(/this is an error answer \(problem\+json 401 unauthorized\), not a sealed record/);
+    expect(e.out).toBe('');
   });
 });
