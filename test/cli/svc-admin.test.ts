@@ -102,10 +102,6 @@ async function lastEpochSeq(url: string): Promise<number> {
   return ((await res.json()) as { to: { epoch_seq: number } }).to.epoch_seq;
 }
 
-async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 50));
-}
-
 /** Every record of the tenant, paged from the NDJSON export (interface-spec Tenant exports). */
 async function exportedRecords(url: string, key: string): Promise<{ action_key: string; verify_request: unknown }[]> {
   const records: { action_key: string; verify_request: unknown }[] = [];
@@ -164,7 +160,18 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     // Gate calls from both tenants keep arriving through the backup and the next epoch.
     let stopping = false;
     const acknowledged: string[] = [];
-    const loads = Promise.all(drill.tenants.map((t) => gateLoad(live.url, t.apiKey, gateBody('law'), { n: 1_000_000, concurrency: 3, acknowledged, killed: () => stopping })));
+    // The production tenant has no allowance to run out of; the sandbox one has 100 actions.
+    let loadFailed: unknown;
+    const loads = Promise.all([
+      gateLoad(live.url, production.apiKey, gateBody('law'), { n: 1_000_000, concurrency: 3, acknowledged, killed: () => stopping }),
+      gateLoad(live.url, sandbox.api_key, gateBody('law'), { n: 90, concurrency: 1, acknowledged, killed: () => stopping }),
+    ]).catch((err: unknown) => void (loadFailed = err));
+    const until = async (condition: () => Promise<boolean>) => {
+      while (!(await condition())) {
+        if (loadFailed) throw loadFailed;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
     await until(async () => acknowledged.length >= 60 && (await lastEpochSeq(live.url)) >= 0);
 
     drill.acknowledgedBeforeBackup = [...acknowledged];
@@ -179,6 +186,7 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     await until(async () => acknowledged.length > during + 20 && (await lastEpochSeq(live.url)) > backedUp + 1);
     stopping = true;
     await loads;
+    if (loadFailed) throw loadFailed;
 
     const to = await lastEpochSeq(live.url);
     drill.consistency = await getJson(`${live.url}/epochs/consistency?from=${backedUp}&to=${to}`);
