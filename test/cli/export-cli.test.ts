@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
 import { recordBody } from '../companion/pack-fixtures.ts';
+import { closedLoopbackPort } from './closed-port.ts';
 
 const work = mkdtempSync(path.join(tmpdir(), 'svc-export-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -82,10 +83,12 @@ describe('npm run export -- records, then svc-verify on the file', { timeout: 18
     expect(reordered.out).toMatch(/FAIL {2}line 12 .* export_order/);
   });
 
-  it('exports only the half-open range asked for, and refuses bad usage without writing a file', async () => {
+  it('exports only the half-open range asked for from the companion in SVC_URL, and refuses bad usage without writing a file', async () => {
     const { url, key } = await seeded();
     const out = path.join(work, 'empty.ndjson');
-    const none = await run('companion/cli/export.ts', ['records', '--from', '2000-01-01T00:00:00Z', '--to', '2000-01-02T00:00:00Z', '--out', out, '--url', url], { SVC_API_KEY: key });
+    // The companion from SVC_URL, as every CLI takes it when --url is not given.
+    const none = await run('companion/cli/export.ts', ['records', '--from', '2000-01-01T00:00:00Z', '--to', '2000-01-02T00:00:00Z', '--out', out], { SVC_API_KEY: key, SVC_URL: url });
+    expect(none.err).toBe('');
     expect(none.code).toBe(0);
     expect(none.out).toMatch(/exported 0 records in 1 pages/);
     expect(readFileSync(out, 'utf8')).toBe('');
@@ -99,5 +102,35 @@ describe('npm run export -- records, then svc-verify on the file', { timeout: 18
     const noKey = await run('companion/cli/export.ts', ['records', '--out', refused, '--url', url], { SVC_API_KEY: '' });
     expect(noKey.code).toBe(2);
     expect(noKey.err).toMatch(/SVC_API_KEY/);
+
+    // A refusal names the URL and the problem's code and failing field, not a raw body.
+    expect(badRange.err).toContain(`export: ${url}/tenant/exports/records answered 422 validation_failed`);
+    expect(badRange.err).toContain('/from');
+  });
+});
+
+describe('npm run export when the companion cannot be reached', { timeout: 60_000 }, () => {
+  it('names the URL it could not reach and why, in one line, exit 1, and writes no file', async () => {
+    const port = await closedLoopbackPort();
+    const out = path.join(work, 'unreachable.ndjson');
+    for (const [args, env] of [
+      [['--url', `http://127.0.0.1:${port}`], {}],
+      [[], { SVC_URL: `http://127.0.0.1:${port}/` }],
+    ] as const) {
+      const r = await run('companion/cli/export.ts', ['records', '--out', out, '--from', '2025-01-01T00:00:00Z', ...args], { SVC_API_KEY: 'svc_test_x', ...env });
+      expect(r.code).toBe(1);
+      expect(r.err).toBe(`export: could not reach http://127.0.0.1:${port}/tenant/exports/records: connection refused\n`);
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
+  it('refuses a base URL that is not http(s) as a usage error naming the setting', async () => {
+    const out = path.join(work, 'bad-url.ndjson');
+    const flag = await run('companion/cli/export.ts', ['records', '--out', out, '--url', 'ftp://127.0.0.1'], { SVC_API_KEY: 'svc_test_x' });
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(/^export: --url: expected an http or https URL/);
+    const env = await run('companion/cli/export.ts', ['records', '--out', out], { SVC_API_KEY: 'svc_test_x', SVC_URL: 'not a url' });
+    expect(env.code).toBe(2);
+    expect(env.err).toMatch(/^export: SVC_URL: expected the companion's base URL/);
   });
 });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
+import { closedLoopbackPort } from './closed-port.ts';
 
 const work = mkdtempSync(path.join(tmpdir(), 'svc-verify-proofs-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -93,4 +94,17 @@ describe('svc-verify anchoring commands', () => {
     expect(inconsistent.code).toBe(1);
     expect(inconsistent.out).toContain('FAIL  consistency');
   }, 120_000);
+});
+
+describe('svc-verify bundle when the companion cannot be reached', () => {
+  it('names the URL it could not reach and why, in one line, exit 2; --url wins over SVC_URL', async () => {
+    const port = await closedLoopbackPort();
+    const base = `http://127.0.0.1:${port}`;
+    const expected = `svc-verify bundle: could not reach ${base}/evidence-packets/seal-bundle/batch: connection refused\n`;
+    const fromEnv = await run(['bundle', 'law:proposed-action:x', '--out', path.join(work, 'z')], { SVC_URL: base, SVC_API_KEY: 'svc_test_x' });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.err).toBe(expected);
+    const fromFlag = await run(['bundle', 'law:proposed-action:x', '--out', path.join(work, 'z'), '--url', base], { SVC_URL: 'http://127.0.0.1:1', SVC_API_KEY: 'svc_test_x' });
+    expect(fromFlag.err).toBe(expected);
+  }, 60_000);
 });
