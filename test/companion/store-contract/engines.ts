@@ -195,47 +195,97 @@ export function race(): { meet: () => Promise<void>; done: () => Promise<unknown
   return { meet: both, done: () => Promise.race([finished(), sleep(300)]) };
 }
 
-/** Resolves once a PostgreSQL backend of this database waits for a lock another transaction holds. */
-async function someoneWaitsForALock(db: TestDatabase): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+/** How long a test waits for a lock wait that should come before it calls the run a failure. */
+const LOCK_WAIT_DEADLINE_MS = 20_000;
+
+/**
+ * Whether a backend of this database (PostgreSQL) waits for a lock another transaction holds
+ * before `until` settles: polls the server's pg_stat_activity, and answers false as soon as
+ * `until` settles without one. Neither within the deadline is an error.
+ */
+export async function lockWaitBefore(db: TestDatabase, until: Promise<unknown> = new Promise(() => {})): Promise<boolean> {
+  let settled = false;
+  const over = until.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const deadline = Date.now() + LOCK_WAIT_DEADLINE_MS;
+  while (!settled) {
     const [r] = await db.rows<{ n: number }>(
       "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
     );
-    if (r && r.n > 0) return;
-    await sleep(10);
+    if (r && Number(r.n) > 0) return true;
+    if (Date.now() > deadline) throw new Error('no transaction waited for a lock, and the awaited work did not finish either');
+    await Promise.race([over, sleep(10)]);
   }
-  throw new Error('no transaction waited for the lock');
+  return false;
+}
+
+/** A latch a test opens once: `open()` resolves everyone waiting on `opened`. */
+export function latch(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+export interface Interleaving<A> {
+  /**
+   * Whether `second` must wait for a lock `first` holds (the default). With false, `first`
+   * stays open until `second` has finished, or is let go when `second` waits after all, so a
+   * test expecting no wait fails on the order of events rather than by a timeout.
+   */
+  secondWaits?: boolean;
+  /** Runs in `first`'s transaction once let go: its return commits, a throw rolls back. */
+  atEnd?: (result: A) => A | Promise<A>;
 }
 
 /**
  * Runs `first` in a transaction that stays open until `second`, in another transaction, is
- * blocked on a lock `first` took; then commits `first`. Both results, in that order (PostgreSQL:
- * it watches the server's lock waits).
+ * blocked on a lock `first` took (PostgreSQL: it watches the server's lock waits); then ends
+ * `first`'s transaction (`atEnd`). Each transaction's outcome, not awaited.
  */
+export async function interleave<S extends object, A, B>(
+  db: TestDatabase,
+  factories: StoreFactories<S>,
+  first: (s: S) => Promise<A>,
+  second: (s: S) => Promise<B>,
+  { secondWaits = true, atEnd = (result) => result }: Interleaving<A> = {},
+): Promise<{ first: Promise<A>; second: Promise<B> }> {
+  const firstDidIts = latch();
+  const released = latch();
+  const a = db.transaction(async (tx) => {
+    let result: A;
+    try {
+      result = await first(tx.store(factories));
+    } finally {
+      firstDidIts.open();
+      await released.opened;
+    }
+    return atEnd(result);
+  });
+  await firstDidIts.opened;
+  const b = db.transaction(async (tx) => second(tx.store(factories)));
+  let waited: boolean;
+  try {
+    waited = await lockWaitBefore(db, b);
+  } finally {
+    released.open();
+  }
+  if (secondWaits && !waited) {
+    await Promise.all([a, b]); // either one's own failure, if one failed
+    throw new Error('the second transaction finished without waiting for a lock the first held');
+  }
+  return { first: a, second: b };
+}
+
+/** interleave(), both outcomes awaited: the results in that order. */
 export async function interleaved<S extends object, A, B>(
   db: TestDatabase,
   factories: StoreFactories<S>,
   first: (s: S) => Promise<A>,
   second: (s: S) => Promise<B>,
+  options?: Interleaving<A>,
 ): Promise<[A, B]> {
-  let entered!: () => void;
-  const firstDidIts = new Promise<void>((resolve) => (entered = resolve));
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const a = db.transaction(async (tx) => {
-    try {
-      return await first(tx.store(factories));
-    } finally {
-      entered();
-      await released;
-    }
-  });
-  await firstDidIts;
-  const b = db.transaction(async (tx) => second(tx.store(factories)));
-  try {
-    await someoneWaitsForALock(db);
-  } finally {
-    release();
-  }
+  const { first: a, second: b } = await interleave(db, factories, first, second, options);
   return Promise.all([a, b]);
 }

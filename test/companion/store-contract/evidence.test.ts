@@ -7,7 +7,7 @@ import { createPostgresEvidenceStore } from '../../../companion/evidence/postgre
 import { createSqliteEvidenceStore } from '../../../companion/evidence/sqlite-store.ts';
 import type { EvidenceStore, LogHead, SealedRecordRow } from '../../../companion/evidence/store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
-import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import { databasePerCase, engines, latch, lockWaitBefore, seedTenants, sleep } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const EVIDENCE: StoreFactories<EvidenceStore> = { sqlite: createSqliteEvidenceStore, postgres: createPostgresEvidenceStore };
@@ -144,15 +144,15 @@ describe.each(engines())('evidence store on $name', (engine) => {
 
   if (engine.name === 'postgres') describe('concurrent sealers', () => {
     /**
-     * One sealer's transaction: read the head, hold it a while (so the two overlap), append
-     * head + 1 chained to the head's hash. `nested` does it in a savepoint, as the sealer does.
+     * One sealer's transaction: read the head, `hold` (so that two overlap), append head + 1
+     * chained to the head's hash. `nested` does it in a savepoint, as the sealer does.
      */
-    const seal = (tenantId: string, holdMs: number, nested: boolean) =>
+    const seal = (tenantId: string, hold: () => Promise<void>, nested: boolean) =>
       db.transaction(async (outer) => {
         const body = async (tx: typeof outer) => {
           const evidence = tx.store(EVIDENCE);
           const head = await evidence.logHead(tenantId);
-          await sleep(holdMs);
+          await hold();
           const r = record(tenantId, head ? head.tenantSeq + 1 : 0, { attestation: JSON.stringify({ prev: head?.attestationHash ?? null }) });
           await evidence.insertRecord(r);
           return { head, r };
@@ -162,7 +162,14 @@ describe.each(engines())('evidence store on $name', (engine) => {
 
     for (const nested of [false, true]) {
       it(`two transactions sealing one tenant both commit, seqs 0 and 1, chained${nested ? ' (in savepoints)' : ''}`, async () => {
-        const results = await Promise.all([seal('ten_a', 150, nested), seal('ten_a', 150, nested)]);
+        // The first to read the head holds it until the other is seen waiting for its lock.
+        let nobodyHolds = true;
+        const holdTheFirst = async () => {
+          if (!nobodyHolds) return;
+          nobodyHolds = false;
+          await lockWaitBefore(db);
+        };
+        const results = await Promise.all([seal('ten_a', holdTheFirst, nested), seal('ten_a', holdTheFirst, nested)]);
         expect(await seqs('ten_a')).toEqual([0, 1]);
         const first = results.find((x) => x.head === undefined)!;
         const second = results.find((x) => x.head !== undefined)!;
@@ -192,12 +199,19 @@ describe.each(engines())('evidence store on $name', (engine) => {
 
     it('a sealer of another tenant does not wait for the first tenant\'s lock', async () => {
       const finished: string[] = [];
-      await Promise.all([
-        seal('ten_a', 400, false).then(() => finished.push('ten_a')),
-        sleep(50)
-          .then(() => seal('ten_b', 0, false))
-          .then(() => finished.push('ten_b')),
-      ]);
+      const holdsTenA = latch();
+      const released = latch();
+      const holdTenA = async () => {
+        holdsTenA.open();
+        await released.opened;
+      };
+      const a = seal('ten_a', holdTenA, false).then(() => finished.push('ten_a'));
+      await Promise.race([holdsTenA.opened, a]);
+      const b = seal('ten_b', async () => {}, false).then(() => finished.push('ten_b'));
+      // Should ten_b wait for ten_a's lock after all, ten_a is let go and the order shows it.
+      await lockWaitBefore(db, b);
+      released.open();
+      await Promise.all([a, b]);
       expect(finished).toEqual(['ten_b', 'ten_a']);
       expect(await seqs('ten_a')).toEqual([0]);
       expect(await seqs('ten_b')).toEqual([0]);
@@ -210,8 +224,9 @@ describe.each(engines())('evidence store on $name', (engine) => {
         await tx.store(EVIDENCE).logHead('ten_a');
         await tx.store(EVIDENCE).insertRecord(record('ten_a', 1));
         // On another connection while this transaction holds the tenant's row: a locking read
-        // there would wait for this commit, which waits for it.
-        return Promise.race([db.store(EVIDENCE).logHead('ten_a'), sleep(3000).then(() => 'waited' as const)]);
+        // there would wait for this commit, which waits for it (seen as a lock wait).
+        const read = db.store(EVIDENCE).logHead('ten_a');
+        return (await lockWaitBefore(db, read)) ? ('waited' as const) : read;
       });
       expect(seen).toStrictEqual(headOf(r0));
     });

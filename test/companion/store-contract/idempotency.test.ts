@@ -4,7 +4,7 @@ import { createPostgresIdempotencyStore } from '../../../companion/evidence/idem
 import { createSqliteIdempotencyStore } from '../../../companion/evidence/idempotency/sqlite-store.ts';
 import type { IdempotencyStore, StoredResponse } from '../../../companion/evidence/idempotency/store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
-import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import { databasePerCase, engines, interleaved, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const IDEMPOTENCY: StoreFactories<IdempotencyStore> = { sqlite: createSqliteIdempotencyStore, postgres: createPostgresIdempotencyStore };
@@ -102,20 +102,17 @@ describe.each(engines())('idempotency store on $name', (engine) => {
   if (engine.name === 'postgres') describe('concurrent saves', () => {
     it('two transactions saving one key both commit; the later commit\'s answer stands', async () => {
       const order: number[] = [];
-      await Promise.all([
-        db.transaction(async (tx) => {
-          await tx.store(IDEMPOTENCY).save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
-          await sleep(200);
-          order.push(1);
-        }),
-        sleep(50).then(() =>
-          db.transaction(async (tx) => {
-            // Waits for the first transaction's row, then replaces it (no primary key violation).
-            await tx.store(IDEMPOTENCY).save('ten_a', 'gate', 'key-1', answer(2), AT, WINDOW);
-            order.push(2);
-          }),
-        ),
-      ]);
+      await interleaved(
+        db,
+        IDEMPOTENCY,
+        (keys) => keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW),
+        // Waits for the first transaction's row, then replaces it (no primary key violation).
+        async (keys) => {
+          await keys.save('ten_a', 'gate', 'key-1', answer(2), AT, WINDOW);
+          order.push(2);
+        },
+        { atEnd: () => void order.push(1) },
+      );
       expect(order).toEqual([1, 2]);
       expect(await db.store(IDEMPOTENCY).find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(2));
       expect(await createdAts()).toEqual([AT]);
@@ -124,19 +121,17 @@ describe.each(engines())('idempotency store on $name', (engine) => {
     it('a purge skips the expired keys another open transaction is purging, without waiting for it', async () => {
       await seedExpired(20);
       const finished: string[] = [];
-      await Promise.all([
-        db.transaction(async (tx) => {
-          await tx.store(IDEMPOTENCY).save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
-          await sleep(400);
-          finished.push('first');
-        }),
-        sleep(50).then(() =>
-          db.transaction(async (tx) => {
-            await tx.store(IDEMPOTENCY).save('ten_b', 'gate', 'key-2', answer(2), AT, WINDOW);
-            finished.push('second');
-          }),
-        ),
-      ]);
+      // The first stays open until the second has finished (or is let go should the second wait).
+      await interleaved(
+        db,
+        IDEMPOTENCY,
+        (keys) => keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW),
+        async (keys) => {
+          await keys.save('ten_b', 'gate', 'key-2', answer(2), AT, WINDOW);
+          finished.push('second');
+        },
+        { secondWaits: false, atEnd: () => void finished.push('first') },
+      );
       // The second purged the four the first had left, while the first was still open.
       expect(finished).toEqual(['second', 'first']);
       expect(await createdAts()).toEqual([AT, AT]);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createPostgresIntegrationStore } from '../../../companion/integrations/postgres-store.ts';
 import { createSqliteIntegrationStore } from '../../../companion/integrations/sqlite-store.ts';
 import type { IntegrationRow, IntegrationStore, SaveIntegration } from '../../../companion/integrations/store.ts';
-import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import { databasePerCase, engines, interleaved, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const INTEGRATIONS: StoreFactories<IntegrationStore> = { sqlite: createSqliteIntegrationStore, postgres: createPostgresIntegrationStore };
@@ -126,15 +126,13 @@ describe.each(engines())('integration store on $name', (engine) => {
     it('two transactions recording a failure at once count the streak exactly', async () => {
       const integrations = db.store(INTEGRATIONS);
       await integrations.save(setup());
-      const [first, second] = await Promise.all([
-        db.transaction(async (tx) => {
-          const r = await tx.store(INTEGRATIONS).recordFailure('ten_a', 'webhook', 'ops', T1);
-          await sleep(200);
-          return r;
-        }),
+      const [first, second] = await interleaved(
+        db,
+        INTEGRATIONS,
+        (integrations) => integrations.recordFailure('ten_a', 'webhook', 'ops', T1),
         // Starts while the first is open: waits for its row, then adds to the committed count.
-        sleep(50).then(() => db.transaction((tx) => tx.store(INTEGRATIONS).recordFailure('ten_a', 'webhook', 'ops', T2))),
-      ]);
+        (integrations) => integrations.recordFailure('ten_a', 'webhook', 'ops', T2),
+      );
       expect(first).toStrictEqual({ consecutiveFailures: 1, failingSince: T1 });
       expect(second).toStrictEqual({ consecutiveFailures: 2, failingSince: T1 });
       expect(await integrations.find('ten_a', 'webhook', 'ops')).toMatchObject({ consecutiveFailures: 2, failingSince: T1 });

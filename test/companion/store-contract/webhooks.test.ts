@@ -4,7 +4,7 @@ import { createPostgresWebhookStore } from '../../../companion/webhooks/postgres
 import { createSqliteWebhookStore } from '../../../companion/webhooks/sqlite-store.ts';
 import type { DeliveryRow, NewDelivery, WebhookStore } from '../../../companion/webhooks/store.ts';
 import { sha256Hex } from '../../../shared/hash.ts';
-import { databasePerCase, engines, seedTenants, sleep } from './engines.ts';
+import { databasePerCase, engines, interleave, interleaved, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const WEBHOOKS: StoreFactories<WebhookStore> = { sqlite: createSqliteWebhookStore, postgres: createPostgresWebhookStore };
@@ -217,28 +217,30 @@ describe.each(engines())('webhook store on $name', (engine) => {
 
   if (engine.name === 'postgres') describe('concurrent enqueues', () => {
     it('two transactions enqueueing one event for a target: one delivery, exactly one told true', async () => {
-      const [first, second] = await Promise.all([
-        db.transaction(async (tx) => {
-          const inserted = await tx.store(WEBHOOKS).insertDelivery(delivery(1));
-          await sleep(200);
-          return inserted;
-        }),
+      const [first, second] = await interleaved(
+        db,
+        WEBHOOKS,
+        (webhooks) => webhooks.insertDelivery(delivery(1)),
         // Starts while the first is open: waits for its outcome, then does nothing.
-        sleep(50).then(() => db.transaction((tx) => tx.store(WEBHOOKS).insertDelivery(delivery(2, { eventKey: delivery(1).eventKey })))),
-      ]);
+        (webhooks) => webhooks.insertDelivery(delivery(2, { eventKey: delivery(1).eventKey })),
+      );
       expect([first, second]).toEqual([true, false]);
       expect(await db.store(WEBHOOKS).listDeliveries({ tenantId: 'ten_a', target: 'ops', limit: 10, offset: 0 })).toStrictEqual([stored(delivery(1))]);
     });
 
     it('the second enqueue succeeds when the first transaction rolls back', async () => {
-      const [first, second] = await Promise.allSettled([
-        db.transaction(async (tx) => {
-          await tx.store(WEBHOOKS).insertDelivery(delivery(1));
-          await sleep(200);
-          throw new Error('refused');
-        }),
-        sleep(50).then(() => db.transaction((tx) => tx.store(WEBHOOKS).insertDelivery(delivery(2, { eventKey: delivery(1).eventKey })))),
-      ]);
+      const both = await interleave(
+        db,
+        WEBHOOKS,
+        (webhooks) => webhooks.insertDelivery(delivery(1)),
+        (webhooks) => webhooks.insertDelivery(delivery(2, { eventKey: delivery(1).eventKey })),
+        {
+          atEnd: () => {
+            throw new Error('refused');
+          },
+        },
+      );
+      const [first, second] = await Promise.allSettled([both.first, both.second]);
       expect(first.status).toBe('rejected');
       expect(second).toEqual({ status: 'fulfilled', value: true });
       expect(await db.store(WEBHOOKS).listDeliveries({ tenantId: 'ten_a', target: 'ops', limit: 10, offset: 0 })).toStrictEqual([
