@@ -10,6 +10,7 @@ import { COMMAND_OPTIONS, ConfigError, loadConfig, settingsHelp } from './core/c
 import type { SignerCustody } from './core/signer.ts';
 import type { Config } from './core/config.ts';
 import { createJsonLogger, errorFields } from './core/log.ts';
+import { NewerDatabaseError } from './core/migrations.ts';
 import { API_VERSION } from './core/openapi.ts';
 import { startServer } from './core/server.ts';
 import { SERVICE_VERSION } from './core/version.ts';
@@ -93,5 +94,6 @@ function banner(url: string, config: Config, [sandboxKid, productionKid]: string
 
 main().catch((err: unknown) => {
   process.stderr.write(`action-gate companion failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  // A database a newer release wrote is a setting problem, like a bad setting: exit 2.
+  process.exit(err instanceof NewerDatabaseError ? 2 : 1);
 });

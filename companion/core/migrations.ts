@@ -36,6 +36,27 @@ export class MigrationError extends Error {
   }
 }
 
+/**
+ * The database holds a schema version above every one this build ships: a newer release wrote
+ * it. Running older code on it could misread or overwrite what the newer schema means, so the
+ * start is refused (main.ts exits 2 with this one line) and nothing is changed.
+ */
+export class NewerDatabaseError extends MigrationError {
+  readonly databaseVersion: number;
+  readonly knownVersion: number;
+
+  constructor(where: string, databaseVersion: number, knownVersion: number) {
+    super(
+      `${where} was written by a newer version of the service (schema ${pad(databaseVersion)}, which this build does not know; it knows up to ${pad(knownVersion)}): upgrade the service, or restore a backup made by this version`,
+    );
+    this.name = 'NewerDatabaseError';
+    this.databaseVersion = databaseVersion;
+    this.knownVersion = knownVersion;
+  }
+}
+
+const pad = (version: number) => String(version).padStart(4, '0');
+
 export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   const migrations: Migration[] = [];
   for (const file of fs.readdirSync(dir).sort()) {
@@ -77,7 +98,7 @@ export function runMigrations(db: Db, migrations: Migration[] = readMigrations()
   const record = db.prepare('INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)');
 
   const before = appliedRows.all();
-  checkHistory(before, migrations);
+  checkHistory(before, migrations, `the database at ${db.name}`);
   const done = new Set(before.map((r) => r.version));
   const applied: number[] = [];
   for (const migration of migrations.filter((m) => !done.has(m.version))) {
@@ -94,13 +115,22 @@ export function runMigrations(db: Db, migrations: Migration[] = readMigrations()
   return applied;
 }
 
-/** Refuses a database whose applied history this build does not know or whose files changed since. */
-export function checkHistory(rows: AppliedRow[], migrations: Migration[]): void {
+/**
+ * Refuses a database whose applied history this build does not know or whose files changed
+ * since. `where` names the database in the message ("the database at /var/lib/…/companion.db").
+ */
+export function checkHistory(rows: AppliedRow[], migrations: Migration[], where = 'the database'): void {
   const known = new Map(migrations.map((m) => [m.version, m]));
+  const newestKnown = migrations.at(-1)?.version ?? 0;
+  const newestApplied = rows.reduce((max, r) => Math.max(max, r.version), 0);
+  // Checked before the rows one by one, so a newer database gets the line that says what to do.
+  if (newestApplied > newestKnown) throw new NewerDatabaseError(where, newestApplied, newestKnown);
   for (const row of rows) {
     const m = known.get(row.version);
     if (!m) {
-      throw new MigrationError(`the database has migration ${row.version} (${row.name}) that this build does not know; it was made by a newer version`);
+      // A number below this build's newest that it lacks: a migration of a line of work this
+      // build does not include (numbers are handed out per line of work; see above).
+      throw new MigrationError(`${where} has migration ${pad(row.version)}_${row.name} that this build does not know; it was made by another version of the service`);
     }
     if (m.checksum !== row.checksum) {
       throw new MigrationError(`migration ${String(row.version).padStart(4, '0')}_${row.name}.sql changed after it was applied; add a new migration instead`);

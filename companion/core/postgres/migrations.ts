@@ -2,7 +2,8 @@
  * The PostgreSQL engine's schema: the files of companion/migrations/postgres/, numbered and
  * named as SQLite's (../migrations.ts), applied by the same rules: what is missing, in order,
  * each file in its own transaction together with its `schema_migrations` row; an applied file
- * that changed since, or a migration this build does not know, refuses the start.
+ * that changed since, or a migration this build does not know, refuses the start (a database
+ * a newer release migrated is named as such, with what to do: core/migrations.ts).
  *
  * Several companions may start at once on one database (the scale-out engine's point): each
  * transaction first takes the same transaction-level advisory lock (PostgreSQL "Advisory
@@ -35,7 +36,8 @@ async function lockedHistory(tx: TransactionSql): Promise<AppliedRow[]> {
 export async function runPostgresMigrations(sql: Sql, migrations: Migration[] = readMigrations(POSTGRES_MIGRATIONS_DIR), now: () => Date = () => new Date()): Promise<number[]> {
   const pending = await sql.begin(async (tx) => {
     const rows = await lockedHistory(tx);
-    checkHistory(rows, migrations);
+    const [{ name }] = await tx<[{ name: string }]>`SELECT current_database() AS name`;
+    checkHistory(rows, migrations, `the PostgreSQL database ${JSON.stringify(name)}`);
     return migrations.filter((m) => !rows.some((r) => r.version === m.version));
   });
   const applied: number[] = [];
