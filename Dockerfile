@@ -3,7 +3,7 @@
 #   docker run --init -p 127.0.0.1:8787:8787 -v action-gate-data:/data action-gate
 # Without a container registry, make the base locally (Debian packages and the npm registry
 # only) and name it: node deploy/make-base-image.mjs, then
-#   docker build --build-arg BASE_IMAGE=action-gate-base:bookworm-node20.20.2 -t action-gate .
+#   docker build --build-arg BASE_IMAGE=action-gate-base:bookworm-node20.20.2-npm11.19.1 -t action-gate .
 # `npm run test:container` does both and smoke-tests the image.
 ARG BASE_IMAGE=node:20-bookworm-slim
 

