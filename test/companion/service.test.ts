@@ -3,7 +3,7 @@
  * --help and --version, SIGTERM sent to the pid `npm start` returns, and the README's curl
  * session run word for word against it.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,14 +11,14 @@ import { startNodeFlags } from '../../scripts/start-command.mjs';
 import { SETTINGS } from '../../companion/core/config.ts';
 import { cleanupCompanions, holdInFlightSignup, tempDataDir } from '../helpers/companion-process.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
+import { requireBuild } from '../artifact/compiled-service.ts';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const children: ChildProcess[] = [];
 
-beforeAll(() => {
-  // What `npm install` runs (prepare): the tests below exercise this build, not the sources.
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'pipe' });
-}, 120_000);
+// The tests below exercise the build in dist/ (what `npm install` makes through prepare), not the
+// sources: the main project's global setup (test/helpers/build-global-setup.ts) made it from them.
+beforeAll(requireBuild);
 
 afterEach(async () => {
   // SIGTERM, not SIGKILL: npm forwards it to the server; a killed npm would orphan the server.
@@ -111,15 +111,26 @@ describe('the README', () => {
     }
   });
 
+  it('reaches the companion in every example through $BASE: the only address in a code block is its default', () => {
+    const readme = fs.readFileSync(`${REPO_ROOT}/README.md`, 'utf8');
+    const code = [...readme.matchAll(/^```[a-z ]*\n([\s\S]*?)^```/gm)].flatMap((m) => m[1]!.split('\n'));
+    // Besides `BASE=${BASE:-…}` lines: comments naming the default port, and the container's port mapping.
+    const hardCoded = code.filter((l) => /:8787\b/.test(l.split(' # ')[0]!) && !l.startsWith('BASE=${BASE:-http://127.0.0.1:8787}') && !/-p 127\.0\.0\.1:8787:8787/.test(l));
+    expect(hardCoded).toEqual([]);
+    const session = readme.indexOf('```sh session\n');
+    expect(readme.slice(session).split('\n')[1]).toMatch(/^BASE=\$\{BASE:-http:\/\/127\.0\.0\.1:8787\}/);
+  });
+
   it("runs its curl session, as written, against a companion started with npm start", async () => {
     const readme = fs.readFileSync(`${REPO_ROOT}/README.md`, 'utf8');
     const blocks = [...readme.matchAll(/```sh session\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(blocks.length).toBeGreaterThanOrEqual(2);
     const svc = npmStart(tempDataDir());
     const url = await svc.url;
-    // The README talks to the default address; this companion has a free port.
-    const script = blocks.join('\n').replaceAll('localhost:8787', new URL(url).host);
-    const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    // This companion has a free port, not the default: the session reaches it through BASE
+    // alone, as a reader's shell would, with not a word of the text changed.
+    const script = blocks.join('\n');
+    const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, BASE: url } });
     expect(run.status, `${run.stdout.slice(-1500)}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('"decision": "needs_review"');
     expect(run.stdout).toContain('RESULT: VERIFIED as SANDBOX evidence');
