@@ -120,11 +120,23 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
   const board = usesSealThread(config) ? new DurabilityBoard() : undefined;
   const store = await openStore(config, options, board);
   let production: Signer | undefined;
+  let secrets: SecretResolver | undefined;
   try {
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
-    const secrets = new SecretResolver({ grants: config.secretGrants, refMapFile: config.secretRefMapFile });
+    secrets = new SecretResolver({
+      grants: config.secretGrants,
+      grantsFile: config.secretGrantsFile,
+      refMapFile: config.secretRefMapFile,
+      awsSmRegion: config.awsSmRegion,
+      awsSmEndpoint: config.awsSmEndpoint,
+      vaultAddr: config.vaultAddr,
+      vaultTokenRef: config.vaultTokenRef,
+      vaultNamespace: config.vaultNamespace,
+      timeoutMs: config.secretTimeoutMs,
+      cacheMs: config.secretCacheSeconds * 1000,
+    });
     // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
-    production = openProductionSigner(config, secrets, log);
+    production = await openProductionSigner(config, secrets, log);
     const retired = await store.productionKeys.activate(production, clock.now().toISOString());
     const keyring = new Keyring({ sandbox: createSandboxSigner(), production, retired });
     const ids = options.ids ?? createIdFactory(clock);
@@ -166,6 +178,7 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
   } catch (err) {
     production?.close?.();
+    secrets?.close();
     await store.close();
     throw err;
   }
@@ -184,5 +197,6 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   } finally {
     await deps.store.close();
     deps.keyring.close();
+    deps.secrets.close();
   }
 }

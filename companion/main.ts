@@ -2,7 +2,9 @@
  * Entry point (`npm start`, which runs the build in dist/ with plain node): configuration →
  * data directory, database and keys → app → HTTP on HOST:PORT (DESIGN.md §2). SIGTERM/SIGINT
  * shut down gracefully: stop accepting, finish in-flight requests, stop background work,
- * close the database, exit 0. Nothing imports this file.
+ * close the database, exit 0. SIGHUP re-reads the secret grants and reference map. A bad
+ * setting, or a file, folder or reference a setting names that cannot be used, exits 2 with
+ * one line each. Nothing imports this file.
  */
 import { parseArgs } from 'node:util';
 import { createApp } from './app.ts';
@@ -13,6 +15,7 @@ import { createJsonLogger, errorFields } from './core/log.ts';
 import { NewerDatabaseError } from './core/migrations.ts';
 import { API_VERSION } from './core/openapi.ts';
 import { startServer } from './core/server.ts';
+import { settingProblems } from './core/settings-check.ts';
 import { SERVICE_VERSION } from './core/version.ts';
 import { closeDeps, openDeps } from './deps.ts';
 
@@ -39,6 +42,9 @@ async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(process.env, argv);
+    // Files, folders and references the settings name, looked at once (core/settings-check.ts).
+    const problems = await settingProblems(config);
+    if (problems.length > 0) throw new ConfigError(problems);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`action-gate companion: ${err.message}\n(see --help)\n`);
@@ -76,6 +82,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', (s) => void shutdown(s));
   process.on('SIGINT', (s) => void shutdown(s));
+  // SIGHUP re-reads SVC_SECRET_GRANTS_FILE and SVC_SECRET_REF_MAP_FILE (core/secret-refs.ts):
+  // a new tenant's grant needs no restart. A file that cannot be used keeps the previous one.
+  process.on('SIGHUP', () => {
+    const r = deps.secrets.reload();
+    if (r.ok) log.info('secrets reloaded', { tenants: r.grantTenants, reason: `${r.grantReferences} granted reference(s), ${r.mapEntries} reference map entries` });
+    // The problem starts with the setting's name and never holds a value.
+    else log.error('secrets reload failed; the previous grants and reference map stay in force', { reason: r.problem });
+  });
 }
 
 /** For the person who just ran `npm start`: where it is, what it holds, what to do next. */

@@ -312,7 +312,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     const person = requirePerson(s);
     requireCapability(s, 'billing:manage');
     if (s.tenantKind !== 'sandbox') throw ProblemError.conflict('already_production', 'this tenant is already a production tenant');
-    const reason = provider.unavailable();
+    const reason = await provider.unavailable();
     if (reason) throw billingUnavailable(reason, `the ${provider.name} billing provider is not configured`);
     const checkoutId = deps.ids.next('chk');
     let start;
@@ -409,7 +409,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
     requireCapability(s, 'billing:manage');
     const unavailable = (reason: UnavailableReason) => c.json({ available: false, url: null, reason }, 200);
     if (s.tenantKind === 'sandbox') return unavailable('sandbox_tenant');
-    const configured = provider.unavailable();
+    const configured = await provider.unavailable();
     if (configured) return unavailable(configured);
     const billing = await account.getTenantBilling(s.tenantId);
     if (billing.customerRef === null || billing.provider !== provider.name) return unavailable(billing.customerRef === null ? 'no_customer' : 'provider_unconfigured');
@@ -438,11 +438,11 @@ export function accountSessionRoutes(deps: RouteDeps) {
       },
     });
     router.openapi(webhook, async (c) => {
-      if (!stripe.webhookConfigured()) throw billingUnavailable('provider_unconfigured', 'no Stripe webhook secret is configured');
+      if (!(await stripe.webhookConfigured())) throw billingUnavailable('provider_unconfigured', 'no Stripe webhook secret is configured');
       const payload = await c.req.text();
       let event;
       try {
-        event = stripe.parseWebhook(payload, c.req.valid('header')['stripe-signature'], deps.clock.now().getTime());
+        event = await stripe.parseWebhook(payload, c.req.valid('header')['stripe-signature'], deps.clock.now().getTime());
       } catch {
         throw new ProblemError({ status: 400, code: 'webhook_signature_invalid', detail: 'the Stripe-Signature header does not verify for this payload' });
       }

@@ -5,8 +5,8 @@
  *                  inside it) and file name, SQLite pragmas as this connection reports them,
  *                  size, WAL size, the applied migrations against those this build ships
  *                  (core/migrations.ts)
- *   secret-plan    the secret reference schemes, each probed through a real SecretResolver
- *                  (core/secret-refs.ts) to say whether this build resolves it; the
+ *   secret-plan    the secret reference schemes, each asked of the running SecretResolver
+ *                  (core/secret-refs.ts): whether this service, so configured, resolves it; the
  *                  operator grants as counts; whether the reference map file and the metrics
  *                  token are set; where the signing keys live (signer custody itself is
  *                  /deployment/signer-plan)
@@ -27,7 +27,7 @@ import { readMigrations } from '../core/migrations.ts';
 import type { OpenApiDocument } from '../core/openapi.ts';
 import { z } from '../core/router.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
-import { SECRET_REF_SCHEMES, SecretResolver, parseSecretRef } from '../core/secret-refs.ts';
+import { SECRET_REF_SCHEMES, parseSecretRef } from '../core/secret-refs.ts';
 import type { SqliteStore, Store } from '../store.ts';
 import { ProblemError } from '../core/errors.ts';
 import { displayPath, serves } from './sources.ts';
@@ -130,16 +130,10 @@ export const SecretPlan = z
   })
   .openapi('SecretPlan');
 
-/** Whether this build resolves a scheme at all: a probe reference granted to a probe tenant, with an empty environment. */
-function schemeResolvable(scheme: (typeof SECRET_REF_SCHEMES)[number]): boolean {
-  const ref = `${scheme}://SVC_PROBE`;
-  const resolution = new SecretResolver({ grants: { probe: [ref] }, env: {} }).resolve('probe', ref);
-  return resolution.ok || resolution.error !== 'provider_unavailable';
-}
-
 export function secretPlan(deps: AppDeps, document: OpenApiDocument): z.infer<typeof SecretPlan> {
   const { config, keyring } = deps;
-  const refs = Object.values(config.secretGrants).flat();
+  // The grants in force now: SVC_SECRET_GRANTS_FILE may have been re-read since start (SIGHUP).
+  const refs = deps.secrets.grantedReferences();
   let readable = false;
   if (config.secretRefMapFile !== undefined) {
     try {
@@ -152,10 +146,10 @@ export function secretPlan(deps: AppDeps, document: OpenApiDocument): z.infer<ty
   return {
     schemes: SECRET_REF_SCHEMES.map((scheme) => ({
       scheme: `${scheme}://`,
-      resolvable: schemeResolvable(scheme),
+      resolvable: deps.secrets.provides(scheme),
       granted_references: refs.filter((r) => parseSecretRef(r)?.scheme === scheme).length,
     })),
-    grants: { tenants: Object.keys(config.secretGrants).length, references: refs.length },
+    grants: deps.secrets.grantCounts(),
     reference_map_file: { set: config.secretRefMapFile !== undefined, readable },
     metrics_token: config.metricsToken === undefined ? 'unset' : 'set',
     signing_keys: {

@@ -7,7 +7,8 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseSecretRef } from './secret-refs.ts';
+import { grantProblems } from './secrets/grants.ts';
+import { parseSecretRef, schemeAvailable, unavailableReason } from './secrets/refs.ts';
 import { LOG_LEVELS } from './log.ts';
 import type { LogLevel } from './log.ts';
 import { SIGNER_KINDS } from './signer.ts';
@@ -51,10 +52,23 @@ export interface Config {
    * platforms (routing/); never taken from a request's Host header, which a caller chooses.
    */
   publicBaseUrl: string;
-  /** Operator grants: tenant id → the exact secret references it may use (core/secret-refs.ts). */
+  /** Operator grants: tenant id (or "*") → the exact secret references it may use (core/secret-refs.ts). */
   secretGrants: Record<string, string[]>;
-  /** JSON file mapping secret://… references to values, read when a reference is resolved. */
+  /** The same grants in a JSON file, re-read on SIGHUP; exclusive with secretGrants. */
+  secretGrantsFile: string | undefined;
+  /** JSON file mapping secret://… references to values, read at start and on SIGHUP. */
   secretRefMapFile: string | undefined;
+  /** AWS Secrets Manager for aws-sm:// references: region (null: aws-sm:// unavailable) and endpoint override. */
+  awsSmRegion: string | null;
+  awsSmEndpoint: string | null;
+  /** HashiCorp Vault (KV v2) for vault:// references: address, a reference to its token, optional namespace. */
+  vaultAddr: string | null;
+  vaultTokenRef: string | null;
+  vaultNamespace: string | null;
+  /** How long one secret-manager call may take. */
+  secretTimeoutMs: number;
+  /** How long a value fetched from a secret manager is reused (0: never). */
+  secretCacheSeconds: number;
   /** The built tenant console's folder (companion/console/); unset: dist/console beside the build. */
   consoleDir: string | undefined;
   /** How long a delivery worker holds a claimed job before another may take it over. */
@@ -115,6 +129,8 @@ export const CONFIG_DEFAULTS = {
   signer: 'file',
   pkcs11KeyLabel: 'svc-production-ed25519',
   kmsTimeoutMs: 2000,
+  secretTimeoutMs: 2000,
+  secretCacheSeconds: 60,
 } as const;
 
 export class ConfigError extends Error {
@@ -144,8 +160,6 @@ export interface Setting<K extends keyof Config = keyof Config> {
 
 const setting = <K extends keyof Config>(s: Setting<K>): Setting<K> => s;
 
-/** core/secret-refs.ts references: env://NAME, secret://path, or a cloud manager's. */
-const SECRET_REF_PATTERN = /^(env|secret|aws-sm|gcp-sm|azure-kv):\/\/[A-Za-z0-9][A-Za-z0-9._\/:@+-]{0,255}$/;
 
 /** Every setting the companion knows, in --help order. */
 export const SETTINGS = [
@@ -243,16 +257,79 @@ export const SETTINGS = [
     key: 'secretGrants',
     env: 'SVC_SECRET_GRANTS',
     defaultText: '(none)',
-    help: 'operator grants: JSON object, tenant id → the exact secret references it may use, e.g. {"ten_…":["env://HOOK_KEY"]}',
+    help: 'operator grants: JSON object, tenant id (or "*" for every tenant) → the exact secret references it may use, e.g. {"ten_…":["env://HOOK_KEY"]}; secret://tenants/{tenant_id}/… needs no grant',
     parse: stringArrays,
+  }),
+  setting({
+    key: 'secretGrantsFile',
+    env: 'SVC_SECRET_GRANTS_FILE',
+    flag: 'secret-grants-file',
+    defaultText: '(unset)',
+    help: 'the same grants as a JSON file, re-read on SIGHUP (set this or SVC_SECRET_GRANTS, not both)',
+    parse: optionalText,
   }),
   setting({
     key: 'secretRefMapFile',
     env: 'SVC_SECRET_REF_MAP_FILE',
     flag: 'secret-ref-map-file',
     defaultText: '(unset)',
-    help: 'JSON file mapping secret://… references to values, read when a reference is resolved',
+    help: 'JSON file mapping secret://… references to values, read at start and re-read on SIGHUP',
     parse: optionalText,
+  }),
+  setting({
+    key: 'awsSmRegion',
+    env: 'SVC_AWS_SM_REGION',
+    flag: 'aws-sm-region',
+    defaultText: '(unset: aws-sm:// references are refused)',
+    help: 'AWS Secrets Manager region for aws-sm:// references, e.g. eu-west-1 (credentials come from the SDK\'s usual chain)',
+    parse: optionalMatching(/^[a-z0-9-]{1,64}$/, 'an AWS region such as eu-west-1'),
+  }),
+  setting({
+    key: 'awsSmEndpoint',
+    env: 'SVC_AWS_SM_ENDPOINT',
+    flag: 'aws-sm-endpoint',
+    defaultText: '(unset: the region\'s public endpoint)',
+    help: 'AWS Secrets Manager endpoint override, e.g. a VPC endpoint URL',
+    parse: optionalMatching(/^https?:\/\/[^\s]{1,2040}$/, 'an http(s) URL'),
+  }),
+  setting({
+    key: 'vaultAddr',
+    env: 'SVC_VAULT_ADDR',
+    flag: 'vault-addr',
+    defaultText: '(unset: vault:// references are refused)',
+    help: 'HashiCorp Vault address for vault://mount/path#field references (KV version 2), e.g. https://vault.internal:8200',
+    parse: optionalMatching(/^https?:\/\/[^\s/?#]{1,255}\/?$/, 'an http(s) URL of scheme, host and optional port'),
+  }),
+  setting({
+    key: 'vaultTokenRef',
+    env: 'SVC_VAULT_TOKEN_REF',
+    defaultText: '(unset)',
+    help: 'secret reference (env://… or secret://…) of the Vault token, never the token itself',
+    parse: secretReference,
+  }),
+  setting({
+    key: 'vaultNamespace',
+    env: 'SVC_VAULT_NAMESPACE',
+    flag: 'vault-namespace',
+    defaultText: '(unset)',
+    help: 'Vault Enterprise namespace sent as X-Vault-Namespace',
+    parse: optionalMatching(/^[A-Za-z0-9_./-]{1,200}$/, 'a Vault namespace such as team/ops'),
+  }),
+  setting({
+    key: 'secretTimeoutMs',
+    env: 'SVC_SECRET_TIMEOUT_MS',
+    flag: 'secret-timeout-ms',
+    defaultText: String(CONFIG_DEFAULTS.secretTimeoutMs),
+    help: 'how long one call to a secret manager (aws-sm://, vault://) may take',
+    parse: integer(CONFIG_DEFAULTS.secretTimeoutMs, 100, 60_000),
+  }),
+  setting({
+    key: 'secretCacheSeconds',
+    env: 'SVC_SECRET_CACHE_SECONDS',
+    flag: 'secret-cache-seconds',
+    defaultText: String(CONFIG_DEFAULTS.secretCacheSeconds),
+    help: 'how long a value fetched from a secret manager is reused (0: fetched at every use); SIGHUP empties the cache',
+    parse: integer(CONFIG_DEFAULTS.secretCacheSeconds, 0, 86_400),
   }),
   setting({
     key: 'consoleDir',
@@ -326,21 +403,21 @@ export const SETTINGS = [
     env: 'SVC_BILLING_LOCAL_SECRET_REF',
     defaultText: '(unset: local checkout unavailable)',
     help: 'secret reference (env://… or secret://…) of the operator secret that signs local-provider checkouts',
-    parse: optionalMatching(SECRET_REF_PATTERN, 'a secret reference such as env://NAME'),
+    parse: secretReference,
   }),
   setting({
     key: 'stripeSecretKeyRef',
     env: 'SVC_STRIPE_SECRET_KEY_REF',
     defaultText: '(unset)',
     help: 'secret reference of the Stripe secret key (never the key itself)',
-    parse: optionalMatching(SECRET_REF_PATTERN, 'a secret reference such as env://NAME'),
+    parse: secretReference,
   }),
   setting({
     key: 'stripeWebhookSecretRef',
     env: 'SVC_STRIPE_WEBHOOK_SECRET_REF',
     defaultText: '(unset)',
     help: 'secret reference of the Stripe webhook signing secret (whsec_…)',
-    parse: optionalMatching(SECRET_REF_PATTERN, 'a secret reference such as env://NAME'),
+    parse: secretReference,
   }),
   setting({
     key: 'stripePriceId',
@@ -477,11 +554,13 @@ export function loadConfig(
     config[s.key] = s.parse(raw, s.flag !== undefined && flags[s.flag] !== undefined ? `--${s.flag}` : s.env, problems);
   }
   signerProblems(config as Config, problems);
+  if (problems.length === 0) secretProblems(config as Config, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const out = config as Config;
   out.dataDir = path.resolve(cwd, out.dataDir);
   if (out.publicBaseUrl === '') out.publicBaseUrl = `http://127.0.0.1:${out.port}`;
   if (out.secretRefMapFile !== undefined) out.secretRefMapFile = path.resolve(cwd, out.secretRefMapFile);
+  if (out.secretGrantsFile !== undefined) out.secretGrantsFile = path.resolve(cwd, out.secretGrantsFile);
   if (out.consoleDir !== undefined) out.consoleDir = path.resolve(cwd, out.consoleDir);
   return out;
 }
@@ -523,6 +602,42 @@ function signerProblems(c: Config, problems: string[]): void {
   }
 }
 
+/**
+ * The settings that only make sense together: a grant table, or a reference the service
+ * resolves for itself, in a scheme with no provider would be accepted and never resolve, so it
+ * is refused here. Checked once the values themselves parse.
+ */
+function secretProblems(c: Config, problems: string[]): void {
+  if (Object.keys(c.secretGrants).length > 0 && c.secretGrantsFile !== undefined) {
+    // Two sources would need a precedence rule an operator must remember; one is clearer.
+    problems.push('SVC_SECRET_GRANTS and SVC_SECRET_GRANTS_FILE are both set: set one (the file is re-read on SIGHUP)');
+  }
+  problems.push(...grantProblems(c.secretGrants, 'SVC_SECRET_GRANTS', c));
+  if (c.awsSmEndpoint !== null && c.awsSmRegion === null) problems.push('SVC_AWS_SM_ENDPOINT needs SVC_AWS_SM_REGION (the region signs every request)');
+  if (c.vaultAddr !== null && c.vaultTokenRef === null) problems.push('SVC_VAULT_ADDR needs SVC_VAULT_TOKEN_REF (a secret reference to the Vault token)');
+  if (c.vaultAddr === null && (c.vaultTokenRef !== null || c.vaultNamespace !== null)) problems.push('SVC_VAULT_TOKEN_REF and SVC_VAULT_NAMESPACE need SVC_VAULT_ADDR');
+  const operatorRefs: [string, string | null][] = [
+    ['SVC_BILLING_LOCAL_SECRET_REF', c.billingLocalSecretRef],
+    ['SVC_STRIPE_SECRET_KEY_REF', c.stripeSecretKeyRef],
+    ['SVC_STRIPE_WEBHOOK_SECRET_REF', c.stripeWebhookSecretRef],
+    ['SVC_PKCS11_PIN_REF', c.pkcs11PinRef],
+    ['SVC_VAULT_TOKEN_REF', c.vaultTokenRef],
+  ];
+  for (const [name, value] of operatorRefs) {
+    const ref = value === null ? undefined : parseSecretRef(value);
+    if (ref === undefined) continue;
+    // The Vault token opens Vault: it cannot itself live there.
+    if (name === 'SVC_VAULT_TOKEN_REF' && ref.scheme === 'vault') problems.push(`${name} cannot be a vault:// reference: the token is what reads Vault`);
+    else if (!schemeAvailable(ref.scheme, c)) problems.push(`${name} is a ${ref.scheme}:// reference this service cannot resolve (${unavailableReason(ref.scheme)})`);
+  }
+  if (c.billingProvider === 'stripe') {
+    // The webhook secret is optional: completing a checkout retrieves the session itself.
+    for (const [name, value] of [['SVC_STRIPE_SECRET_KEY_REF', c.stripeSecretKeyRef], ['SVC_STRIPE_PRICE_ID', c.stripePriceId]] as const) {
+      if (value === null) problems.push(`SVC_BILLING_PROVIDER=stripe needs ${name}`);
+    }
+  }
+}
+
 function signerKind(raw: Raw, name: string, problems: string[]): SignerKind {
   const value = (raw ?? '').trim();
   if (value === '') return CONFIG_DEFAULTS.signer;
@@ -542,8 +657,9 @@ function label(fallback: string): Parse<string> {
 /** A secret setting given as a reference; the value is never echoed (it may be the secret). */
 function secretReference(raw: Raw, name: string, problems: string[]): string | null {
   if (raw === undefined || raw.trim() === '') return null;
-  if (parseSecretRef(raw) === undefined) problems.push(`${name} must be a secret reference (env://NAME or secret://path), never the secret itself`);
-  return raw;
+  const value = raw.trim();
+  if (parseSecretRef(value) === undefined) problems.push(`${name} must be a secret reference (env://NAME, secret://path, aws-sm://name or vault://mount/path#field), never the secret itself`);
+  return value;
 }
 
 /** A JSON object of string arrays, e.g. SVC_SECRET_GRANTS='{"ten_…":["env://HOOK_KEY"]}'. */

@@ -13,7 +13,7 @@ import type { FieldError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { IntegrationChannel, IntegrationInput } from './channel.ts';
-import { SECRET_REF_SCHEMES, parseSecretRef } from '../core/secret-refs.ts';
+import { secretRefErrors } from './secret-ref-check.ts';
 import type { IntegrationRow } from './store.ts';
 
 export const TARGET_PATTERN = /^[a-z0-9][a-z0-9._-]{0,62}$/;
@@ -59,15 +59,7 @@ export async function integrationView(deps: RouteDeps, channel: IntegrationChann
 
 /** interface-spec "Webhook integration" secret_ref: a reference the operator granted, never raw material. */
 function checkSecretRef(deps: RouteDeps, tenantId: string, value: string): FieldError[] {
-  const at = { in: 'body' as const, path: '/secret_ref' };
-  if (!parseSecretRef(value)) {
-    // Never echo the value: it may be the secret itself.
-    return [{ ...at, code: 'raw_secret_material', message: `expected a secret reference (${SECRET_REF_SCHEMES.map((s) => `${s}://…`).join(', ')}); raw secret material is not accepted` }];
-  }
-  if (!deps.secrets.isGranted(tenantId, value)) {
-    return [{ ...at, code: 'secret_ref_not_granted', message: 'the operator has not granted this reference to this tenant (SVC_SECRET_GRANTS)' }];
-  }
-  return [];
+  return secretRefErrors(deps.secrets, tenantId, '/secret_ref', value);
 }
 
 function prefixIssues(error: z.ZodError, key: string): z.ZodError {
@@ -97,7 +89,7 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
               // Documents every channel's config; the channel named in the path checks it
               // as its own below, so its errors name the exact failing fields.
               config: z.union([...channels.map((c) => c.config), boundedRecord(z.string().max(64), z.unknown(), 32)] as any),
-              secret_ref: z.string().max(300).nullable().optional().openapi({ description: 'env://NAME, secret://…, aws-sm://…, gcp-sm://…, azure-kv://… granted to this tenant by the operator' }),
+              secret_ref: z.string().max(300).nullable().optional().openapi({ description: 'env://NAME, secret://…, aws-sm://…, vault://mount/path#field granted to this tenant by the operator, or secret://tenants/{tenant_id}/… in its own namespace; a scheme the service cannot resolve (gcp-sm://, azure-kv://, or an unconfigured provider) answers 422 secret_provider_unavailable' }),
               rotate_signing_secret: z.boolean().optional().openapi({ description: 'true mints a fresh signing secret, shown once' }),
             })
             .strict(),

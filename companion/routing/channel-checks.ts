@@ -7,20 +7,13 @@
 import type { FieldError } from '../core/errors.ts';
 import type { RouteDeps } from '../deps.ts';
 import type { Readiness } from '../integrations/channel.ts';
-import { SECRET_REF_SCHEMES, parseSecretRef } from '../core/secret-refs.ts';
+import { secretRefErrors } from '../integrations/secret-ref-check.ts';
 import type { IntegrationRow } from '../integrations/store.ts';
 import { checkTargetUrl } from '../net/address-policy.ts';
 
 /** A secret reference inside config: a granted reference, never raw material (the value is not echoed). */
 export function checkConfigSecretRef(deps: RouteDeps, tenantId: string, path: string, value: string | undefined): FieldError[] {
-  if (value === undefined) return [];
-  if (!parseSecretRef(value)) {
-    return [{ in: 'body', path, code: 'raw_secret_material', message: `expected a secret reference (${SECRET_REF_SCHEMES.map((s) => `${s}://…`).join(', ')}); raw secret material is not accepted` }];
-  }
-  if (!deps.secrets.isGranted(tenantId, value)) {
-    return [{ in: 'body', path, code: 'secret_ref_not_granted', message: 'the operator has not granted this reference to this tenant (SVC_SECRET_GRANTS)' }];
-  }
-  return [];
+  return value === undefined ? [] : secretRefErrors(deps.secrets, tenantId, path, value);
 }
 
 export function checkUrl(deps: RouteDeps, path: string, value: string | undefined): FieldError[] {
@@ -34,8 +27,8 @@ export function required(path: string, why: string): FieldError {
 }
 
 /** How a secret reference stands now: provider and error only. */
-export function secretStatus(deps: RouteDeps, tenantId: string, ref: string) {
-  const r = deps.secrets.resolve(tenantId, ref);
+export async function secretStatus(deps: RouteDeps, tenantId: string, ref: string) {
+  const r = await deps.secrets.resolve(tenantId, ref);
   return r.ok ? { provider: r.provider, resolvable: true as const } : { provider: r.provider, resolvable: false as const, error: r.error };
 }
 
@@ -48,7 +41,7 @@ export async function routeReadiness(deps: RouteDeps, row: IntegrationRow, missi
   const counts = await deps.store.routing.countByTarget(row.tenantId, row.channel, row.target);
   if (!row.enabled) return { state: 'disabled', detail: 'the tenant disabled this route; no dispatch is created for it', external_send: externalSend, dispatches: counts };
   if (missing.length > 0) return { state: 'incomplete', detail: `missing: ${missing.join(', ')}`, missing, external_send: externalSend, dispatches: counts };
-  const status = Object.fromEntries(Object.entries(secrets).map(([name, ref]) => [name, ref === null ? null : secretStatus(deps, row.tenantId, ref)]));
+  const status = Object.fromEntries(await Promise.all(Object.entries(secrets).map(async ([name, ref]) => [name, ref === null ? null : await secretStatus(deps, row.tenantId, ref)] as const)));
   const waiting = Object.entries(status).filter(([, s]) => s !== null && !s.resolvable);
   if (waiting.length > 0) {
     return { state: 'waiting_on_secret', detail: `unresolvable: ${waiting.map(([n, s]) => `${n} (${s!.provider}: ${(s as { error: string }).error})`).join(', ')}`, secrets: status, external_send: externalSend, dispatches: counts };

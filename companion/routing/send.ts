@@ -52,9 +52,9 @@ async function request(deps: SendDeps, row: DispatchRow, config: Record<string, 
     'X-Service-Event': DISPATCH_EVENT,
     'X-Service-Dispatch-Key': row.id,
   };
-  const secret = () => {
+  const secret = async () => {
     if (secretRef === null) return { ok: false as const, error: 'no secret_ref' };
-    const r = deps.secrets.resolve(row.tenant_id, secretRef);
+    const r = await deps.secrets.resolve(row.tenant_id, secretRef);
     return r.ok ? { ok: true as const, value: r.value } : { ok: false as const, error: `secret_ref unresolvable (${r.provider}: ${r.error})` };
   };
   switch (row.channel) {
@@ -62,7 +62,7 @@ async function request(deps: SendDeps, row: DispatchRow, config: Record<string, 
       const c = config as WorkflowConfig;
       const url = workflowUrl(c);
       if (!url) return { ok: false, error: 'no config.url' };
-      const s = secret();
+      const s = await secret();
       if (!s.ok) return s;
       if (c.auth_type === 'hmac') headers[SIGNATURE_HEADER] = sha256Signature(s.value, row.body);
       else headers.Authorization = `Bearer ${s.value}`;
@@ -70,7 +70,7 @@ async function request(deps: SendDeps, row: DispatchRow, config: Record<string, 
     }
     case 'chat': {
       const c = config as ChatConfig;
-      const s = secret();
+      const s = await secret();
       if (!s.ok) return s;
       headers.Authorization = `Bearer ${s.value}`;
       return { ok: true, url: c.url ?? CHAT_DEFAULT_URL, headers };

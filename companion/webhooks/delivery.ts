@@ -35,7 +35,7 @@ export type SigningKeys = { ok: true; keys: string[] } | { ok: false; error: str
 /** The keys that sign for a target right now, newest first. */
 export async function signingKeys(deps: Pick<DeliveryDeps, 'webhooks' | 'secrets'>, tenantId: string, target: string, secretRef: string | null, at: Date): Promise<SigningKeys> {
   if (secretRef !== null) {
-    const r = deps.secrets.resolve(tenantId, secretRef);
+    const r = await deps.secrets.resolve(tenantId, secretRef);
     return r.ok ? { ok: true, keys: [r.value] } : { ok: false, error: `secret_ref unresolvable (${r.provider}: ${r.error})` };
   }
   const keys = (await deps.webhooks.activeKeys(tenantId, target, at.toISOString())).map((k) => k.key);

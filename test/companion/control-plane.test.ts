@@ -132,6 +132,9 @@ describe('control-plane maps', () => {
       SVC_LOG_LEVEL: 'warn',
       SVC_METRICS_TOKEN: 'metrics-token-0123456789abcdef',
       SVC_SECRET_GRANTS: JSON.stringify({ [grantTenant]: ['env://CP_HOOK_KEY', 'secret://team/hook', 'aws-sm://arn-1'] }),
+      // A provider for aws-sm:// (nothing here resolves, so nothing is sent to this address).
+      SVC_AWS_SM_REGION: 'us-east-1',
+      SVC_AWS_SM_ENDPOINT: 'http://127.0.0.1:9',
       SVC_BILLING_PROVIDER: 'stripe',
       SVC_STRIPE_SECRET_KEY_REF: 'env://CP_STRIPE_KEY',
       SVC_STRIPE_PRICE_ID: 'price_cp0123',
@@ -158,7 +161,9 @@ describe('control-plane maps', () => {
     expect(mb['/deployment/secret-plan'].metrics_token).toBe('set');
     const schemes = Object.fromEntries(mb['/deployment/secret-plan'].schemes.map((s: any) => [s.scheme, s]));
     expect(schemes['env://']).toMatchObject({ resolvable: true, granted_references: 1 });
-    expect(schemes['aws-sm://']).toMatchObject({ resolvable: false, granted_references: 1 });
+    expect(schemes['aws-sm://']).toMatchObject({ resolvable: true, granted_references: 1 });
+    expect(schemes['gcp-sm://']).toMatchObject({ resolvable: false, granted_references: 0 });
+    expect(Object.fromEntries(ma['/deployment/secret-plan'].schemes.map((s: any) => [s.scheme, s.resolvable]))['aws-sm://']).toBe(false);
 
     // The data directory differs, so does the database file the plan reports.
     expect(ma['/deployment/database-plan'].data_dir).not.toBe(mb['/deployment/database-plan'].data_dir);

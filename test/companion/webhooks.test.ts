@@ -420,7 +420,7 @@ describe('event delivery', () => {
 });
 
 describe('secret references', () => {
-  it('signs with the resolved value of a granted reference, and reports an unresolvable one', async () => {
+  it('signs with the resolved value of a granted reference, reports an unresolvable one, and refuses a scheme without a provider', async () => {
     // Grants are operator configuration keyed by tenant id: sign up, then reopen the same
     // data directory with the grant in the environment.
     const env = { SVC_WEBHOOK_ALLOW_LOOPBACK: '1' };
@@ -429,7 +429,7 @@ describe('secret references', () => {
     const dataDir = base.dataDir;
     await base.deps.lifecycle.stop();
     base.store.close();
-    const grants = JSON.stringify({ [tenant.tenantId]: ['env://WEBHOOK_TEST_KEY', 'aws-sm://prod/hook'] });
+    const grants = JSON.stringify({ [tenant.tenantId]: ['env://WEBHOOK_TEST_KEY', 'env://WEBHOOK_TEST_UNSET'] });
     const granted = await createTestContext({ dataDir, env: { ...env, SVC_SECRET_GRANTS: grants } });
     process.env.WEBHOOK_TEST_KEY = 'resolved-secret-value';
     try {
@@ -445,9 +445,19 @@ describe('secret references', () => {
       const mac = createHmac('sha256', 'resolved-secret-value').update(Buffer.concat([Buffer.from(`${t}.${String(req.headers['x-service-id'])}.`), req.raw])).digest('hex');
       expect(req.headers['x-service-signature']).toBe(`t=${t},v1=${mac}`);
 
-      const cloud = await granted.request('/tenant/integrations/webhook/cloud', { method: 'PUT', key: k, json: { enabled: true, config: { url: rx.url, events: [] }, secret_ref: 'aws-sm://prod/hook' } });
-      expect(cloud.body.readiness).toMatchObject({ state: 'waiting_on_secret', secret: { provider: 'aws-sm', resolvable: false } });
-      expect(JSON.stringify(cloud.body)).not.toContain('resolved-secret-value');
+      const unset = await granted.request('/tenant/integrations/webhook/unset', { method: 'PUT', key: k, json: { enabled: true, config: { url: rx.url, events: [] }, secret_ref: 'env://WEBHOOK_TEST_UNSET' } });
+      expect(unset.body.readiness).toMatchObject({ state: 'waiting_on_secret', secret: { provider: 'env', resolvable: false } });
+      expect(JSON.stringify(unset.body)).not.toContain('resolved-secret-value');
+
+      // A scheme this service cannot resolve is refused when configured, never stored to wait forever.
+      for (const ref of ['gcp-sm://projects/p/secrets/hook', 'azure-kv://vault/hook', 'aws-sm://prod/hook', 'vault://secret/hook#key']) {
+        const cloud = await granted.request('/tenant/integrations/webhook/cloud', { method: 'PUT', key: k, json: { enabled: true, config: { url: rx.url, events: [] }, secret_ref: ref } });
+        expect(cloud.status, ref).toBe(422);
+        expect(cloud.body.errors).toEqual([expect.objectContaining({ in: 'body', path: '/secret_ref', code: 'secret_provider_unavailable' })]);
+        expect(cloud.text).not.toContain(ref);
+      }
+      const stored = (await granted.request('/tenant/integrations/readiness', { key: k })).body.integrations.map((i: { target: string }) => i.target);
+      expect(stored).not.toContain('cloud');
     } finally {
       delete process.env.WEBHOOK_TEST_KEY;
       await granted.close();

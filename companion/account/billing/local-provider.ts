@@ -26,14 +26,14 @@ export function createLocalProvider(config: Config, secrets: SecretResolver): Pa
   const secret = () => operatorSecret(secrets, config.billingLocalSecretRef);
   return {
     name: 'local',
-    unavailable: () => (secret() === undefined ? 'provider_unconfigured' : null),
+    unavailable: async () => ((await secret()) === undefined ? 'provider_unconfigured' : null),
     async createCheckout({ checkoutId, tenantId }) {
-      const key = secret();
+      const key = await secret();
       if (key === undefined) throw new Error('local billing provider is not configured');
       return { providerRef: checkoutId, url: null, completionToken: localCheckoutToken(key, checkoutId, tenantId) };
     },
     async verifyCheckout({ checkout, proof }) {
-      const key = secret();
+      const key = await secret();
       if (key === undefined) return { verified: false, reason: 'the local billing provider is not configured' };
       if (proof === undefined) return { verified: false, reason: 'completion_token is required by the local billing provider' };
       const expected = Buffer.from(localCheckoutToken(key, checkout.id, checkout.tenantId));

@@ -29,8 +29,8 @@ export type PortalResult = { available: true; url: string } | { available: false
 
 export interface PaymentProvider {
   readonly name: BillingProviderName;
-  /** null when the provider can be used; otherwise why not. */
-  unavailable(): UnavailableReason | null;
+  /** null when the provider can be used; otherwise why not (its secrets may live in a secret manager). */
+  unavailable(): Promise<UnavailableReason | null>;
   createCheckout(input: { checkoutId: string; tenantId: string; returnUrl: string }): Promise<CheckoutStart>;
   /** Whether this checkout was paid for this tenant; `proof` is what the caller presented. */
   verifyCheckout(input: { checkout: CheckoutRecord; proof: string | undefined }): Promise<CheckoutCheck>;
@@ -42,8 +42,8 @@ export function createPaymentProvider(config: Config, secrets: SecretResolver): 
 }
 
 /** A configured secret reference's value, or undefined when unset or unresolvable. */
-export function operatorSecret(secrets: SecretResolver, ref: string | null): string | undefined {
+export async function operatorSecret(secrets: SecretResolver, ref: string | null): Promise<string | undefined> {
   if (ref === null) return undefined;
-  const r = secrets.resolveOperator(ref);
+  const r = await secrets.resolveOperator(ref);
   return r.ok ? r.value : undefined;
 }

@@ -63,21 +63,21 @@ function customerOf(session: Stripe.Checkout.Session): string | null {
 
 export function createStripeProvider(config: Config, secrets: SecretResolver): PaymentProvider & {
   /** Verifies and reads a webhook; throws the SDK's StripeSignatureVerificationError when it is not Stripe's. */
-  parseWebhook(payload: string, signature: string, receivedAtMs: number): StripeCheckoutEvent;
-  webhookConfigured(): boolean;
+  parseWebhook(payload: string, signature: string, receivedAtMs: number): Promise<StripeCheckoutEvent>;
+  webhookConfigured(): Promise<boolean>;
 } {
   const secretKey = () => operatorSecret(secrets, config.stripeSecretKeyRef);
   const webhookSecret = () => operatorSecret(secrets, config.stripeWebhookSecretRef);
-  const client = () => {
-    const key = secretKey();
+  const client = async () => {
+    const key = await secretKey();
     if (key === undefined) throw new Error('Stripe secret key is not configured');
     return stripeClient(config, key);
   };
   return {
     name: 'stripe',
-    unavailable: () => (secretKey() === undefined || config.stripePriceId === null ? 'provider_unconfigured' : null),
+    unavailable: async () => ((await secretKey()) === undefined || config.stripePriceId === null ? 'provider_unconfigured' : null),
     async createCheckout({ checkoutId, tenantId, returnUrl }) {
-      const session = await client().checkout.sessions.create(
+      const session = await (await client()).checkout.sessions.create(
         {
           mode: 'subscription',
           line_items: [{ price: config.stripePriceId! }],
@@ -92,18 +92,18 @@ export function createStripeProvider(config: Config, secrets: SecretResolver): P
       return { providerRef: session.id, url: session.url, completionToken: null };
     },
     async verifyCheckout({ checkout }) {
-      const session = await client().checkout.sessions.retrieve(checkout.providerRef);
+      const session = await (await client()).checkout.sessions.retrieve(checkout.providerRef);
       if (session.client_reference_id !== checkout.tenantId) return { verified: false, reason: 'the Checkout Session was made for another tenant' };
       if (!paid(session)) return { verified: false, reason: 'the Checkout Session is not paid yet' };
       return { verified: true, customerRef: customerOf(session) };
     },
     async createPortal({ customerRef, returnUrl }) {
-      const portal = await client().billingPortal.sessions.create({ customer: customerRef, return_url: returnUrl });
+      const portal = await (await client()).billingPortal.sessions.create({ customer: customerRef, return_url: returnUrl });
       return { available: true, url: portal.url };
     },
-    webhookConfigured: () => webhookSecret() !== undefined,
-    parseWebhook(payload, signature, receivedAtMs) {
-      const secret = webhookSecret();
+    webhookConfigured: async () => (await webhookSecret()) !== undefined,
+    async parseWebhook(payload, signature, receivedAtMs) {
+      const secret = await webhookSecret();
       if (secret === undefined) throw new Error('Stripe webhook secret is not configured');
       const event = stripeSdk().webhooks.constructEvent(payload, signature, secret, WEBHOOK_TOLERANCE_SECONDS, undefined, receivedAtMs);
       if (event.type !== 'checkout.session.completed' && event.type !== 'checkout.session.async_payment_succeeded') {

@@ -10,8 +10,8 @@ import type { SecretResolver } from '../secret-refs.ts';
 import { openAwsKmsSigner } from './aws-kms.ts';
 import { openPkcs11Signer } from './pkcs11.ts';
 
-export function openProductionSigner(config: Config, secrets: SecretResolver, log?: Logger): Signer {
-  const signer = open(config, secrets, log);
+export async function openProductionSigner(config: Config, secrets: SecretResolver, log?: Logger): Promise<Signer> {
+  const signer = await open(config, secrets, log);
   try {
     assertSignerUsable(signer);
   } catch (err) {
@@ -21,19 +21,19 @@ export function openProductionSigner(config: Config, secrets: SecretResolver, lo
   return signer;
 }
 
-function open(config: Config, secrets: SecretResolver, log?: Logger): Signer {
+async function open(config: Config, secrets: SecretResolver, log?: Logger): Promise<Signer> {
   switch (config.signer) {
     case 'file':
       return loadOrCreateProductionSigner(config.dataDir);
     case 'pkcs11': {
       // loadConfig guarantees these for SVC_SIGNER=pkcs11.
       const pinRef = config.pkcs11PinRef!;
-      const pin = () => {
-        const resolved = secrets.resolveOperator(pinRef);
-        // Name the reference and why it failed, never a value.
-        if (!resolved.ok) throw new SignerSetupError(`SVC_PKCS11_PIN_REF ${pinRef} cannot be resolved: ${resolved.error}`);
-        return resolved.value;
-      };
+      // Resolved once, here: the token logs in again with it whenever it ends our session
+      // (pkcs11.ts), at a seal, where waiting on a secret manager is no option.
+      const resolved = await secrets.resolveOperator(pinRef);
+      // Name the reference and why it failed, never a value.
+      if (!resolved.ok) throw new SignerSetupError(`SVC_PKCS11_PIN_REF ${pinRef} cannot be resolved: ${resolved.error}`);
+      const pin = () => resolved.value;
       return openPkcs11Signer({
         module: config.pkcs11Module!,
         tokenLabel: config.pkcs11TokenLabel!,

@@ -59,7 +59,7 @@ export function signedCallback(deps: RouteDeps): AuthRequirement<CallbackEnv> {
         if (k.ok) keys = k.keys;
       } else {
         const ref = callbackSecretRef(channel, config, integration.secretRef);
-        const r = ref === null ? undefined : deps.secrets.resolve(tenantId, ref);
+        const r = ref === null ? undefined : await deps.secrets.resolve(tenantId, ref);
         if (r?.ok) keys = [r.value];
       }
     }
