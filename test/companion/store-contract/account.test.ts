@@ -184,7 +184,7 @@ describe.each(engines())('account stores on $name', (engine) => {
     });
 
     if (engine.name === 'postgres') it('gives one of two concurrent signups for one email the sandbox', async () => {
-      const { meet, done } = race();
+      const { meet, done } = race(db);
       const signup = (n: number) =>
         db.transaction(async (tx) => {
           const t = tx.store(TENANTS);
@@ -204,7 +204,7 @@ describe.each(engines())('account stores on $name', (engine) => {
 
     if (engine.name === 'postgres') it('revokes a key for only one of two concurrent revocations', async () => {
       await tenants.createSandboxTenant(sandbox(1, 1));
-      const { meet, done } = race();
+      const { meet, done } = race(db);
       const revoke = (at: string) =>
         db.transaction(async (tx) => {
           const t = tx.store(TENANTS);
@@ -271,7 +271,7 @@ describe.each(engines())('account stores on $name', (engine) => {
     });
 
     if (engine.name === 'postgres') it('adds only one of two concurrent people with one email', async () => {
-      const { meet, done } = race();
+      const { meet, done } = race(db);
       const add = (id: string, hash: number) =>
         db.transaction(async (tx) => {
           const a = tx.store(ACCOUNT);
@@ -480,7 +480,7 @@ describe.each(engines())('account stores on $name', (engine) => {
     if (engine.name === 'postgres') it('upgrades a sandbox for only one of two concurrent upgrades', async () => {
       await account.createCheckout(checkout('chk_a', 'ten_1', 'per_1'));
       await account.createCheckout(checkout('chk_b', 'ten_1', 'per_1'));
-      const { meet, done } = race();
+      const { meet, done } = race(db);
       const upgrade = (id: 'a' | 'b', hash: number) =>
         db.transaction(async (tx) => {
           const a = tx.store(ACCOUNT);

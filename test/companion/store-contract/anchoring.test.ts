@@ -11,7 +11,7 @@ import { StoredTrees } from '../../../companion/anchoring/stored-tree.ts';
 import { toHex } from '../../../shared/encoding.ts';
 import { sha256, sha256Hex } from '../../../shared/hash.ts';
 import { MerkleTree, leafHash } from '../../../shared/merkle.ts';
-import { barrier, databasePerCase, engines, seedTenants } from './engines.ts';
+import { barrier, databasePerCase, engines, lockWaitBefore, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const ANCHORING: StoreFactories<AnchoringStore> = { sqlite: createSqliteAnchoringStore, postgres: (sql) => createPostgresAnchoringStore(sql) };
@@ -371,8 +371,8 @@ describe.each(engines())('anchoring store on $name', (engine) => {
             order.push(`${name} locked`);
             const last = await a.lastEpoch();
             if (last) return `${name} found epoch ${last.epochSeq}`;
-            // Hold the lock a while: the other closer must be waiting, not reading.
-            await new Promise((r) => setTimeout(r, 200));
+            // Hold the lock until the other closer is seen waiting for it, not reading.
+            await lockWaitBefore(db);
             await a.insertEpoch(epochRow(0, { tenantCount: 1, epochDigest: hex64(name) }), [leafRow(0, 0, 'ten_a', 4)]);
             order.push(`${name} closed`);
             return `${name} closed epoch 0`;

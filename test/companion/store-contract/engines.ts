@@ -186,13 +186,13 @@ export function barrier(n: number): () => Promise<void> {
 
 /**
  * Two transactions that race: `meet` holds each until both are open, `done` holds each commit
- * until both have made their call, or a while when one is waiting on the other's row (without
+ * until both have made their call, or until one is seen waiting for the other's lock (without
  * that, the first could commit before the second even looks).
  */
-export function race(): { meet: () => Promise<void>; done: () => Promise<unknown> } {
+export function race(db: TestDatabase): { meet: () => Promise<void>; done: () => Promise<unknown> } {
   const both = barrier(2);
   const finished = barrier(2);
-  return { meet: both, done: () => Promise.race([finished(), sleep(300)]) };
+  return { meet: both, done: () => lockWaitBefore(db, finished()) };
 }
 
 /** How long a test waits for a lock wait that should come before it calls the run a failure. */

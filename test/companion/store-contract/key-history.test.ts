@@ -112,7 +112,7 @@ describe.each(engines())('production key history on $name', (engine) => {
 
   if (engine.name === 'postgres') it('leaves one key active when two companions start with different keys at once', async () => {
     await history.activate(signer('kid_old', 9), T1);
-    const { meet, done } = race();
+    const { meet, done } = race(db);
     const start = (id: string, fill: number) =>
       db.transaction(async (tx) => {
         const keys = tx.store(KEYS);
