@@ -6,6 +6,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeFlags } from '../../scripts/start-command.mjs';
 import { SETTINGS } from '../../companion/core/config.ts';
@@ -49,6 +51,28 @@ function npmStart(dataDir: string, args: string[] = []) {
     void exited.then((e) => reject(new Error(`npm start exited early: ${JSON.stringify(e)}`)));
   });
   return { child, url, exited, stdout: () => out };
+}
+
+/**
+ * Whether the tree's .gitignore ignores `file`, as git decides it: asked in a scratch repository
+ * holding only that file, so the answer is the same in a checkout and in a copy of the tree
+ * without .git (an unpacked release), where `git check-ignore` in the tree fails with "not a git
+ * repository". No global or system git configuration takes part.
+ */
+function treeIgnores(file: string): boolean {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-ignore-'));
+  try {
+    const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+    const init = spawnSync('git', ['init', '-q', dir], { env, encoding: 'utf8' });
+    if (init.status !== 0) throw new Error(`git init failed: ${init.error?.message ?? init.stderr}`);
+    fs.copyFileSync(path.join(REPO_ROOT, '.gitignore'), path.join(dir, '.gitignore'));
+    const check = spawnSync('git', ['check-ignore', '-q', file], { cwd: dir, env, encoding: 'utf8' });
+    // 0: ignored; 1: not ignored; anything else is git failing to answer.
+    if (check.status !== 0 && check.status !== 1) throw new Error(`git check-ignore failed: ${check.stderr}`);
+    return check.status === 0;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe('npm start', () => {
@@ -137,8 +161,7 @@ describe('the README', () => {
     expect(run.stdout).toContain('"review_status": "approved"');
     expect(run.stdout).toMatch(/^svc_http_requests_total\{method="POST",route="\/v1\/gate",status="201"\} 1$/m);
     // Whatever the session writes stays out of git.
-    const ignored = spawnSync('git', ['check-ignore', '-q', '.session/gate.json'], { cwd: REPO_ROOT });
-    expect(ignored.status).toBe(0);
+    expect(treeIgnores('.session/gate.json')).toBe(true);
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
   });
