@@ -19,9 +19,11 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { failedAnchorChecks, verifyConsistencyProof, verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import { verifyWebhook } from '../../shared/webhook-verifier.ts';
 import { startNodeFlags } from '../../scripts/start-command.mjs';
 import { readMigrations } from '../../companion/core/migrations.ts';
 import { makeTempDir } from './helpers.ts';
+import { startReceiver } from './webhook-receiver.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 import type { TestPostgres } from '../helpers/postgres.ts';
 import { REPO_ROOT } from '../helpers/vectors.ts';
@@ -52,7 +54,7 @@ interface Expected {
   service_keys: unknown;
   seals: Seal[];
   policy: { pack: string; version: number; digest: string };
-  webhook: { target: string };
+  webhook: { target: string; signing_secret: string };
   inclusion_proofs: Record<string, { epoch: { epoch_seq: number } } & Record<string, unknown>>;
   checkpoint: { header: { epoch_seq: number; epoch_log: { size: number; root: string } }; checkpoint: string } & Record<string, unknown>;
   tenant_log: { size: number; root: string };
@@ -203,7 +205,7 @@ describe.each(RELEASES)(`a database written by release %s, opened by this build 
     ({ dataDir, expected } = copyRelease(release));
     before = query(dataDir, 'SELECT version FROM schema_migrations ORDER BY version');
     await catchUpEpochs(dataDir);
-    svc = await startService(dataDir, { SVC_EPOCH_SECONDS: '2' });
+    svc = await startService(dataDir, { SVC_EPOCH_SECONDS: '2', SVC_WEBHOOK_ALLOW_LOOPBACK: '1' });
     applied = query(dataDir, 'SELECT version FROM schema_migrations ORDER BY version');
   }, 900_000);
   afterAll(async () => svc?.stop());
@@ -293,13 +295,27 @@ describe.each(RELEASES)(`a database written by release %s, opened by this build 
     expect(chain.map((e) => e.epoch_seq)).toEqual([...chain.keys()]);
   });
 
-  it('keeps the release’s webhook integration and its queued deliveries', async () => {
+  it('keeps the release’s webhook target: deliveries are still signed with the secret the release handed out', async () => {
     const key = expected.tenant.api_key;
-    const readiness = await call(svc.url, 'GET', '/tenant/integrations/readiness', key);
-    expect(readiness.status).toBe(200);
-    expect(JSON.stringify(readiness.body)).toContain(expected.webhook.target);
-    const deliveries = await call(svc.url, 'GET', `/tenant/integrations/webhook/${expected.webhook.target}/deliveries`, key);
-    expect(deliveries.status).toBe(200);
+    const receiver = await startReceiver();
+    try {
+      const moved = await call(svc.url, 'PUT', `/tenant/integrations/webhook/${expected.webhook.target}`, key, { enabled: true, config: { url: receiver.url, events: ['record.sealed'] } });
+      expect(moved.status).toBe(200);
+      expect(moved.body.signing_secret).toBeUndefined(); // the same secret, not a new one
+      const record = await call(svc.url, 'POST', '/v1/record', key, {
+        pack: 'eu-ai-act',
+        event_type: 'output_marked',
+        occurred_at: new Date(Date.now() - 60_000).toISOString(),
+        source_payload: { content_sha256: 'd'.repeat(64) },
+        metadata: { marking_techniques: ['c2pa-manifest'], marking_payload_ids: ['urn:uuid:0b6c1f4e-2a5d-4c8e-9f3a-7d1e6b2c4a90'], model: 'image-gen', model_version: '2026-11-01', detection_check_result: 'detected' },
+      });
+      expect(record.status).toBe(201);
+      const delivery = await until('the record.sealed delivery', () => receiver.received.find((r) => r.json.action_key === record.body.action_key));
+      expect(verifyWebhook({ headers: delivery.headers, rawBody: delivery.raw, secrets: [expected.webhook.signing_secret] })).toMatchObject({ ok: true, event: 'record.sealed' });
+      expect(verifyWebhook({ headers: delivery.headers, rawBody: delivery.raw, secrets: [`whsec_${'A'.repeat(32)}`] }).ok).toBe(false);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
