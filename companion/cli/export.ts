@@ -15,7 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { refusalMessage } from './problem-answer.ts';
-import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, fetchService, serviceUrl } from './service-url.ts';
+import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, fetchService, serviceUrl, unreachableReason } from './service-url.ts';
 
 const USAGE = `usage: npm run export -- records --out <file.ndjson> [--from <RFC 3339>] [--to <RFC 3339>] [--url <base URL>]
 
@@ -85,10 +85,16 @@ export async function exportRecords(opts: Options, progress: (done: number, tota
       if (!res.ok) throw new Error(refusalMessage(url, res.status, await res.text()));
       total ??= numberHeader(res.headers.get('x-total-count'));
       pages++;
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) records++;
-        if (!file.write(chunk)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
-        progress(records, total);
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) records++;
+          if (!file.write(chunk)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
+          progress(records, total);
+        }
+      } catch (e) {
+        // undici ends a body cut short with TypeError("terminated"), its cause the socket error.
+        if (e instanceof TypeError) throw new Error(`lost the connection to ${url.split('?')[0]} during page ${pages}: ${unreachableReason(e)}`);
+        throw e;
       }
       // An empty page carries no next cursor: the range is exhausted.
       cursor = res.headers.get('x-next-cursor');

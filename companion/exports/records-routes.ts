@@ -24,7 +24,7 @@ const Filter = (name: 'pack' | 'kind' | 'decision', description: string) =>
 const RecordsQuery = z
   .object({
     from: Timestamp('from', 'Inclusive lower bound on the signed recorded_at (RFC 3339, at most millisecond precision); default: the start of the log'),
-    to: Timestamp('to', 'Exclusive upper bound on the signed recorded_at; default: no bound'),
+    to: Timestamp('to', 'Exclusive upper bound on the signed recorded_at; default: no bound. Equal to from: an empty window, answered with an empty page; earlier than from: 422'),
     cursor: z.string().max(200).optional().openapi({ param: { name: 'cursor', in: 'query' }, description: 'next_cursor of the previous page; page until a page comes back empty' }),
     pack: Filter('pack', 'Only records of this pack (e.g. law, eu-ai-act)'),
     kind: Filter('kind', 'Only records of this seal kind (gate, record, review, policy, …)'),

@@ -124,6 +124,27 @@ describe('npm run export when the companion cannot be reached', { timeout: 60_00
     }
   });
 
+  it('names the URL when the connection is cut during a page, and leaves no file', async () => {
+    // A loopback stand-in that starts an NDJSON page, then drops the connection mid-stream.
+    const http = await import('node:http');
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write('{"partial":');
+      setImmediate(() => res.socket?.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const out = path.join(work, 'cut.ndjson');
+      const r = await run('companion/cli/export.ts', ['records', '--out', out, '--url', base], { SVC_API_KEY: 'svc_test_x' });
+      expect(r.code).toBe(1);
+      expect(r.err).toBe(`export: lost the connection to ${base}/tenant/exports/records during page 1: connection closed\n`);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('refuses a base URL that is not http(s) as a usage error naming the setting', async () => {
     const out = path.join(work, 'bad-url.ndjson');
     const flag = await run('companion/cli/export.ts', ['records', '--out', out, '--url', 'ftp://127.0.0.1'], { SVC_API_KEY: 'svc_test_x' });
