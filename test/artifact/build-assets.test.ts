@@ -81,7 +81,7 @@ describe('dist/, as `npm run build` makes it', () => {
   it('is found wanting when companion/exports/schemas is missing from it', () => {
     const copy = tempDir();
     fs.cpSync(DIST, copy, { recursive: true });
-    fs.rmSync(path.join(copy, 'companion', 'exports', 'schemas'), { recursive: true });
+    fs.rmSync(path.join(copy, 'companion', 'exports', 'schemas'), { recursive: true, force: true });
     const problems = checkBuild(REPO_ROOT, copy, scan.references);
     expect(problems).toContain('dist/companion/exports/schemas/dcat-us-1.1/catalog.json is missing (read by companion/exports/schema-profiles.ts)');
     expect(problems.filter((p) => p.startsWith('dist/companion/exports/schemas is missing (companion/exports/schema-profiles.ts:'))).toHaveLength(1);

@@ -89,6 +89,12 @@ export function sample(doc: any, schemaIn: any, values: Known = {}, depth = 0): 
         const real = known(values, name);
         out[name] = real !== undefined ? real : sample(doc, schema.properties?.[name] ?? {}, values, depth + 1);
       }
+      // An optional property the service handed out a real value for is sent too: it names
+      // real state (an action_key beside a dispatch_key that is required "unless action_key").
+      for (const name of Object.keys(schema.properties ?? {})) {
+        const real = known(values, name);
+        if (!(name in out) && real !== undefined) out[name] = real;
+      }
       return out;
     }
     case 'array':

@@ -43,6 +43,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+const LAW_CONTEXT = { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' };
+
 interface Credentials {
   apiKey: string;
   cookie: string;
@@ -104,7 +106,7 @@ describe('the compiled service (npm start) against its own OpenAPI description',
         body: JSON.stringify({
           pack: 'law',
           proposed_action: 'Draft a reply to opposing counsel about the discovery schedule',
-          law_context: { matter_band: 'moderate', tool_id: 'drafting-assistant', doctrine_anchor: 'competence', jurisdiction: 'US-NY' },
+          law_context: LAW_CONTEXT,
           idempotency_key: idempotencyKey,
         }),
       });
@@ -140,11 +142,20 @@ describe('the compiled service (npm start) against its own OpenAPI description',
       email: 'artifact-person@example.com',
     };
     // The verify operations take the gate's own verify_request as their whole body.
+    // Two more whose valid bodies the schemas do not pin down: a policy preview needs a sample
+    // action the pack knows (the README's), a replay a window that is not empty.
     const bodies: Record<string, unknown> = {
       'POST /v1/verify': gated.verify_request,
       'POST /evidence-packets/verify-seal': gated.verify_request,
       'POST /evidence-packets/seal-bundle': gated.verify_request,
+      'POST /tenant/policy/preview': {
+        policy: { allow_action_types: ['proposed-action'] },
+        samples: [{ proposed_action: 'Draft a reply to opposing counsel about the discovery schedule', law_context: LAW_CONTEXT }],
+      },
+      'POST /tenant/integrations/webhook/{target}/replay': { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() },
     };
+    let signingKey: string | undefined;
+    let routedActionKey: string | undefined;
     // Values that exist only once earlier operations ran, looked up just before they are needed.
     const lookups: Record<string, () => Promise<unknown>> = {
       epoch_seq: async () => {
@@ -164,7 +175,19 @@ describe('the compiled service (npm start) against its own OpenAPI description',
         return id;
       },
       dispatch_key: async () => {
-        const list = await json(await fetch(`${base}/routing/outbox`, { headers: bearer }));
+        let list = await json(await fetch(`${base}/routing/outbox`, { headers: bearer }));
+        if (!list.dispatches?.[0]) {
+          // A review routed to the webhook target writes a dispatch with its seal (README, Review
+          // routing); without SVC_OUTBOX_EXTERNAL_SEND it is only ever prepared, never posted.
+          const policy = await fetch(`${base}/tenant/policy?policy_pack=law`, {
+            method: 'PUT',
+            headers: { ...bearer, 'content-type': 'application/json' },
+            body: JSON.stringify({ review_routes: { 'proposed-action': 'webhook:artifact-hooks' } }),
+          });
+          expect(policy.status).toBeLessThan(300);
+          routedActionKey = (await gateOnce('artifact-smoke-routed')).action_key;
+          list = await json(await fetch(`${base}/routing/outbox`, { headers: bearer }));
+        }
         return list.dispatches?.[0]?.dispatch_key;
       },
     };
@@ -174,7 +197,6 @@ describe('the compiled service (npm start) against its own OpenAPI description',
     const last = (o: Operation) => (o.method === 'post' && o.path === '/account/logout' ? 1 : 0);
     ops.sort((a, b) => last(a) - last(b));
 
-    let signingKey: string | undefined;
     const outcomes: { op: string; status: number; code?: string }[] = [];
     for (const o of ops) {
       const name = `${o.method.toUpperCase()} ${o.path}`;
@@ -186,7 +208,9 @@ describe('the compiled service (npm start) against its own OpenAPI description',
         }
       }
       // `from` is also a body property (webhook replay: a date-time); only here is it an epoch.
-      const opValues = o.path === '/epochs/consistency' ? { ...values, from: values.epoch_seq ?? (await lookups.epoch_seq!()) } : values;
+      let opValues = o.path === '/epochs/consistency' ? { ...values, from: values.epoch_seq ?? (await lookups.epoch_seq!()) } : values;
+      // The routed action's decision comes back signed from its route.
+      if (o.path.endsWith('/review-decision') && routedActionKey) opValues = { ...values, action_key: routedActionKey };
       const req = buildRequest(doc, base, o, opValues);
       if (name in bodies) req.init.body = JSON.stringify(bodies[name]);
       req.init.headers = { ...(req.init.headers as Record<string, string>), ...authHeaders(o.op, creds, o.method) };
@@ -212,5 +236,7 @@ describe('the compiled service (npm start) against its own OpenAPI description',
     expect(outcomes.filter((r) => r.status >= 500), table).toEqual([]);
     // Every operation was let in: the credential it declares was valid (and CSRF-bound).
     expect(outcomes.filter((r) => (r.status === 401 || r.status === 403) && !UNCREDENTIALED.has(r.op)), table).toEqual([]);
+    // And every body made from the description passed the service's validation of it.
+    expect(outcomes.filter((r) => r.code === 'validation_failed'), table).toEqual([]);
   });
 });
