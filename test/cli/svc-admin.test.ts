@@ -7,13 +7,19 @@
  * shows nothing was rewritten. Tampered backups and bad usage are refused.
  */
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyConsistencyProof, verifyEpochHeader } from '../../shared/anchor-verify.ts';
+import { canonicalize } from '../../shared/canonical-json.ts';
+import { publicKeyToJwk } from '../../shared/keys.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
+import { verifyStore } from '../../companion/admin/verify-store.ts';
+import type { CheckRow } from '../../companion/admin/verify-store.ts';
 import type { BackupManifest } from '../../companion/admin/backup-manifest.ts';
 import { startNodeFlags } from '../../scripts/start-command.mjs';
 import { gateLoad, tempDataDir, cleanupCompanions } from '../helpers/companion-process.ts';
@@ -172,7 +178,8 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
         await new Promise((r) => setTimeout(r, 50));
       }
     };
-    await until(async () => acknowledged.length >= 60 && (await lastEpochSeq(live.url)) >= 0);
+    // A few epochs first, so the backup holds a chain of them.
+    await until(async () => acknowledged.length >= 60 && (await lastEpochSeq(live.url)) >= 2);
 
     drill.acknowledgedBeforeBackup = [...acknowledged];
     const during = acknowledged.length;
@@ -366,6 +373,122 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     const wrongKey = await admin(['verify-store', '--from', otherKey]);
     expect(wrongKey.code).toBe(1);
     expect(wrongKey.out).toMatch(/^manifest .*FAIL: keys\/production-ed25519\.pem holds key \S+, the database's active production key is \S+$/m);
+  });
+
+  // Each check of verify-store, shown to fail on the one rewrite it exists for: a copy of the
+  // backup's database changed in one place, checked in this process.
+  describe('verify-store finds each kind of rewrite', () => {
+    const copies: string[] = [];
+    async function verifyRewritten(change: (db: Database.Database) => void, keys?: TrustedKeySet): Promise<CheckRow[]> {
+      const file = path.join(work, `rewrite-${copies.length}.db`);
+      copies.push(file);
+      fs.copyFileSync(path.join(drill.backup, 'companion.db'), file);
+      const writable = new Database(file);
+      change(writable);
+      writable.close();
+      const db = new Database(file, { readonly: true });
+      try {
+        const report = await verifyStore(db, { keys });
+        expect(report.ok).toBe(report.rows.every((r) => r.ok));
+        return report.rows.filter((r) => !r.ok);
+      } finally {
+        db.close();
+      }
+    }
+    const productionTenant = () => drill.tenants[0]!.tenantId;
+    const record = (db: Database.Database, seq: number) =>
+      db.prepare('SELECT id, attestation, attestation_hash FROM sealed_records WHERE tenant_id = ? AND tenant_seq = ?').get(productionTenant(), seq) as { id: number; attestation: string; attestation_hash: string };
+    /** Signs as the service would: the backup holds its private key. */
+    const resign = (text: string) => crypto.sign(null, Buffer.from(text), crypto.createPrivateKey(fs.readFileSync(path.join(drill.backup, 'keys', 'production-ed25519.pem')))).toString('base64url');
+    const rewriteAttestation = (db: Database.Database, seq: number, edit: (att: Record<string, unknown>) => void, sign: boolean) => {
+      const r = record(db, seq);
+      const att = JSON.parse(r.attestation) as Record<string, unknown>;
+      edit(att);
+      const text = canonicalize(att);
+      db.prepare('UPDATE sealed_records SET attestation = ?, attestation_hash = ?, signature = CASE WHEN ? THEN ? ELSE signature END WHERE id = ?')
+        .run(text, crypto.createHash('sha256').update(text).digest('hex'), sign ? 1 : 0, sign ? resign(text) : '', r.id);
+    };
+    const only = (rows: CheckRow[]) => {
+      expect(rows.map((r) => r.subject)).toHaveLength(1);
+      return rows[0]!;
+    };
+
+    afterAll(() => copies.forEach((f) => fs.rmSync(f, { force: true })));
+
+    it('an attestation edited without its hash', async () => {
+      const row = only(await verifyRewritten((db) => db.prepare("UPDATE sealed_records SET attestation = replace(attestation, '\"law\"', '\"LAW\"') WHERE id = ?").run(record(db, 3).id)));
+      expect(row.subject).toBe(`tenant ${productionTenant()}`);
+      expect(row.detail).toMatch(/^tenant_seq 3: attestation hashes to [0-9a-f]{64}, the row says [0-9a-f]{64}/);
+    });
+
+    it('an attestation edited with its hash but not re-signed', async () => {
+      const [row] = await verifyRewritten((db) => rewriteAttestation(db, 4, (a) => (a.decision = 'edited'), false));
+      expect(row!.detail).toMatch(/^tenant_seq 4: the Ed25519 signature does not verify under key \S+/);
+    });
+
+    it('a record re-signed with the right key but linked to the wrong predecessor', async () => {
+      const [row] = await verifyRewritten((db) => rewriteAttestation(db, 5, (a) => (a.prev_attestation_hash = record(db, 3).attestation_hash), true));
+      expect(row!.detail).toMatch(/^tenant_seq 5: the attestation's prev_attestation_hash does not match the previous record/);
+    });
+
+    it('a row whose columns disagree with what its attestation signed', async () => {
+      const row = only(await verifyRewritten((db) => db.prepare("UPDATE sealed_records SET payload_hash = ? WHERE id = ?").run('0'.repeat(64), record(db, 6).id)));
+      expect(row.detail).toBe("tenant_seq 6: the attestation's payload_hash does not match the row");
+    });
+
+    it('a record removed from the middle of a chain', async () => {
+      const [row] = await verifyRewritten((db) => {
+        db.pragma('foreign_keys = OFF');
+        db.prepare('DELETE FROM sealed_records WHERE id = ?').run(record(db, 2).id);
+      });
+      expect(row!.detail).toMatch(/^tenant_seq 2 is missing \(next is 3\)/);
+    });
+
+    it("an epoch leaf's tenant root that the records do not give", async () => {
+      const rows = await verifyRewritten((db) => db.prepare('UPDATE epoch_leaves SET tenant_chain_root = ? WHERE tenant_id = ? AND epoch_seq = (SELECT min(epoch_seq) FROM epoch_leaves WHERE tenant_id = ?)').run('a'.repeat(64), productionTenant(), productionTenant()));
+      expect(rows.find((r) => r.subject === `tenant ${productionTenant()}`)!.detail).toMatch(/^epoch \d+: tree head at size \d+ is [0-9a-f]{64}, the epoch leaf says a{64}$/);
+      expect(rows.find((r) => r.subject.startsWith('epoch '))!.detail).toMatch(/^canonical_root recomputes to/);
+    });
+
+    it('stored tree levels that proofs would be served from, changed', async () => {
+      // The leftmost complete subtree of the head: a node every root at that size is built from.
+      const changeTopNode = (db: Database.Database, logId: string, size: number) =>
+        expect(db.prepare('UPDATE merkle_nodes SET hash = ? WHERE log_id = ? AND level = ? AND idx = 0').run(Buffer.alloc(32, 7), logId, Math.floor(Math.log2(size))).changes).toBe(1);
+      const row = only(await verifyRewritten((db) => changeTopNode(db, productionTenant(), (db.prepare('SELECT size FROM tenant_logs WHERE tenant_id = ?').get(productionTenant()) as { size: number }).size)));
+      expect(row.detail).toMatch(/^stored tree levels give head [0-9a-f]{64} at size \d+, the records give [0-9a-f]{64}$/);
+      const epochLog = await verifyRewritten((db) => changeTopNode(db, '#epochs', (db.prepare('SELECT count(*) AS n FROM epochs').get() as { n: number }).n));
+      expect(epochLog.map((r) => r.subject)).toEqual(['epochs', 'epoch log']);
+    });
+
+    it("an epoch's stored canonical root, digest link, or header signature changed", async () => {
+      const root = await verifyRewritten((db) => db.prepare('UPDATE epochs SET canonical_root = ? WHERE epoch_seq = 1').run('b'.repeat(64)));
+      expect(root.map((r) => r.subject)).toEqual(['epochs', 'epoch 1']);
+      expect(root[0]!.detail).toBe('1 failing: see the epoch rows');
+      expect(root[1]!.detail).toMatch(/^canonical_root recomputes to [0-9a-f]{64}, stored b{64}$/);
+      const link = await verifyRewritten((db) => db.prepare('UPDATE epochs SET prev_epoch_digest = ? WHERE epoch_seq = 2').run('c'.repeat(64)));
+      expect(link.find((r) => r.subject === 'epoch 2')!.detail).toMatch(/^prev_epoch_digest c{64}, the previous epoch's digest is [0-9a-f]{64}/);
+      const signature = await verifyRewritten((db) => {
+        const { signature: sig } = db.prepare('SELECT signature FROM epochs WHERE epoch_seq = 0').get() as { signature: string };
+        db.prepare('UPDATE epochs SET signature = ? WHERE epoch_seq = 0').run(sig.slice(0, 5) + (sig[5] === 'A' ? 'B' : 'A') + sig.slice(6));
+      });
+      expect(signature.map((r) => r.subject)).toEqual(['epochs', 'epoch 0']);
+      expect(signature[1]!.detail).toMatch(/^header_signature: Ed25519 signature does not verify/);
+    });
+
+    it('a production key row that does not name its key, and a key set that does not hold the signing key', async () => {
+      const renamed = await verifyRewritten((db) => db.prepare("UPDATE production_keys SET key_id = 'not-a-thumbprint'").run());
+      expect(renamed.find((r) => r.subject === 'keys')!.detail).toBe('production key not-a-thumbprint is not the thumbprint of its public key');
+      // A pinned key set (--keys) of someone else's key: nothing the production key signed passes.
+      const stranger = crypto.generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as { x: string };
+      const jwks = { keys: [publicKeyToJwk(new Uint8Array(Buffer.from(stranger.x, 'base64url')), { status: 'active', dev_key: false })] };
+      const rows = await verifyRewritten(() => {}, trustedKeySet(jwks));
+      expect(rows.find((r) => r.subject === `tenant ${productionTenant()}`)!.detail).toMatch(/^tenant_seq 0: key \S+ is not in the trusted key set/);
+      expect(rows.find((r) => r.subject === 'epoch 0')!.detail).toMatch(/^header_signature: key \S+ is not in the trusted key set/);
+    });
+
+    it('the untouched copy passes', async () => {
+      expect(await verifyRewritten(() => {})).toEqual([]);
+    });
   });
 
   it('refuses a restore into a non-empty directory in one line, exit 2, and writes nothing', async () => {
