@@ -4,12 +4,37 @@ import { WxtVitest } from 'wxt/testing/vitest-plugin';
 // Real crypto, real SQLite, real processes and a real browser: give slow CI machines room.
 const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 
-export default defineConfig({
+/**
+ * `npm run test:quick` (`vitest run --project main --mode quick`), for the edit loop: the main
+ * project without the files that test the build in dist/ or drive whole companion processes
+ * through crashes, outages and loads, or whose subject is PostgreSQL itself. `npm test` runs
+ * them all, as CI does.
+ */
+const LEFT_OUT_OF_QUICK = [
+  'test/artifact/**', // the compiled service started as npm start starts it
+  'test/companion/service.test.ts', // npm start, and the README's session against it
+  'test/cli/svc-admin.test.ts', // backup and restore of a compiled service under load
+  'test/companion/upgrades.test.ts', // earlier releases' databases opened by the build
+  'test/companion/anchoring-process.test.ts', // kill -9 during an epoch close of 4,000 tenants
+  'test/companion/database-outage.test.ts', // PostgreSQL stopped, cut and read-only under load
+  'test/companion/postgres-*.test.ts', // the PostgreSQL engine itself and its scale-out
+  'test/companion/webhooks-crash.test.ts', // deliveries across crashed processes
+  'test/companion/seal-thread.test.ts', // sealing threads from source, killed, and kill -9
+];
+
+export default defineConfig(({ mode }) => ({
   test: {
     projects: [
       {
         // The global setup builds dist/ once (when the sources changed) for the tests of the build.
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/extension/**', 'test/console/**'], globalSetup: ['test/helpers/build-global-setup.ts'], ...timeouts },
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/extension/**', 'test/console/**', ...(mode === 'quick' ? LEFT_OUT_OF_QUICK : [])],
+          // None of the quick files reads dist/.
+          globalSetup: mode === 'quick' ? [] : ['test/helpers/build-global-setup.ts'],
+          ...timeouts,
+        },
       },
       {
         // The API test files, run a second time on PostgreSQL (test/companion/helpers.ts: a
@@ -109,4 +134,4 @@ export default defineConfig({
       },
     ],
   },
-});
+}));
