@@ -93,6 +93,8 @@ export interface OpenDepsOptions {
   processMetrics?: boolean;
   /** How seal batches reach the disk (core/wal-sync.ts); tests stand in a slow or failing disk. */
   walSync?: WalSyncOptions;
+  /** Where the sealing thread starts (seal-thread/threaded-sealer.ts ThreadedSealerDeps.entry). */
+  sealThreadEntry?: URL;
 }
 
 /**
@@ -166,6 +168,7 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
           board,
           observer: metrics.sealObserver,
           wake: (queue) => (queue === 'webhooks' ? webhooks.worker : routing.worker).wake(),
+          ...(options.sealThreadEntry ? { entry: options.sealThreadEntry } : {}),
         })
       : local;
     metrics.watch({ sealQueueDepth: () => sealer.queued, ...(store.engine === 'sqlite' ? { databaseFile: store.file } : {}) });
