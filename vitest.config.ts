@@ -123,8 +123,8 @@ export default defineConfig(({ mode }) => ({
         test: { name: 'extension', include: ['test/extension/**/*.test.ts'], exclude: ['test/extension/e2e/**'], ...timeouts },
       },
       {
-        // Real Chromium with the built extension against a real companion; the global setup
-        // builds the extension once per run.
+        // Real Chromium and Firefox ESR with the packaged extension against a real companion;
+        // the global setup zips it as shipped (wxt zip) and unpacks it once per run.
         test: {
           name: 'extension-e2e',
           include: ['test/extension/e2e/**/*.test.ts'],
