@@ -192,10 +192,10 @@ try {
 } catch (err) {
   if (child.exitCode === null) child.kill('SIGTERM');
   await exited;
-  fail(err instanceof Error ? err.message : String(err));
-} finally {
   fs.rmSync(dataDir, { recursive: true, force: true });
+  fail(err instanceof Error ? err.message : String(err));
 }
+fs.rmSync(dataDir, { recursive: true, force: true });
 
 function sqlString(s) {
   return `'${s.replaceAll("'", "''")}'`;
