@@ -33,8 +33,6 @@ export async function verifyBackup(dir: string, options: VerifyStoreOptions = {}
     manifest = readManifest(dir);
     problems.push(...checkManifestFiles(dir, manifest));
     if (!manifest.files.some((f) => f.path === DATABASE_FILE)) problems.push(`the manifest does not list ${DATABASE_FILE}`);
-    const newest = readMigrations().at(-1)?.version ?? 0;
-    if (manifest.schema_version > newest) problems.push(`schema version ${manifest.schema_version} is newer than this release's ${newest}: restore it with the release that wrote it, or a newer one`);
   } catch (err) {
     problems.push((err as Error).message);
   }
@@ -53,14 +51,26 @@ export async function verifyBackup(dir: string, options: VerifyStoreOptions = {}
   }
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const keyProblem = keyFileProblem(dir, db, manifest);
-    if (keyProblem && manifestRow.ok) Object.assign(manifestRow, { ok: false, detail: keyProblem });
+    const laterProblem = schemaProblem(db, manifest) ?? keyFileProblem(dir, db, manifest);
+    if (laterProblem && manifestRow.ok) Object.assign(manifestRow, { ok: false, detail: laterProblem });
     const report = await verifyStore(db, options);
     const rows = [manifestRow, ...report.rows];
     return { ...report, ok: rows.every((r) => r.ok), rows, manifest };
   } finally {
     db.close();
   }
+}
+
+/**
+ * The schema the database itself records: the manifest's, and not newer than this release
+ * knows (a newer release's tables and rows may mean what this one cannot check or serve).
+ */
+function schemaProblem(db: Database.Database, manifest: BackupManifest | undefined): string | undefined {
+  const version = db.prepare<[], { v: number | null }>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0;
+  const newest = readMigrations().at(-1)?.version ?? 0;
+  if (version > newest) return `the database's schema version ${version} is newer than this release's ${newest}: restore it with the release that wrote it, or a newer one`;
+  if (manifest && manifest.schema_version !== version) return `the manifest says schema version ${manifest.schema_version}, the database records ${version}`;
+  return undefined;
 }
 
 /** The public JWKS file must be the store's keys, and an included private key its active one. */

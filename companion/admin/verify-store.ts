@@ -32,6 +32,8 @@ import { EPOCH_LOG_ID, signedHeader } from '../anchoring/epochs.ts';
 import { createSqliteAnchoringStore } from '../anchoring/sqlite-store.ts';
 import type { AnchoringStore, EpochLeafRow, EpochRow } from '../anchoring/store.ts';
 import { StoredTrees } from '../anchoring/stored-tree.ts';
+import { toLeaf } from '../anchoring/rows.ts';
+import type { LeafDbRow } from '../anchoring/rows.ts';
 import { storeJwks, storedProductionKeys } from './store-keys.ts';
 
 export interface CheckRow {
@@ -82,30 +84,28 @@ export async function verifyStore(db: Db, options: VerifyStoreOptions = {}): Pro
     const keys = options.keys ?? keysRow(db, rows);
     const anchoring = promised<AnchoringStore>(createSqliteAnchoringStore(db));
     const trees = new StoredTrees(anchoring);
-    const epochs = await readEpochs(anchoring);
-    const leavesByEpoch = new Map<number, EpochLeafRow[]>();
-    for (const e of epochs) leavesByEpoch.set(e.epochSeq, await anchoring.epochLeaves(e.epochSeq));
-
-    const anchoredByTenant = new Map<string, EpochLeafRow[]>();
-    for (const leaves of leavesByEpoch.values()) {
-      for (const l of leaves) (anchoredByTenant.get(l.tenantId) ?? anchoredByTenant.set(l.tenantId, []).get(l.tenantId)!).push(l);
-    }
     const tenantIds = db
       .prepare<[], { tenant_id: string }>('SELECT tenant_id FROM tenant_logs UNION SELECT DISTINCT tenant_id FROM sealed_records ORDER BY tenant_id')
       .all()
       .map((r) => r.tenant_id);
+    // One tenant's leaves and one epoch's at a time: memory stays bounded by the largest log.
+    const anchoredLeaves = db.prepare<[string], LeafDbRow>('SELECT * FROM epoch_leaves WHERE tenant_id = ? ORDER BY tenant_size');
     let records = 0;
     for (const tenantId of tenantIds) {
-      const row = await verifyTenant(db, tenantId, keys, anchoredByTenant.get(tenantId) ?? [], anchoring, trees);
+      const row = await verifyTenant(db, tenantId, keys, anchoredLeaves.all(tenantId).map(toLeaf), anchoring, trees);
       records += row.records;
       rows.push(row.row);
     }
-    for (const [tenantId, leaves] of anchoredByTenant) {
-      if (!tenantIds.includes(tenantId)) rows.push(failRow(`tenant ${tenantId}`, 'epoch leaves', `${leaves.length} checkpoints`, 'epochs anchor a tenant with no log and no records'));
-    }
-    rows.push(...(await verifyEpochs(epochs, leavesByEpoch, keys, trees)));
+    const strays = db
+      .prepare<[], { tenant_id: string; n: number }>(
+        'SELECT tenant_id, count(*) AS n FROM epoch_leaves WHERE tenant_id NOT IN (SELECT tenant_id FROM tenant_logs UNION SELECT tenant_id FROM sealed_records) GROUP BY tenant_id ORDER BY tenant_id',
+      )
+      .all();
+    for (const s of strays) rows.push(failRow(`tenant ${s.tenant_id}`, 'epoch leaves', `${s.n} checkpoints`, 'epochs anchor a tenant with no log and no records'));
+    const epochs = await verifyEpochs(anchoring, keys, trees);
+    rows.push(...epochs.rows);
     db.exec('COMMIT');
-    return { ok: rows.every((r) => r.ok), rows, tenants: tenantIds.length, records, epochs: epochs.length };
+    return { ok: rows.every((r) => r.ok), rows, tenants: tenantIds.length, records, epochs: epochs.count };
   } catch (err) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw err;
@@ -124,16 +124,6 @@ function keysRow(db: Db, rows: CheckRow[]): TrustedKeySet {
   else if (stored.length > 0 && active !== 1) rows.push(failRow('keys', checked, count, `expected one active production key, found ${active}`));
   else rows.push(okRow('keys', checked, count));
   return trustedKeySet(jwks);
-}
-
-async function readEpochs(anchoring: AnchoringStore): Promise<EpochRow[]> {
-  const all: EpochRow[] = [];
-  for (let after = -1; ; ) {
-    const page = await anchoring.epochs(after, 500);
-    all.push(...page);
-    if (page.length < 500) return all;
-    after = page[page.length - 1]!.epochSeq;
-  }
 }
 
 /** One tenant's chain and log; at most one failure is shown, all are counted. */
@@ -238,16 +228,18 @@ async function checkRecord(tenantId: string, r: RecordRow, prev: string | null, 
 }
 
 /** The epochs in order: one row for all of them, and one more for each that fails. */
-async function verifyEpochs(epochs: EpochRow[], leavesByEpoch: Map<number, EpochLeafRow[]>, keys: TrustedKeySet, trees: StoredTrees): Promise<CheckRow[]> {
+async function verifyEpochs(anchoring: AnchoringStore, keys: TrustedKeySet, trees: StoredTrees): Promise<{ rows: CheckRow[]; count: number }> {
   const rows: CheckRow[] = [];
   const log = new MerkleTree();
   let prevDigest: string | null = null;
   let failedCount = 0;
-  for (const [i, e] of epochs.entries()) {
+  let i = 0;
+  for await (const e of allEpochs(anchoring)) {
     const failures: string[] = [];
     const failed = (m: string) => void failures.push(m);
     if (e.epochSeq !== i) failed(`epoch_seq ${i} is missing (next is ${e.epochSeq})`);
-    const leaves = leavesByEpoch.get(e.epochSeq) ?? [];
+    i = e.epochSeq + 1;
+    const leaves = await anchoring.epochLeaves(e.epochSeq);
     if (leaves.some((l, j) => l.leafIndex !== j)) failed('leaf indexes are not gapless from 0');
     if (leaves.some((l, j) => j > 0 && leaves[j - 1]!.tenantId >= l.tenantId)) failed('leaves are not sorted by tenant_id');
     if (leaves.length !== e.tenantCount) failed(`tenant_count ${e.tenantCount}, ${leaves.length} leaves`);
@@ -266,17 +258,28 @@ async function verifyEpochs(epochs: EpochRow[], leavesByEpoch: Map<number, Epoch
     }
     prevDigest = e.epochDigest;
   }
-  if (epochs.length > 0) {
-    const stored = toHex(await trees.rootAt(EPOCH_LOG_ID, epochs.length));
+  const n = log.size;
+  if (n > 0) {
+    const stored = toHex(await trees.rootAt(EPOCH_LOG_ID, n));
     if (stored !== toHex(log.root())) {
       failedCount++;
-      rows.push(failRow('epoch log', 'stored levels', `${epochs.length} epochs`, `stored tree levels give head ${stored}, the digests give ${toHex(log.root())}`));
+      rows.push(failRow('epoch log', 'stored levels', `${n} epochs`, `stored tree levels give head ${stored}, the digests give ${toHex(log.root())}`));
     }
   }
   const checked = 'canonical roots, digests, links, signed headers, checkpoints';
-  const count = `${epochs.length} epochs${epochs.length > 0 ? ` (0..${epochs.length - 1})` : ''}`;
+  const count = `${n} epochs${n > 0 ? ` (0..${n - 1})` : ''}`;
   rows.unshift(failedCount === 0 ? okRow('epochs', checked, count) : failRow('epochs', checked, count, `${failedCount} failing: see the epoch rows`));
-  return rows;
+  return { rows, count: n };
+}
+
+/** Every closed epoch, oldest first, a page at a time. */
+async function* allEpochs(anchoring: AnchoringStore): AsyncGenerator<EpochRow> {
+  for (let after = -1; ; ) {
+    const page = await anchoring.epochs(after, 500);
+    yield* page;
+    if (page.length < 500) return;
+    after = page[page.length - 1]!.epochSeq;
+  }
 }
 
 /** The signed header must say what the row and the recomputation say (DESIGN.md §4). */

@@ -491,6 +491,25 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     });
   });
 
+  it('a backup from a newer release (a higher schema version than this one knows) is refused', async () => {
+    const newer = path.join(work, 'newer-release');
+    copyDir(drill.backup, newer);
+    const db = new Database(path.join(newer, 'companion.db'));
+    db.prepare("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (9999, 'from_the_future', ?, '2030-01-01T00:00:00.000Z')").run('0'.repeat(64));
+    db.close();
+    const { createHash } = await import('node:crypto');
+    const data = fs.readFileSync(path.join(newer, 'companion.db'));
+    const manifest = manifestOf(newer);
+    manifest.schema_version = 9999;
+    manifest.files = manifest.files.map((f) => (f.path === 'companion.db' ? { ...f, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') } : f));
+    fs.writeFileSync(path.join(newer, 'MANIFEST.json'), JSON.stringify(manifest));
+    const target = path.join(work, 'refused-newer');
+    const refused = await admin(['restore', newer], { SVC_DATA_DIR: target });
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/^manifest .*FAIL: the database's schema version 9999 is newer than this release's \d+: restore it with the release that wrote it, or a newer one$/m);
+    expect(fs.existsSync(target)).toBe(false);
+  });
+
   it('refuses a restore into a non-empty directory in one line, exit 2, and writes nothing', async () => {
     const target = path.join(work, 'occupied');
     fs.mkdirSync(target);
