@@ -172,6 +172,10 @@ describe('svc-verify on an error answer saved to a file', () => {
     expect(r.err).toMatch(new RegExp(`^svc-verify: ${file}: this is an error answer \\(problem\\+json 404 not_found\\), not a sealed record`));
     expect(r.err).not.toMatch(/canonical_form/);
     expect(r.out).toBe('');
+    // What `npm run verify` runs: the package bin, plain node on the build in dist/.
+    const bin = spawnSync(process.execPath, ['companion/cli/svc-verify.mjs', file], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(bin.status).toBe(2);
+    expect(bin.stderr).toBe(r.err);
     const j = run(file, '--json');
     expect(j.code).toBe(2);
     expect(JSON.parse(j.out).error).toMatchObject({ kind: 'input', message: expect.stringContaining('this is an error answer (problem+json 404 not_found)') });
