@@ -554,7 +554,7 @@ export function loadConfig(
     config[s.key] = s.parse(raw, s.flag !== undefined && flags[s.flag] !== undefined ? `--${s.flag}` : s.env, problems);
   }
   signerProblems(config as Config, problems);
-  if (problems.length === 0) secretProblems(config as Config, problems);
+  secretProblems(config as Config, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const out = config as Config;
   out.dataDir = path.resolve(cwd, out.dataDir);
@@ -605,7 +605,7 @@ function signerProblems(c: Config, problems: string[]): void {
 /**
  * The settings that only make sense together: a grant table, or a reference the service
  * resolves for itself, in a scheme with no provider would be accepted and never resolve, so it
- * is refused here. Checked once the values themselves parse.
+ * is refused here. A value that did not parse is skipped: its own problem is reported already.
  */
 function secretProblems(c: Config, problems: string[]): void {
   if (Object.keys(c.secretGrants).length > 0 && c.secretGrantsFile !== undefined) {

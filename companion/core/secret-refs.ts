@@ -88,6 +88,8 @@ export class SecretResolver {
           addr: s.vaultAddr,
           namespace: options.vaultNamespace ?? null,
           token: async () => {
+            // A token kept in Vault could never be read (config.ts refuses it too).
+            if (parseSecretRef(tokenRef)?.scheme === 'vault') return undefined;
             const r = await this.resolveOperator(tokenRef);
             return r.ok ? r.value : undefined;
           },
@@ -126,7 +128,7 @@ export class SecretResolver {
     return { tenants: Object.keys(this.#grants).length, references: Object.values(this.#grants).reduce((n, r) => n + r.length, 0) };
   }
 
-  /** The references now granted, by scheme (counts only, for the control plane). */
+  /** Every reference the grants now in force name (the control plane counts them by scheme). */
   grantedReferences(): string[] {
     return Object.values(this.#grants).flat();
   }
