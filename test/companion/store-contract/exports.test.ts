@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createPostgresExportStore } from '../../../companion/exports/postgres-store.ts';
 import { createSqliteExportStore } from '../../../companion/exports/sqlite-store.ts';
 import type { BindingRow, ExportRecordRow, ExportStore, RecordFilter, RecordPosition, RunRow } from '../../../companion/exports/store.ts';
-import { databasePerCase, engines, seedTenants } from './engines.ts';
+import { databasePerCase, engines, lockWaitBefore, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const EXPORTS: StoreFactories<ExportStore> = { sqlite: createSqliteExportStore, postgres: createPostgresExportStore };
@@ -479,9 +479,6 @@ describe.each(engines())('exports store on $name', (engine) => {
     ]);
   });
 
-  /** Resolves after `ms`: holds a transaction open so the other one runs into its locks. */
-  const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
   if (engine.name === 'postgres') it('supersedes a binding once when two transactions race for it', async () => {
     await db.store(EXPORTS).insertBinding(binding('vsb_01'));
     let updated!: () => void;
@@ -490,7 +487,7 @@ describe.each(engines())('exports store on $name', (engine) => {
       db.transaction(async (tx) => {
         const won = await tx.store(EXPORTS).supersedeBinding('ten_a', 'vsb_01', '2025-01-02T00:00:00.000Z');
         updated();
-        await pause(300); // the second UPDATE now waits on this row's lock
+        await lockWaitBefore(db); // held until the second UPDATE waits on this row's lock
         return won;
       }),
       db.transaction(async (tx) => {
@@ -525,7 +522,7 @@ describe.each(engines())('exports store on $name', (engine) => {
       db.transaction(async (tx) => {
         const superseded = await replace(tx.store(EXPORTS), 'vsb_02', '2025-01-02T00:00:00.000Z');
         replaced();
-        await pause(300);
+        await lockWaitBefore(db); // held until the second's UPDATE waits on the superseded row's lock
         return superseded;
       }),
       db.transaction(async (tx) => {

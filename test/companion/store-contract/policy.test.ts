@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresPolicyStore } from '../../../companion/policy/postgres-store.ts';
 import { createSqlitePolicyStore } from '../../../companion/policy/sqlite-store.ts';
 import type { PolicyStore, PolicyVersionRow } from '../../../companion/policy/store.ts';
-import { databasePerCase, engines, seedTenants } from './engines.ts';
+import { databasePerCase, engines, lockWaitBefore, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
 const POLICY: StoreFactories<PolicyStore> = { sqlite: createSqlitePolicyStore, postgres: createPostgresPolicyStore };
@@ -178,8 +178,8 @@ describe.each(engines())('policy store on $name', (engine) => {
         } finally {
           if (++inserted === 2) allInserted();
         }
-        // Hold the commit until the other has tried too, or a while when it waits on our row.
-        await Promise.race([insertedBoth, new Promise((resolve) => setTimeout(resolve, 300))]);
+        // Hold the commit until the other has tried too, or is seen waiting on our row.
+        await lockWaitBefore(db, insertedBoth);
         return tag;
       });
     const results = await Promise.allSettled([put('x'), put('y')]);
