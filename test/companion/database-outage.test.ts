@@ -7,7 +7,7 @@
  * does; and a write retried with its idempotency_key is sealed once, in one unbroken chain.
  */
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { databaseUnavailableCode } from '../../companion/core/database-unavailable.ts';
 import { toWire } from '../../companion/seal-thread/protocol.ts';
 import { start, tempDataDir } from '../helpers/companion-process.ts';
@@ -41,6 +41,20 @@ function expectUnavailable(answer: Answer): void {
   expect(answer.body.detail).toMatch(/^the database is unavailable \([A-Z0-9_]+\); retry later/);
 }
 
+/** Resolves once the worker `name` of `c` has finished `n` failed rounds, as its worker plan shows them. */
+async function failedRounds(c: Companion, name: string, n: number): Promise<void> {
+  const seen = new Set<string>();
+  await vi.waitUntil(
+    async () => {
+      const plan = (await (await fetch(`${c.url}/deployment/worker-plan`)).json()) as { workers: { name: string; last_round_at: string | null; last_round_failed: boolean }[] };
+      const worker = plan.workers.find((w) => w.name === name);
+      if (worker?.last_round_failed && worker.last_round_at !== null) seen.add(worker.last_round_at);
+      return seen.size >= n;
+    },
+    { timeout: 20_000, interval: 50 },
+  );
+}
+
 describe('on PostgreSQL', () => {
   const db = gateDatabase();
   const PAUSED = /"level":"warn","message":"worker paused: database unavailable".*"queue":"webhook_deliveries"/;
@@ -66,7 +80,7 @@ describe('on PostgreSQL', () => {
       await c.waitForLog(/"level":"warn","message":"database unavailable".*"route":"\/v1\/gate"/);
       // The delivery worker polls twice a second: its outage is one line, however many rounds fail.
       await c.waitForLog(PAUSED);
-      await new Promise((r) => setTimeout(r, 1500));
+      await failedRounds(c, 'webhooks', 3);
     } finally {
       db.server().startAgain();
     }
@@ -126,11 +140,15 @@ describe('on PostgreSQL', () => {
         answers.push({ key, answer: await gate(c, apiKey, key) });
       }
     };
-    const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
-    while (answers.length < 20) await new Promise((r) => setTimeout(r, 5));
+    let loaded = false;
+    const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w))).finally(() => (loaded = true));
+    /** Until `n` answers have come, or the load is over. */
+    const answered = (n: number) => vi.waitUntil(() => loaded || answers.length >= n, { timeout: 60_000, interval: 5 });
+    await answered(20);
+    // Three cuts, each once the load has gone on past the one before.
     for (let i = 0; i < 3; i++) {
       db.server().psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gate'`);
-      await new Promise((r) => setTimeout(r, 20));
+      await answered(answers.length + 2);
     }
     await load;
 

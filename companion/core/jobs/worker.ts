@@ -309,6 +309,8 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   }
 
   #claimFailed(err: unknown): void {
+    // A failed round is a finished round too (WorkerStatus.lastTickAt), reported with its failure.
+    this.#lastTickAt = this.#o.clock.now().toISOString();
     this.#failures.failed('job tick failed', err);
   }
 
