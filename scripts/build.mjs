@@ -108,9 +108,48 @@ export async function build() {
   }
 }
 
+/**
+ * One `--if-changed` build at a time in this checkout: test runs started together (several
+ * people, one checkout) wait for the first one's build, then find dist/ up to date.
+ */
+async function withBuildLock(fn) {
+  const lock = path.join(ROOT, 'node_modules', '.cache', 'action-gate-build.lock');
+  const owner = path.join(lock, 'pid');
+  fs.mkdirSync(path.dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(owner, String(process.pid));
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      let holder;
+      try {
+        holder = Number(fs.readFileSync(owner, 'utf8'));
+      } catch {
+        // Between its mkdir and its write, or left by a process that died right there.
+        holder = Date.now() - fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 10_000 ? 0 : undefined;
+      }
+      if (holder !== undefined && !(holder > 0 && pidAlive(holder))) fs.rmSync(lock, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes('--if-changed') && builtDigest() === inputsDigest()) {
-    console.log('dist/ is up to date with the sources');
+  if (process.argv.includes('--if-changed')) {
+    await withBuildLock(async () => {
+      if (builtDigest() === inputsDigest()) console.log('dist/ is up to date with the sources');
+      else {
+        await build();
+        console.log('dist/ built from the sources');
+      }
+    });
   } else {
     await build();
   }
