@@ -7,8 +7,9 @@
 # `npm run test:container` does both and smoke-tests the image.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
-# Build stage: compilers for better-sqlite3's native addon (used when no prebuilt binary
-# matches), TypeScript, and the dev dependencies. None of it reaches the runtime image.
+# Build stage: compilers for the native addons of better-sqlite3 and pkcs11js (used when no
+# prebuilt binary matches), TypeScript, and the dev dependencies. None of it reaches the runtime
+# image.
 FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 RUN apt-get update \
@@ -22,8 +23,10 @@ COPY scripts ./scripts
 COPY shared ./shared
 COPY companion ./companion
 COPY console ./console
-# --ignore-scripts skipped `postinstall`: the fixes to installed dependencies run here.
-RUN npm rebuild better-sqlite3 \
+# --ignore-scripts skipped every install script: the native addons are built here (each
+# production package with an install script; test/companion/deploy.test.ts checks the list),
+# and the fixes to installed dependencies (`postinstall`) run here.
+RUN npm rebuild better-sqlite3 pkcs11js \
  && node scripts/patch-dependencies.mjs \
  && npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund

@@ -53,6 +53,17 @@ describe('Dockerfile', () => {
     expect(runtime.at(-1)).toEqual({ op: 'CMD', args: JSON.stringify(['node', ...START_NODE_FLAGS, 'dist/companion/main.js']).replaceAll(',', ', ') });
   });
 
+  it('builds every production dependency that has an install script (npm ci --ignore-scripts skipped them all)', () => {
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean }> };
+    const needed = Object.entries(lock.packages)
+      .filter(([at, p]) => at !== '' && p.hasInstallScript && !p.dev)
+      .map(([at]) => at.slice(at.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(needed).toContain('better-sqlite3');
+    const rebuild = ops.find((i) => i.op === 'RUN' && /npm rebuild /.test(i.args))!.args;
+    const rebuilt = /npm rebuild ((?:[@\w./-]+ ?)+)/.exec(rebuild)![1]!.trim().split(' ');
+    expect(rebuilt.sort()).toEqual([...new Set(needed)].sort());
+  });
+
   it('copies only paths that exist in the repository', () => {
     for (const i of ops.filter((x) => x.op === 'COPY' && !x.args.startsWith('--from'))) {
       for (const source of i.args.split(/\s+/).slice(0, -1)) expect(fs.existsSync(path.join(REPO_ROOT, source)), source).toBe(true);
