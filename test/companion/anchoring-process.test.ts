@@ -20,10 +20,11 @@ const CADENCE = '2';
 
 /**
  * Seals one record for each of `tenants` fresh tenants through the real pipeline, all at the
- * same instant (a held clock), so one epoch holds them all and its close takes a while.
+ * same instant (a held clock, `at`, now unless given), so one epoch holds them all and its
+ * close takes a while.
  */
-async function seed(dataDir: string, tenants: number): Promise<string[]> {
-  const clock = new ManualClock(Date.now());
+async function seed(dataDir: string, tenants: number, at = Date.now()): Promise<string[]> {
+  const clock = new ManualClock(at);
   const deps = await openSqliteDeps(loadConfig({ SVC_DATA_DIR: dataDir, SVC_EPOCH_SECONDS: CADENCE }, []), { log: createMemoryLogger(), clock });
   const ids: string[] = [];
   try {
@@ -118,8 +119,9 @@ describe('epochs in a real process', () => {
 
   it('catch up every boundary missed while stopped, in order and chained, with nothing anchored twice', async () => {
     const dataDir = tempDataDir();
-    await seed(dataDir, 3);
-    await new Promise((r) => setTimeout(r, 5000)); // two or more 2-second boundaries pass while no process runs
+    // Sealed by a process that stopped three periods ago: at least three boundaries have
+    // passed since (the seal's own period's end among them) when the next process starts.
+    await seed(dataDir, 3, Date.now() - 3 * Number(CADENCE) * 1000);
     const c = await start(dataDir, { SVC_EPOCH_SECONDS: CADENCE });
     const epochs = async () => (await (await fetch(`${c.url}/epochs`)).json()).epochs as any[];
     let list = await epochs();
