@@ -20,6 +20,12 @@ const LEFT_OUT_OF_QUICK = [
   'test/companion/postgres-*.test.ts', // the PostgreSQL engine itself and its scale-out
   'test/companion/webhooks-crash.test.ts', // deliveries across crashed processes
   'test/companion/seal-thread.test.ts', // sealing threads from source, killed, and kill -9
+  // A companion process from source (node --import tsx companion/main.ts) in every case:
+  'test/companion/server.test.ts', // the entry point: restarts, keys, signals
+  'test/companion/http-flow.test.ts', // the README's newcomer path, and a hard kill
+  'test/companion/hostile-process.test.ts', // hostile bytes against the node adapter
+  'test/cli/export-cli.test.ts', // the export CLI against a running companion
+  'test/cli/verify-proofs-cli.test.ts', // the verifier's anchoring commands against one
 ];
 
 export default defineConfig(({ mode }) => ({
