@@ -9,9 +9,9 @@
  *
  * The folder holds the database (switched to rollback-journal mode, so it is one
  * self-contained file that can be read without writing beside it), the store's public keys as
- * a JWKS, the production private key only when asked (`includeKeys`), and MANIFEST.json. It is
- * built beside its final name and renamed into place when whole, mode 0700 with files 0600:
- * the database holds API-key hashes and every tenant's records, and perhaps the signing key.
+ * a JWKS, the production private key only when asked (`includeKeys`), and MANIFEST.json, moved
+ * in last (./fill-folder.ts): a folder with a manifest is a whole backup. Mode 0700 with files
+ * 0600: the database holds API-key hashes and every tenant's records, and perhaps the key.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +24,7 @@ import { signedHeader } from '../anchoring/epochs.ts';
 import { createSqliteAnchoringStore } from '../anchoring/sqlite-store.ts';
 import { BACKUP_FORMAT, MANIFEST_FILE, PUBLIC_KEYS_FILE, fileEntry } from './backup-manifest.ts';
 import type { BackupManifest } from './backup-manifest.ts';
+import { fillEmptyFolder, fsyncPath, isAbsentOrEmptyDir } from './fill-folder.ts';
 import { AdminRefusal } from './refusal.ts';
 import { storeJwks } from './store-keys.ts';
 
@@ -47,10 +48,7 @@ export async function backupStore(options: BackupOptions): Promise<BackupManifes
   const out = path.resolve(options.out);
   if (!isAbsentOrEmptyDir(out)) throw new AdminRefusal(`${out} exists and is not an empty folder: choose a new backup folder`);
 
-  const staging = `${out}.partial-${process.pid}`;
-  fs.rmSync(staging, { recursive: true, force: true });
-  fs.mkdirSync(staging, { mode: 0o700 });
-  try {
+  return fillEmptyFolder(out, [MANIFEST_FILE], async (staging) => {
     const live = new Database(source, { fileMustExist: true });
     try {
       live.pragma('busy_timeout = 5000');
@@ -58,11 +56,13 @@ export async function backupStore(options: BackupOptions): Promise<BackupManifes
     } finally {
       live.close();
     }
+    // Inside the 0700 folder from the start; the file itself private too.
+    fs.chmodSync(path.join(staging, DATABASE_FILE), 0o600);
     const copy = new Database(path.join(staging, DATABASE_FILE), { fileMustExist: true });
-    let described: Omit<BackupManifest, 'files' | 'private_key_included' | 'format' | 'created_at' | 'service_version'>;
+    let described: ReturnType<typeof describe>;
     let jwks: unknown;
     try {
-      // One file, readable read-only: no -wal or -shm beside it (https://www.sqlite.org/wal.html §2).
+      // One file, readable read-only: no -wal or -shm beside it (https://www.sqlite.org/wal.html).
       copy.pragma('journal_mode = DELETE');
       described = describe(copy);
       jwks = storeJwks(copy);
@@ -76,7 +76,6 @@ export async function backupStore(options: BackupOptions): Promise<BackupManifes
       writePrivate(path.join(staging, PRODUCTION_KEY_FILE), fs.readFileSync(keyFile));
       files.push(PRODUCTION_KEY_FILE.split(path.sep).join('/'));
     }
-    fs.chmodSync(path.join(staging, DATABASE_FILE), 0o600);
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT,
       created_at: (options.now ?? (() => new Date()))().toISOString(),
@@ -88,15 +87,9 @@ export async function backupStore(options: BackupOptions): Promise<BackupManifes
       last_epoch: described.last_epoch,
     };
     writePrivate(path.join(staging, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-    for (const f of [...files, MANIFEST_FILE]) fsyncFile(path.join(staging, f));
-    if (fs.existsSync(out)) fs.rmdirSync(out);
-    fs.renameSync(staging, out);
-    fsyncFile(path.dirname(out));
-    return manifest;
-  } catch (err) {
-    fs.rmSync(staging, { recursive: true, force: true });
-    throw err;
-  }
+    for (const f of [...files, MANIFEST_FILE]) fsyncPath(path.join(staging, f));
+    return { commit: true, value: manifest };
+  });
 }
 
 /** Schema version, counts and the newest signed epoch, read from the copy itself. */
@@ -123,25 +116,7 @@ function describe(db: Db) {
   };
 }
 
-export function isAbsentOrEmptyDir(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory() && fs.readdirSync(dir).length === 0;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw err;
-  }
-}
-
 /** Created 0600 from the start: never readable by others, even for a moment. */
 export function writePrivate(file: string, data: string | Uint8Array): void {
   fs.writeFileSync(file, data, { mode: 0o600, flag: 'wx' });
-}
-
-export function fsyncFile(file: string): void {
-  const fd = fs.openSync(file, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

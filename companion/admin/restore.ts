@@ -2,10 +2,9 @@
  * `svc-admin restore` and `verify-store --from`: a backup folder is believed only after its
  * files match MANIFEST.json and the database in it passes verify-store.
  *
- * Restore copies into a staging folder beside the data directory, checks the copies (not the
- * originals, which could change in between), and renames the staging folder into place only
- * when they pass: a refused backup leaves nothing behind, and the data directory never holds
- * half a restore.
+ * Restore copies into a staging folder inside the data directory (./fill-folder.ts), checks the
+ * copies (not the originals, which could change in between), and moves them into place only
+ * when they pass, the database last: a refused backup leaves nothing behind.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
@@ -15,9 +14,9 @@ import { keyId } from '../../shared/keys.ts';
 import { DATABASE_FILE } from '../core/db.ts';
 import { readMigrations } from '../core/migrations.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
-import { PUBLIC_KEYS_FILE, checkManifestFiles, readManifest } from './backup-manifest.ts';
+import { MANIFEST_FILE, PUBLIC_KEYS_FILE, checkManifestFiles, readManifest } from './backup-manifest.ts';
 import type { BackupManifest } from './backup-manifest.ts';
-import { fsyncFile, isAbsentOrEmptyDir } from './backup.ts';
+import { fillEmptyFolder, fsyncPath, isAbsentOrEmptyDir } from './fill-folder.ts';
 import { AdminRefusal } from './refusal.ts';
 import { storeJwks, storedProductionKeys } from './store-keys.ts';
 import { verifyStore } from './verify-store.ts';
@@ -102,16 +101,12 @@ export interface RestoreResult {
 export async function restoreBackup(from: string, dataDir: string, options: VerifyStoreOptions = {}): Promise<RestoreResult> {
   const target = path.resolve(dataDir);
   if (!isAbsentOrEmptyDir(target)) throw new AdminRefusal(`the data directory ${target} is not empty: restore only into an empty or absent directory`);
-  if (!fs.existsSync(path.join(from, DATABASE_FILE)) && !fs.existsSync(path.join(from, 'MANIFEST.json'))) {
+  if (!fs.existsSync(path.join(from, DATABASE_FILE)) && !fs.existsSync(path.join(from, MANIFEST_FILE))) {
     throw new AdminRefusal(`${path.resolve(from)} is not a backup folder (no MANIFEST.json, no ${DATABASE_FILE})`);
   }
-  fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-  const staging = `${target}.restoring-${process.pid}`;
-  fs.rmSync(staging, { recursive: true, force: true });
-  fs.mkdirSync(staging, { mode: 0o700 });
-  try {
-    // Everything the manifest lists, then the check runs on these copies.
-    for (const name of [DATABASE_FILE, PUBLIC_KEYS_FILE, KEY_FILE, 'MANIFEST.json']) {
+  return fillEmptyFolder<RestoreResult>(target, [DATABASE_FILE], async (staging) => {
+    // Everything the manifest may list; the checks then run on these copies.
+    for (const name of [DATABASE_FILE, PUBLIC_KEYS_FILE, KEY_FILE, MANIFEST_FILE]) {
       const source = path.join(from, name);
       if (!fs.existsSync(source)) continue;
       fs.mkdirSync(path.dirname(path.join(staging, name)), { recursive: true, mode: 0o700 });
@@ -119,19 +114,10 @@ export async function restoreBackup(from: string, dataDir: string, options: Veri
       fs.chmodSync(path.join(staging, name), 0o600);
     }
     const verified = await verifyBackup(staging, options);
-    if (!verified.ok) {
-      fs.rmSync(staging, { recursive: true, force: true });
-      return { restored: false, report: verified, manifest: verified.manifest };
-    }
+    if (!verified.ok) return { commit: false, value: { restored: false, report: verified, manifest: verified.manifest } };
     // The data directory holds the database and keys/, as the service lays them out.
-    for (const name of ['MANIFEST.json', PUBLIC_KEYS_FILE]) fs.rmSync(path.join(staging, name), { force: true });
-    fsyncFile(path.join(staging, DATABASE_FILE));
-    if (fs.existsSync(target)) fs.rmdirSync(target);
-    fs.renameSync(staging, target);
-    fsyncFile(path.dirname(target));
-    return { restored: true, report: verified, manifest: verified.manifest };
-  } catch (err) {
-    fs.rmSync(staging, { recursive: true, force: true });
-    throw err;
-  }
+    for (const name of [MANIFEST_FILE, PUBLIC_KEYS_FILE]) fs.rmSync(path.join(staging, name), { force: true });
+    fsyncPath(path.join(staging, DATABASE_FILE));
+    return { commit: true, value: { restored: true, report: verified, manifest: verified.manifest } };
+  });
 }
