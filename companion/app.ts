@@ -15,7 +15,7 @@ import { signerPlanRoutes } from './control-plane/signer-plan.ts';
 import { anchoringRoutes } from './anchoring/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { controlPlaneRoutes } from './control-plane/routes.ts';
-import { createApiKeyAuth, createOptionalApiKeyAuth } from './core/auth.ts';
+import { createApiKeyAuth, createOptionalApiKeyAuth, lastUseRecorder } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
 import { rfc3339 } from './core/clock.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
@@ -90,14 +90,16 @@ export function createApp(deps: AppDeps): App {
   let document: OpenApiDocument | undefined;
   const describe = () => (document ??= openApiDocument(app));
   const now = () => rfc3339(deps.clock.now());
+  const keyAuth = { now: () => deps.clock.now(), used: lastUseRecorder(deps.store.tenants, () => deps.clock.now()) };
   const routeDeps: RouteDeps = {
     ...deps,
     describe,
     auth: {
-      apiKey: createApiKeyAuth(deps.store.tenants),
-      optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants),
+      apiKey: createApiKeyAuth(deps.store.tenants, keyAuth),
+      key: (capability) => createApiKeyAuth(deps.store.tenants, keyAuth, capability),
+      optionalApiKey: createOptionalApiKeyAuth(deps.store.tenants, keyAuth),
       session: createSessionAuth(deps.store.account, now),
-      keyOrSession: createKeyOrSessionAuth(deps.store.tenants, deps.store.account, now),
+      keyOrSession: createKeyOrSessionAuth(deps.store.tenants, deps.store.account, keyAuth),
     },
   };
 

@@ -69,17 +69,23 @@ export interface AppDeps {
 /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
 export interface RouteDeps extends AppDeps {
   auth: {
-    /** interface-spec Authentication 1: X-Service-Key or Authorization: Bearer; sets c.var.auth. */
+    /**
+     * interface-spec Authentication 1: X-Service-Key or Authorization: Bearer, of any active
+     * principal; sets c.var.auth. Only for exchanging the key itself (sign-in): a route that acts
+     * on the tenant names its capability with `key` or `keyOrSession`.
+     */
     apiKey: AuthRequirement<AuthEnv>;
+    /** An API key whose principal holds `capability` within the key's subset (403 otherwise). */
+    key(capability: Capability): AuthRequirement<AuthEnv>;
     /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
     optionalApiKey: AuthRequirement<OptionalAuthEnv>;
     /** interface-spec Authentication 2: the svc_session cookie (and X-CSRF-Token on writes); sets c.var.session. */
     session: AuthRequirement<SessionEnv>;
     /**
-     * An API key, or the account session (the console) holding `capability` when one is named;
+     * An API key, or the account session (the console), whose principal holds `capability`;
      * sets c.var.auth either way (account/people.ts).
      */
-    keyOrSession(capability?: Capability): AuthRequirement<AuthEnv>;
+    keyOrSession(capability: Capability): AuthRequirement<AuthEnv>;
   };
   /** The app's own OpenAPI document, generated once on first use (after every route is mounted). */
   describe(): OpenApiDocument;

@@ -12,37 +12,31 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { API_KEY_SECURITY, authenticateApiKey, presentedKey, unauthorized } from '../core/auth.ts';
-import type { ApiKeyLookup, AuthEnv, TenantKind } from '../core/auth.ts';
+import { API_KEY_SECURITY, CAPABILITIES, authenticateApiKey, effectiveCapabilities, presentedKey, requireCapability, unauthorized } from '../core/auth.ts';
+import type { ApiKeyLookup, AuthEnv, Capability, KeyAuthOptions, Principal, TenantKind } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../core/openapi.ts';
 import type { AuthRequirement } from '../core/router.ts';
 import type { AccountStore, PersonRecord } from './store.ts';
 
 /**
- * Every capability a person can hold. The tenant's owner holds them all, including any added
- * after the owner was created; a member holds what was granted.
- * The last four are what a session may do on the tenant API (the console): decide reviews,
- * change policy, change integrations and requeue their deliveries, read exports.
+ * Every capability a principal can hold (core/auth.ts). The tenant's owner holds them all,
+ * including any added after the owner was created; anyone else holds what was granted.
+ * billing:manage, account:rename, account:retention and people:manage act on the account;
+ * reviews:decide, reviews:delegate (naming a reviewer other than oneself), policy:manage,
+ * integrations:manage and exports:read on the tenant API, as do gate:submit (POST /v1/gate and
+ * /{vertical}/proposed-action), records:write (POST /v1/record, /v1/record/batch) and
+ * records:read (the tenant's records, proofs, board and history), which every new person and
+ * service account holds by default. Each route declares the one it needs
+ * (x-required-capability in the OpenAPI description).
  */
-export const CAPABILITIES = [
-  'billing:manage',
-  'account:rename',
-  'account:retention',
-  'people:manage',
-  'reviews:decide',
-  'policy:manage',
-  'integrations:manage',
-  'exports:read',
-] as const;
-export type Capability = (typeof CAPABILITIES)[number];
+export { CAPABILITIES, requireCapability };
+export type { Capability };
 
-const KNOWN = new Set<string>(CAPABILITIES);
-
+/** A person's capabilities as granted (an owner: all), without any key's subset. */
 export function capabilitiesOf(person: PersonRecord | null): Capability[] {
   if (!person) return [];
-  if (person.role === 'owner') return [...CAPABILITIES];
-  return person.capabilities.filter((c): c is Capability => KNOWN.has(c));
+  return effectiveCapabilities(person.role, person.capabilities, null);
 }
 
 export const CSRF_HEADER = 'x-csrf-token';
@@ -51,8 +45,11 @@ export interface SessionContext {
   sessionId: string;
   tenantId: string;
   tenantKind: TenantKind;
+  /** The session's person; null for a session opened with a service account's key. */
   person: PersonRecord | null;
-  /** What the person may do; none for a session of a key minted before people existed. */
+  /** Who acts: the person, or the service account of the key the session was opened with. */
+  principal: Principal;
+  /** What the principal may do, within the subset of the key the session was opened with. */
   capabilities: Capability[];
 }
 
@@ -105,55 +102,59 @@ async function resolveSession(store: AccountStore, now: string, c: Context): Pro
       throw new ProblemError({ status: 403, code: 'csrf_token_invalid', detail: `a cookie-authenticated write needs the session's CSRF token in ${CSRF_HEADER}` });
     }
   }
+  // Read fresh on every request: a deactivated person or service account is refused at once.
+  const found = await store.sessionPrincipal(match.sessionId);
+  if (!found || found.status !== 'active') throw sessionRequired();
+  const principal: Principal = { id: found.id, kind: found.kind, displayName: found.displayName, capabilities: found.capabilities };
   return {
     sessionId: match.sessionId,
     tenantId: match.tenantId,
     tenantKind: match.tenantKind,
     person: match.person,
-    capabilities: capabilitiesOf(match.person),
+    principal,
+    capabilities: principal.capabilities,
   };
 }
 
 /**
  * The tenant API routes the console uses: an API key as everywhere (interface-spec
  * Authentication 1), or, when no key is sent, the account session cookie with its CSRF token on
- * writes (Authentication 2). The tenant still comes from the credential only. A session must
- * hold `capability` when one is named; a key is the tenant's own machine credential and is not
- * limited by people's capabilities. The actor recorded for a session's writes (policy receipts)
- * is the person, so a console change names who made it.
+ * writes (Authentication 2). The tenant still comes from the credential only. Either way the
+ * credential's principal must hold `capability` (within the key's subset): a key can do at most
+ * what its principal may, exactly as that principal's session. The actor recorded for a
+ * session's writes (policy receipts) is the person, so a console change names who made it.
  */
-export function createKeyOrSessionAuth(lookup: ApiKeyLookup, store: AccountStore, now: () => string) {
-  return (capability?: Capability): AuthRequirement<AuthEnv> => {
+export function createKeyOrSessionAuth(lookup: ApiKeyLookup, store: AccountStore, options: KeyAuthOptions) {
+  return (capability: Capability): AuthRequirement<AuthEnv> => {
     const middleware: MiddlewareHandler<AuthEnv> = async function requireKeyOrSession(c, next) {
       const key = presentedKey(c.req.raw.headers);
       if (key !== undefined || getCookie(c, SESSION_COOKIE) === undefined) {
         // No credential at all answers as the key-only routes do (401 with a Bearer challenge).
         if (key === undefined) throw unauthorized();
-        c.set('auth', await authenticateApiKey(lookup, key));
-      } else {
-        const session = await resolveSession(store, now(), c);
-        if (capability) requireCapability(session, capability);
-        const personId = session.person?.id;
-        c.set('auth', { tenantId: session.tenantId, tenantKind: session.tenantKind, keyId: personId ?? session.sessionId, ...(personId ? { personId } : {}) });
+        const auth = await authenticateApiKey(lookup, key, options.now().toISOString());
+        requireCapability(auth.principal, capability);
+        c.set('auth', auth);
+        await next();
+        if (options.used && c.res.status < 400) await options.used(auth.keyId);
+        return;
       }
+      const session = await resolveSession(store, options.now().toISOString(), c);
+      requireCapability(session, capability);
+      const personId = session.person?.id;
+      c.set('auth', {
+        tenantId: session.tenantId,
+        tenantKind: session.tenantKind,
+        keyId: personId ?? session.sessionId,
+        ...(personId ? { personId } : {}),
+        principal: session.principal,
+        credentialId: session.sessionId,
+      });
       await next();
     };
-    return { security: [...API_KEY_SECURITY, { ServiceAccountSession: [] }], middleware };
+    return { security: [...API_KEY_SECURITY, { ServiceAccountSession: [] }], middleware, capability };
   };
 }
 
 function sessionRequired(): ProblemError {
   return new ProblemError({ status: 401, code: 'unauthorized', detail: 'sign in with POST /account/session: the session is missing, expired or ended' });
-}
-
-/** 403 naming the missing capability (problem+json `capability` member, RFC 9457 §3.2). */
-export function requireCapability(session: SessionContext, capability: Capability): void {
-  if (!session.capabilities.includes(capability)) {
-    throw new ProblemError({
-      status: 403,
-      code: 'capability_missing',
-      detail: `this person lacks the ${capability} capability`,
-      extra: { capability },
-    });
-  }
 }

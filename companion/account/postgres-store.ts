@@ -12,11 +12,13 @@
  * A method that writes several rows runs them `atomically` (its own transaction, or a
  * savepoint inside the caller's), where the SQLite store used db.transaction.
  */
-import type { ApiKeyMatch } from '../core/auth.ts';
+import type { ApiKeyMatch, ResolvedApiKey } from '../core/auth.ts';
 import { atomically } from '../core/postgres/connect.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
-import { billingFromRow, checkoutFromRow, keyFromRow, keyMatchFromRow, personFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
-import type { ApiKeyRow, BillingRow, CheckoutRow, KeyMatchRow, PersonRow, SessionRow, TenantRow } from './rows.ts';
+import { PRINCIPAL_COLUMNS, principalFromJoin } from './principals.ts';
+import type { PrincipalJoinRow } from './principals.ts';
+import { billingFromRow, checkoutFromRow, keyDetailFromRow, keyFromRow, keyMatchFromRow, personFromRow, resolvedKeyFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
+import type { ApiKeyDetailRow, ApiKeyRow, BillingRow, CheckoutRow, KeyMatchRow, PersonRow, ResolvedKeyRow, SessionRow, TenantRow } from './rows.ts';
 import type { AccountStore, NewApiKeyRow, PersonRecord, TenantStore } from './store.ts';
 
 /** The session's person, joined in the same query (all null when it has none). */
@@ -28,9 +30,12 @@ interface SessionPersonRow extends SessionRow {
 }
 
 async function insertKey(sql: Queryable, key: NewApiKeyRow): Promise<void> {
-  await sql`INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id)
-    VALUES (${key.id}, ${key.tenantId}, ${key.keyHash}, ${key.prefix}, ${key.lastFour}, ${key.createdAt}, ${key.personId ?? null})`;
+  await sql`INSERT INTO api_keys (id, tenant_id, key_sha256, prefix, last_four, created_at, person_id, service_account_id, label, capabilities, expires_at)
+    VALUES (${key.id}, ${key.tenantId}, ${key.keyHash}, ${key.prefix}, ${key.lastFour}, ${key.createdAt}, ${key.personId ?? null},
+      ${key.serviceAccountId ?? null}, ${key.label ?? null}, ${key.capabilities ? JSON.stringify(key.capabilities) : null}, ${key.expiresAt ?? null})`;
 }
+
+const KEY_DETAIL_COLUMNS = 'id, tenant_id, prefix, last_four, status, created_at, revoked_at, person_id, service_account_id, label, capabilities, expires_at, last_used_at';
 
 /** Thrown inside `atomically` so that what it wrote rolls back; answered as 'email_taken'. */
 class EmailTaken extends Error {}
@@ -90,16 +95,37 @@ export function createPostgresTenantStore(sql: Queryable): TenantStore {
         WHERE k.key_sha256 = ${keyHash} AND k.status = 'active'`;
       return row && keyMatchFromRow(row);
     },
+
+    // One round trip, as above: the principal comes in the same query.
+    async resolveApiKey(keyHash): Promise<ResolvedApiKey | undefined> {
+      const [row] = await sql.unsafe<ResolvedKeyRow[]>(
+        `SELECT k.id, t.kind, k.key_sha256, k.expires_at, k.last_used_at, ${PRINCIPAL_COLUMNS}
+         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+         LEFT JOIN people p ON p.id = k.person_id
+         LEFT JOIN service_accounts a ON a.id = k.service_account_id
+         WHERE k.key_sha256 = $1 AND k.status = 'active'`,
+        [keyHash as never],
+      );
+      return row && resolvedKeyFromRow(row);
+    },
+
+    async touchApiKey(keyId, at) {
+      await sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`;
+    },
   };
 }
 
 async function insertPerson(sql: Queryable, p: PersonRecord): Promise<number> {
   // Only the email can conflict quietly: a person id already used still fails, as in SQLite.
-  const added = await sql`INSERT INTO people (id, tenant_id, email_digest, role, capabilities, created_at)
-    VALUES (${p.id}, ${p.tenantId}, ${p.emailDigest}, ${p.role}, ${JSON.stringify(p.capabilities)}, ${p.createdAt})
+  const added = await sql`INSERT INTO people (id, tenant_id, email_digest, role, capabilities, created_at, display_name, email)
+    VALUES (${p.id}, ${p.tenantId}, ${p.emailDigest}, ${p.role}, ${JSON.stringify(p.capabilities)}, ${p.createdAt},
+      ${p.displayName ?? null}, ${p.email ?? null})
     ON CONFLICT (tenant_id, email_digest) DO NOTHING`;
   return added.count;
 }
+
+/** People and service accounts as principals: the key columns null, so no subset applies. */
+const PRINCIPAL_FROM = 'FROM (SELECT $1::text AS tenant_id, NULL::text AS capabilities) k';
 
 export function createPostgresAccountStore(sql: Queryable): AccountStore {
   return {
@@ -199,5 +225,117 @@ export function createPostgresAccountStore(sql: Queryable): AccountStore {
         await tx`UPDATE billing_checkouts SET status = 'completed', completed_at = ${u.at} WHERE id = ${u.checkoutId}`;
         return 'upgraded' as const;
       }),
+
+    async sessionPrincipal(sessionId) {
+      const [row] = await sql.unsafe<PrincipalJoinRow[]>(
+        `SELECT ${PRINCIPAL_COLUMNS}
+         FROM account_sessions s JOIN api_keys k ON k.id = s.key_id
+         LEFT JOIN people p ON p.id = s.person_id
+         LEFT JOIN service_accounts a ON s.person_id IS NULL AND a.id = k.service_account_id
+         WHERE s.id = $1`,
+        [sessionId],
+      );
+      return row && principalFromJoin(row);
+    },
+
+    async getPrincipal(tenantId, principalId) {
+      const [row] = await sql.unsafe<PrincipalJoinRow[]>(
+        principalId.startsWith('sva_')
+          ? `SELECT ${PRINCIPAL_COLUMNS} ${PRINCIPAL_FROM} LEFT JOIN people p ON false JOIN service_accounts a ON a.tenant_id = k.tenant_id AND a.id = $2`
+          : `SELECT ${PRINCIPAL_COLUMNS} ${PRINCIPAL_FROM} JOIN people p ON p.tenant_id = k.tenant_id AND p.id = $2 LEFT JOIN service_accounts a ON false`,
+        [tenantId, principalId],
+      );
+      return row && principalFromJoin(row, false);
+    },
+
+    async listPrincipals(tenantId) {
+      const people = await sql.unsafe<PrincipalJoinRow[]>(
+        `SELECT ${PRINCIPAL_COLUMNS} ${PRINCIPAL_FROM} JOIN people p ON p.tenant_id = k.tenant_id LEFT JOIN service_accounts a ON false ORDER BY p.id`,
+        [tenantId],
+      );
+      const accounts = await sql.unsafe<PrincipalJoinRow[]>(
+        `SELECT ${PRINCIPAL_COLUMNS} ${PRINCIPAL_FROM} LEFT JOIN people p ON false JOIN service_accounts a ON a.tenant_id = k.tenant_id ORDER BY a.id`,
+        [tenantId],
+      );
+      return [...people, ...accounts].map((r) => principalFromJoin(r, false)!);
+    },
+
+    async createServiceAccount(row) {
+      await sql`INSERT INTO service_accounts (id, tenant_id, name, capabilities, status, created_at, updated_at)
+        VALUES (${row.id}, ${row.tenantId}, ${row.name}, ${JSON.stringify(row.capabilities)}, 'active', ${row.createdAt}, ${row.createdAt})`;
+    },
+
+    changePrincipal: (tenantId, principalId, change, at) =>
+      atomically(sql, async (tx) => {
+        const capabilities = change.capabilities ? JSON.stringify(change.capabilities) : null;
+        const status = change.status ?? null;
+        if (principalId.startsWith('sva_')) {
+          const changed = await tx`UPDATE service_accounts SET capabilities = coalesce(${capabilities}::text, capabilities),
+              status = coalesce(${status}::text, status), name = coalesce(${change.displayName ?? null}::text, name), updated_at = ${at}
+            WHERE tenant_id = ${tenantId} AND id = ${principalId}`;
+          return changed.count === 1 ? ('updated' as const) : ('not_found' as const);
+        }
+        // Changes to one tenant's people queue on its tenant row until commit, so of two owners
+        // demoting each other at once the second re-counts after the first committed.
+        await tx`UPDATE tenants SET updated_at = updated_at WHERE id = ${tenantId}`;
+        const [person] = await tx<{ role: string; status: string }[]>`SELECT role, status FROM people WHERE tenant_id = ${tenantId} AND id = ${principalId}`;
+        if (!person) return 'not_found' as const;
+        const stops = person.role === 'owner' && person.status === 'active' && (change.status === 'deactivated' || change.role === 'member');
+        if (stops) {
+          const [others] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM people
+            WHERE tenant_id = ${tenantId} AND id <> ${principalId} AND role = 'owner' AND status = 'active'`;
+          if (others!.n === 0) return 'last_owner' as const;
+        }
+        await tx`UPDATE people SET capabilities = coalesce(${capabilities}::text, capabilities), status = coalesce(${status}::text, status),
+            role = coalesce(${change.role ?? null}::text, role),
+            display_name = CASE WHEN ${change.displayName !== undefined} THEN ${change.displayName ?? null}::text ELSE display_name END,
+            updated_at = ${at}
+          WHERE tenant_id = ${tenantId} AND id = ${principalId}`;
+        return 'updated' as const;
+      }),
+
+    async listKeyDetails(tenantId) {
+      const rows = await sql.unsafe<ApiKeyDetailRow[]>(`SELECT ${KEY_DETAIL_COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY id`, [tenantId]);
+      return rows.map(keyDetailFromRow);
+    },
+
+    async getKeyDetail(tenantId, keyId) {
+      const [row] = await sql.unsafe<ApiKeyDetailRow[]>(`SELECT ${KEY_DETAIL_COLUMNS} FROM api_keys WHERE tenant_id = $1 AND id = $2`, [tenantId, keyId]);
+      return row && keyDetailFromRow(row);
+    },
+
+    rotateKey: (tenantId, oldKeyId, next, oldExpiresAt, at) =>
+      atomically(sql, async (tx) => {
+        // The conditional update decides: of two rotations of one key, the second finds it ended.
+        const ended = await tx`UPDATE api_keys SET
+            status = CASE WHEN ${oldExpiresAt}::text IS NULL THEN 'revoked' ELSE status END,
+            revoked_at = CASE WHEN ${oldExpiresAt}::text IS NULL THEN ${at} ELSE revoked_at END,
+            expires_at = CASE WHEN ${oldExpiresAt}::text IS NULL THEN expires_at
+                              WHEN expires_at IS NOT NULL AND expires_at < ${oldExpiresAt}::text THEN expires_at ELSE ${oldExpiresAt}::text END
+          WHERE tenant_id = ${tenantId} AND id = ${oldKeyId} AND status = 'active' AND (expires_at IS NULL OR expires_at > ${at})`;
+        if (ended.count !== 1) return 'not_active' as const;
+        await insertKey(tx, next);
+        return 'rotated' as const;
+      }),
+
+    addKey: (key) => insertKey(sql, key),
+
+    async revokeKey(tenantId, keyId, at) {
+      const revoked = await sql`UPDATE api_keys SET status = 'revoked', revoked_at = ${at}
+        WHERE tenant_id = ${tenantId} AND id = ${keyId} AND status = 'active' AND (expires_at IS NULL OR expires_at > ${at})`;
+      return revoked.count === 1;
+    },
+
+    async insertAdminReceipt(row) {
+      await sql`INSERT INTO admin_receipts (action_key, tenant_id, action, actor_id, subject_id, created_at)
+        VALUES (${row.actionKey}, ${row.tenantId}, ${row.action}, ${row.actorId}, ${row.subjectId}, ${row.createdAt})`;
+    },
+
+    async listAdminReceipts(tenantId, before, limit) {
+      const rows = await sql<{ action_key: string; tenant_id: string; action: string; actor_id: string; subject_id: string; created_at: string }[]>`
+        SELECT * FROM admin_receipts WHERE tenant_id = ${tenantId} AND (${before}::text IS NULL OR action_key < ${before}::text)
+        ORDER BY action_key DESC LIMIT ${limit}`;
+      return rows.map((r) => ({ actionKey: r.action_key, tenantId: r.tenant_id, action: r.action, actorId: r.actor_id, subjectId: r.subject_id, createdAt: r.created_at }));
+    },
   };
 }

@@ -89,7 +89,7 @@ export function accountRoutes(deps: RouteDeps) {
     path: '/tenant/api-keys',
     operationId: 'listApiKeys',
     tags: ['account'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.key('records:read'),
     summary: "The calling tenant's API keys: prefix and last four characters only",
     request: { query: z.object({}).strict() },
     responses: { 200: jsonContent(ApiKeyList, "The tenant's keys, oldest first") },

@@ -4,8 +4,10 @@
  * columns as numbers), and how they map to the store's records: shared by ./sqlite-store.ts and
  * ./postgres-store.ts, so the two cannot drift apart.
  */
-import type { ApiKeyMatch, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
-import type { ApiKeyRecord, ApiKeyStatus, CheckoutRecord, PersonRecord, SessionMatch, TenantBilling, TenantRecord } from './store.ts';
+import type { ApiKeyMatch, ApiKeyPrefix, ResolvedApiKey, TenantKind } from '../core/auth.ts';
+import { principalFromJoin } from './principals.ts';
+import type { PrincipalJoinRow } from './principals.ts';
+import type { ApiKeyDetail, ApiKeyRecord, ApiKeyStatus, CheckoutRecord, PersonRecord, SessionMatch, TenantBilling, TenantRecord } from './store.ts';
 
 export interface TenantRow {
   id: string;
@@ -32,6 +34,24 @@ export interface KeyMatchRow {
   tenant_id: string;
   kind: TenantKind;
   key_sha256: Buffer;
+}
+
+/** An active key with its tenant's kind, expiry, last use and principal (account/principals.ts). */
+export interface ResolvedKeyRow extends PrincipalJoinRow {
+  id: string;
+  kind: TenantKind;
+  key_sha256: Buffer;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface ApiKeyDetailRow extends ApiKeyRow {
+  person_id: string | null;
+  service_account_id: string | null;
+  label: string | null;
+  capabilities: string | null;
+  expires_at: string | null;
+  last_used_at: string | null;
 }
 
 export interface PersonRow {
@@ -96,6 +116,31 @@ export function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
 
 export function keyMatchFromRow(row: KeyMatchRow): ApiKeyMatch {
   return { keyId: row.id, tenantId: row.tenant_id, tenantKind: row.kind, keyHash: new Uint8Array(row.key_sha256) };
+}
+
+export function resolvedKeyFromRow(row: ResolvedKeyRow): ResolvedApiKey {
+  const principal = principalFromJoin(row);
+  return {
+    keyId: row.id,
+    tenantId: row.tenant_id,
+    tenantKind: row.kind,
+    keyHash: new Uint8Array(row.key_sha256),
+    principal: principal && { id: principal.id, kind: principal.kind, displayName: principal.displayName, capabilities: principal.capabilities, status: principal.status },
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+export function keyDetailFromRow(row: ApiKeyDetailRow): ApiKeyDetail {
+  return {
+    ...keyFromRow(row),
+    // Every key has one or the other since migrations/0016 (its trigger fills keys written without).
+    principalId: row.person_id ?? row.service_account_id ?? '',
+    label: row.label,
+    capabilities: row.capabilities === null ? null : (JSON.parse(row.capabilities) as string[]),
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  };
 }
 
 export function personFromRow(row: PersonRow): PersonRecord {

@@ -8,6 +8,7 @@ import { generateApiKey } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../core/openapi.ts';
+import { secureCookie } from '../core/public-origin.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
 import { Usage, usageBody } from '../metering/routes.ts';
@@ -16,7 +17,8 @@ import type { PaymentProvider, UnavailableReason } from './billing/provider.ts';
 import { createStripeProvider } from './billing/stripe-provider.ts';
 import { CAPABILITIES, capabilitiesOf, newSecretToken, requireCapability } from './people.ts';
 import type { SessionContext } from './people.ts';
-import { emailDigest, normaliseEmail } from './signup.ts';
+import type { Principal } from '../core/auth.ts';
+import { principalRoutes } from './principal-routes.ts';
 import type { NewApiKeyRow, PersonRecord } from './store.ts';
 
 const CapabilitySchema = z.enum(CAPABILITIES);
@@ -30,9 +32,18 @@ const Person = z
   })
   .openapi('Person');
 
+export const PrincipalRef = z
+  .object({
+    id: z.string().openapi({ example: 'per_01JD3Q8Z5V7N4M2K6H8G0F1E2D', description: 'per_… (a person) or sva_… (a service account)' }),
+    kind: z.enum(['person', 'service_account']),
+    display_name: z.string(),
+  })
+  .openapi('PrincipalRef');
+
 const AccountSession = z
   .object({
-    person: Person.nullable().openapi({ description: 'null when the key predates the people model' }),
+    person: Person.nullable().openapi({ description: "null when the key belongs to a service account (keys from before the people model belong to the tenant's Tenant keys service account)" }),
+    principal: PrincipalRef,
     tenant_id: z.string(),
     tenant_kind: z.enum(['sandbox', 'production']),
     capabilities: z.array(CapabilitySchema),
@@ -50,6 +61,7 @@ const Account = z
     created_at: z.string(),
     updated_at: z.string(),
     person: Person.nullable(),
+    principal: PrincipalRef,
     capabilities: z.array(CapabilitySchema),
     billing: z.object({ provider: z.enum(['local', 'stripe']).nullable(), has_customer: z.boolean() }),
     usage: Usage,
@@ -63,24 +75,6 @@ const AccountPatch = z
   })
   .strict()
   .openapi('AccountPatch');
-
-const NewPersonRequest = z
-  .object({
-    email: z.string().trim().toLowerCase().max(254).check(z.email()),
-    capabilities: z.array(CapabilitySchema).max(CAPABILITIES.length),
-  })
-  .strict()
-  .openapi('NewPersonRequest');
-
-const NewPersonResponse = z
-  .object({
-    person: Person,
-    api_key: z.string().openapi({ description: 'Shown once; only its hash is stored' }),
-    api_key_id: z.string(),
-    key_prefix: z.enum(['svc_test_', 'svc_live_']),
-    key_last_four: z.string(),
-  })
-  .openapi('NewPersonResponse');
 
 const Link = z.object({ href: z.string(), method: z.literal('POST') });
 
@@ -122,6 +116,10 @@ const BillingPortal = z
   })
   .openapi('BillingPortal');
 
+export function principalRef(p: Principal) {
+  return { id: p.id, kind: p.kind, display_name: p.displayName };
+}
+
 function personBody(p: PersonRecord | null) {
   return p && { id: p.id, role: p.role, capabilities: capabilitiesOf(p), created_at: p.createdAt };
 }
@@ -152,7 +150,6 @@ export function accountSessionRoutes(deps: RouteDeps) {
   const provider: PaymentProvider = createPaymentProvider(deps.config, deps.secrets);
   const host = deps.config.host.includes(':') ? `[${deps.config.host}]` : deps.config.host; // RFC 3986 §3.2.2
   const returnUrl = deps.config.billingReturnUrl ?? `http://${host}:${deps.config.port}/`;
-  const secureCookie = !listensOnLoopback(deps.config.host);
 
   const accountState = async (s: SessionContext) => {
     const t = (await tenants.getTenant(s.tenantId))!;
@@ -165,6 +162,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
       created_at: t.createdAt,
       updated_at: t.updatedAt,
       person: personBody(s.person),
+      principal: principalRef(s.principal),
       capabilities: s.capabilities,
       billing: { provider: billing.provider, has_customer: billing.customerRef !== null },
       usage: await usageBody(deps, t.id, t.kind),
@@ -182,6 +180,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
   });
   router.openapi(signIn, async (c) => {
     const auth = c.var.auth;
+    const principal = auth.principal!;
     const person = await account.getKeyPerson(auth.keyId);
     const session = newSecretToken();
     const csrf = newSecretToken();
@@ -198,14 +197,15 @@ export function accountSessionRoutes(deps: RouteDeps) {
       createdAt: rfc3339(createdAt),
       expiresAt,
     });
-    setCookie(c, SESSION_COOKIE, session.token, { path: '/', httpOnly: true, sameSite: 'Strict', secure: secureCookie, maxAge: ttl });
+    setCookie(c, SESSION_COOKIE, session.token, { path: '/', httpOnly: true, sameSite: 'Strict', secure: secureCookie(deps.config, c), maxAge: ttl });
     c.header('cache-control', 'no-store');
     return c.json(
       {
         person: personBody(person),
+        principal: principalRef(principal),
         tenant_id: auth.tenantId,
         tenant_kind: auth.tenantKind,
-        capabilities: capabilitiesOf(person),
+        capabilities: principal.capabilities,
         expires_at: expiresAt,
         csrf_token: csrf.token,
       },
@@ -224,7 +224,7 @@ export function accountSessionRoutes(deps: RouteDeps) {
   });
   router.openapi(logout, async (c) => {
     await account.revokeSession(c.var.session.sessionId, now());
-    setCookie(c, SESSION_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'Strict', secure: secureCookie, maxAge: 0 });
+    setCookie(c, SESSION_COOKIE, '', { path: '/', httpOnly: true, sameSite: 'Strict', secure: secureCookie(deps.config, c), maxAge: 0 });
     return c.json({ ended: true as const }, 200);
   });
 
@@ -259,39 +259,6 @@ export function accountSessionRoutes(deps: RouteDeps) {
       await account.updateTenant(s.tenantId, { displayName: body.display_name, retainStatutoryMetadata: body.retain_statutory_metadata }, now());
     }
     return c.json(await accountState(s), 200);
-  });
-
-  const addPerson = defineRoute({
-    method: 'post',
-    path: '/account/people',
-    operationId: 'createPerson',
-    tags: ['account'],
-    auth: deps.auth.session,
-    summary: 'Add a person with chosen capabilities (people:manage) and mint their API key',
-    request: { body: jsonBody(NewPersonRequest) },
-    responses: {
-      201: jsonContent(NewPersonResponse, 'The person and their key, shown once'),
-      409: problemContent('person_exists: this email is already a person of the tenant'),
-    },
-  });
-  router.openapi(addPerson, async (c) => {
-    const body = c.req.valid('json');
-    const s = c.var.session;
-    requireCapability(s, 'people:manage');
-    const at = now();
-    const person: PersonRecord = {
-      id: deps.ids.next('per'),
-      tenantId: s.tenantId,
-      emailDigest: emailDigest(normaliseEmail(body.email)),
-      role: 'member',
-      capabilities: [...new Set(body.capabilities)],
-      createdAt: at,
-    };
-    const apiKey = generateApiKey(s.tenantKind);
-    const key: NewApiKeyRow = { id: deps.ids.next('key'), tenantId: s.tenantId, keyHash: apiKey.hash, prefix: apiKey.prefix, lastFour: apiKey.lastFour, createdAt: at, personId: person.id };
-    if ((await account.addPerson(person, key)) === 'email_taken') throw ProblemError.conflict('person_exists', 'this email is already a person of this tenant');
-    c.header('cache-control', 'no-store');
-    return c.json({ person: personBody(person)!, api_key: apiKey.key, api_key_id: key.id, key_prefix: apiKey.prefix, key_last_four: apiKey.lastFour }, 201);
   });
 
   const checkout = defineRoute({
@@ -420,6 +387,9 @@ export function accountSessionRoutes(deps: RouteDeps) {
       return unavailable('provider_error');
     }
   });
+
+  // People, service accounts, keys and the audit list (people:manage): ./principal-routes.ts.
+  router.route('/', principalRoutes(deps));
 
   if (deps.config.billingProvider === 'stripe') {
     const stripe = createStripeProvider(deps.config, deps.secrets);

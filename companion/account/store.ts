@@ -5,6 +5,7 @@
  * (interface-spec Authentication 6).
  */
 import type { ApiKeyLookup, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
+import type { PrincipalRecord, PrincipalStatus } from './principals.ts';
 
 export interface TenantRecord {
   id: string;
@@ -37,8 +38,55 @@ export interface NewApiKeyRow {
   prefix: ApiKeyPrefix;
   lastFour: string;
   createdAt: string;
-  /** The person the key acts for (account/people.ts); absent for keys minted by operators or tests. */
+  /**
+   * The person the key acts for (account/people.ts). With neither this nor serviceAccountId, the
+   * key joins the tenant's "Tenant keys" service account (migrations/0016).
+   */
   personId?: string | null;
+  /** The service account the key acts for (account/principals.ts). */
+  serviceAccountId?: string | null;
+  label?: string | null;
+  /** The key's own subset of its principal's capabilities; null or absent: all of the principal's. */
+  capabilities?: string[] | null;
+  /** RFC 3339 UTC; null or absent: no expiry. */
+  expiresAt?: string | null;
+}
+
+/** A key as the account API lists it: never the secret, never its hash. */
+export interface ApiKeyDetail extends ApiKeyRecord {
+  principalId: string;
+  label: string | null;
+  capabilities: string[] | null;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface NewServiceAccount {
+  id: string;
+  tenantId: string;
+  name: string;
+  capabilities: string[];
+  createdAt: string;
+}
+
+/** A change to a person or service account; absent fields stay as they are. */
+export interface PrincipalChange {
+  capabilities?: string[];
+  status?: PrincipalStatus;
+  role?: 'owner' | 'member';
+  displayName?: string | null;
+}
+
+export type PrincipalChangeOutcome = 'updated' | 'not_found' | 'last_owner';
+
+/** The index row of a sealed admin receipt (migrations/0017). */
+export interface AdminReceiptRow {
+  actionKey: string;
+  tenantId: string;
+  action: string;
+  actorId: string;
+  subjectId: string;
+  createdAt: string;
 }
 
 export interface NewSandboxTenant {
@@ -73,6 +121,9 @@ export interface PersonRecord {
   role: 'owner' | 'member';
   capabilities: string[];
   createdAt: string;
+  /** Optional, for listings and receipts (migrations/0016); absent: not given. */
+  displayName?: string | null;
+  email?: string | null;
 }
 
 export interface NewSessionRow {
@@ -147,4 +198,33 @@ export interface AccountStore {
    * the checkout, atomically; 'not_sandbox' (nothing written) when it is already production.
    */
   upgradeToProduction(input: UpgradeToProduction): Promise<'upgraded' | 'not_sandbox'>;
+
+  // Principals (migrations/0016, account/principals.ts).
+  /** The session's principal: its person, or the service account of the key it was opened with; capabilities within that key's subset. */
+  sessionPrincipal(sessionId: string): Promise<PrincipalRecord | undefined>;
+  /** The tenant's own person or service account (capabilities as granted, no key subset). */
+  getPrincipal(tenantId: string, principalId: string): Promise<PrincipalRecord | undefined>;
+  /** The tenant's people, then its service accounts, each oldest first. */
+  listPrincipals(tenantId: string): Promise<PrincipalRecord[]>;
+  createServiceAccount(row: NewServiceAccount): Promise<void>;
+  /**
+   * Changes a person or service account. 'last_owner' (nothing written) when the change would
+   * leave the tenant without an active owner; decided atomically against concurrent changes.
+   */
+  changePrincipal(tenantId: string, principalId: string, change: PrincipalChange, at: string): Promise<PrincipalChangeOutcome>;
+  /** The tenant's keys with their principal, label, subset, expiry and last use, oldest first. */
+  listKeyDetails(tenantId: string): Promise<ApiKeyDetail[]>;
+  getKeyDetail(tenantId: string, keyId: string): Promise<ApiKeyDetail | undefined>;
+  /**
+   * Adds `next` and ends the old key: expiring at `oldExpiresAt` (the overlap), or revoked at
+   * once when that is null. 'not_active' (nothing written) when the old key is not active.
+   */
+  rotateKey(tenantId: string, oldKeyId: string, next: NewApiKeyRow, oldExpiresAt: string | null, at: string): Promise<'rotated' | 'not_active'>;
+  /** Adds a key (the tenant store's addApiKey, reachable inside a seal's transaction). */
+  addKey(key: NewApiKeyRow): Promise<void>;
+  /** Revokes one of the tenant's active, unexpired keys; false when there is none. */
+  revokeKey(tenantId: string, keyId: string, at: string): Promise<boolean>;
+  insertAdminReceipt(row: AdminReceiptRow): Promise<void>;
+  /** The tenant's admin receipts, newest first, those older than `before` (an action key) when given. */
+  listAdminReceipts(tenantId: string, before: string | null, limit: number): Promise<AdminReceiptRow[]>;
 }

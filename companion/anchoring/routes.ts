@@ -51,7 +51,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     path: '/v1/records/{action_key}/inclusion-proof',
     operationId: 'getInclusionProof',
     tags: ['anchoring'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'Roll-up inclusion proof: record → tenant log root → epoch canonical root, with the signed epoch header',
     description:
       'Both hops are RFC 9162 §2.1.3 audit paths. Verify: leaf_hash = SHA-256(0x00 ‖ attestation hash bytes) reaches tenant_log.root; ' +
@@ -134,7 +134,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     path: '/tenant/log',
     operationId: 'getTenantLog',
     tags: ['anchoring'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'The tenant log’s current head (size and RFC 9162 root) and how much of it epochs have anchored',
     responses: { 200: jsonContent(TenantLogHead, 'The head') },
   });
@@ -149,7 +149,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     path: '/tenant/log/consistency',
     operationId: 'getTenantLogConsistency',
     tags: ['anchoring'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'RFC 9162 consistency proof between two sizes of the tenant log',
     request: { query: TenantConsistencyQuery },
     responses: { 200: jsonContent(TenantConsistency, 'Both heads and the proof') },

@@ -24,6 +24,63 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_BODY_LENGTH = 43;
 const API_KEY_PATTERN = /^svc_(test|live)_[0-9A-Za-z]{43}$/;
 
+/**
+ * Every capability a principal can hold (account/people.ts documents each). A tenant's owner
+ * holds them all, including any added after the owner was created; other people and service
+ * accounts hold what was granted, and a key may narrow that further (its own subset).
+ */
+export const CAPABILITIES = [
+  'billing:manage',
+  'account:rename',
+  'account:retention',
+  'people:manage',
+  'reviews:decide',
+  'policy:manage',
+  'integrations:manage',
+  'exports:read',
+  'gate:submit',
+  'records:write',
+  'records:read',
+  'reviews:delegate',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+/**
+ * Granted to every new person and service account, so the gate, the record endpoints and reads
+ * of the tenant's own records keep working for everyone as they did before keys checked
+ * capabilities; an admin may take them away afterwards.
+ */
+export const DEFAULT_CAPABILITIES: readonly Capability[] = ['gate:submit', 'records:write', 'records:read'];
+
+const KNOWN_CAPABILITIES = new Set<string>(CAPABILITIES);
+
+export function isCapability(name: string): name is Capability {
+  return KNOWN_CAPABILITIES.has(name);
+}
+
+/**
+ * What a principal may do through one credential: an owner everything, anyone else what was
+ * granted (names this version does not know are ignored), intersected with the key's own subset
+ * when it has one (null: the principal's). Always in CAPABILITIES order.
+ */
+export function effectiveCapabilities(role: 'owner' | 'member' | null, granted: readonly string[], keySubset: readonly string[] | null): Capability[] {
+  const held = role === 'owner' ? new Set<string>(CAPABILITIES) : new Set(granted);
+  const subset = keySubset === null ? null : new Set(keySubset);
+  return CAPABILITIES.filter((c) => held.has(c) && (subset === null || subset.has(c)));
+}
+
+export type PrincipalKind = 'person' | 'service_account';
+
+/** Who a credential acts for: a person (per_…) or a service account (sva_…). */
+export interface Principal {
+  id: string;
+  kind: PrincipalKind;
+  /** A person's display name (or, lacking one, their email or id); a service account's name. */
+  displayName: string;
+  /** What this credential may do: the principal's capabilities within the key's subset. */
+  capabilities: Capability[];
+}
+
 /** Who is calling, from the credential alone. */
 export interface AuthContext {
   tenantId: string;
@@ -32,7 +89,18 @@ export interface AuthContext {
   keyId: string;
   /** Set when the caller is a signed-in person (an account session), not a key. */
   personId?: string;
+  /**
+   * The principal behind the credential, for keys and sessions alike: every credential
+   * middleware sets it. Absent only where the service acts on its own (review expiry, signed
+   * callbacks), which no credential authenticated.
+   */
+  principal?: Principal;
+  /** The key (key_…) or session (ses_…) presented; absent exactly when principal is. */
+  credentialId?: string;
 }
+
+/** What the credential middlewares set: the principal always present. */
+export type AuthenticatedContext = AuthContext & { principal: Principal; credentialId: string };
 
 export type AuthEnv = { Variables: { auth: AuthContext } };
 
@@ -44,9 +112,22 @@ export interface ApiKeyMatch {
   keyHash: Uint8Array;
 }
 
+/** An active key with its principal, as authentication needs it on every request. */
+export interface ResolvedApiKey extends ApiKeyMatch {
+  /** undefined when the key's principal row is missing (refused like an unknown key). */
+  principal: (Principal & { status: 'active' | 'deactivated' }) | undefined;
+  /** RFC 3339 UTC; null for a key without expiry. */
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
 export interface ApiKeyLookup {
   /** The active key with this SHA-256, or undefined (unknown and revoked look the same). */
   findActiveApiKeyByHash(keyHash: Uint8Array): Promise<ApiKeyMatch | undefined>;
+  /** The same key with its principal and the principal's capabilities within the key's subset. */
+  resolveApiKey(keyHash: Uint8Array): Promise<ResolvedApiKey | undefined>;
+  /** Records a key's last use (advisory: listings show it). */
+  touchApiKey(keyId: string, at: string): Promise<void>;
 }
 
 export interface NewApiKey {
@@ -103,35 +184,94 @@ export function presentedKey(headers: { get(name: string): string | null | undef
 }
 
 /**
- * Resolves a presented key to its tenant. Lookup is by the key's SHA-256 (an index probe);
- * the stored hash is then compared in constant time so the final check never short-circuits.
- * The probe's timing can only depend on the digest, which a caller cannot steer toward a
- * stored one without knowing the key. Whether a key exists, was revoked or never was
- * answers the same 401.
+ * Resolves a presented key to its tenant and principal. Lookup is by the key's SHA-256 (an index
+ * probe); the stored hash is then compared in constant time so the final check never
+ * short-circuits. The probe's timing can only depend on the digest, which a caller cannot steer
+ * toward a stored one without knowing the key. Whether a key exists, was revoked, expired, or
+ * belongs to a deactivated principal answers the same 401.
  */
-export async function authenticateApiKey(lookup: ApiKeyLookup, key: string): Promise<AuthContext> {
+export async function authenticateApiKey(lookup: ApiKeyLookup, key: string, now: string): Promise<AuthenticatedContext> {
   // The format is public, so rejecting malformed keys before any lookup leaks nothing.
   if (!isWellFormedApiKey(key)) throw unauthorized('invalid_token');
   const hash = hashApiKey(key);
-  const match = await lookup.findActiveApiKeyByHash(hash);
+  const match = await lookup.resolveApiKey(hash);
   if (!match || match.keyHash.length !== hash.length || !timingSafeEqual(match.keyHash, hash)) {
     throw unauthorized('invalid_token');
   }
   // A key's prefix names the tenant kind it was minted for; after an upgrade the old
   // svc_test_ key must not act for the production tenant (DESIGN.md §3: no mixing of keys).
   if (!key.startsWith(API_KEY_PREFIX[match.tenantKind])) throw unauthorized('invalid_token');
-  return { tenantId: match.tenantId, tenantKind: match.tenantKind, keyId: match.keyId };
+  // RFC 3339 UTC timestamps with fixed-width milliseconds compare correctly as text.
+  if (match.expiresAt !== null && match.expiresAt <= now) throw unauthorized('invalid_token');
+  const principal = match.principal;
+  if (!principal || principal.status !== 'active') throw unauthorized('invalid_token');
+  return {
+    tenantId: match.tenantId,
+    tenantKind: match.tenantKind,
+    keyId: match.keyId,
+    principal: { id: principal.id, kind: principal.kind, displayName: principal.displayName, capabilities: principal.capabilities },
+    credentialId: match.keyId,
+  };
 }
 
-/** The API key requirement for `defineRoute({ auth })`; sets `c.var.auth`. */
-export function createApiKeyAuth(lookup: ApiKeyLookup): AuthRequirement<AuthEnv> {
+/**
+ * A key's last use is written at most once per this interval per process: listings show it to
+ * the minute they need, and a write on every request would cost every request a write.
+ */
+const LAST_USE_RESOLUTION_MS = 15 * 60_000;
+
+/** Records a successful request's key use, throttled (see LAST_USE_RESOLUTION_MS). */
+export function lastUseRecorder(lookup: ApiKeyLookup, clock: () => Date): (keyId: string) => Promise<void> {
+  const written = new Map<string, number>();
+  return async (keyId) => {
+    const at = clock();
+    const last = written.get(keyId);
+    if (last !== undefined && at.getTime() - last < LAST_USE_RESOLUTION_MS) return;
+    if (written.size >= 10_000) written.clear();
+    written.set(keyId, at.getTime());
+    try {
+      await lookup.touchApiKey(keyId, at.toISOString());
+    } catch {
+      // Advisory only: the request it records already succeeded, and must answer as it did.
+      written.delete(keyId);
+    }
+  };
+}
+
+/** 403 naming the missing capability (problem+json `capability` member, RFC 9457 §3.2). */
+export function requireCapability(holder: { capabilities: readonly string[] }, capability: Capability): void {
+  if (!holder.capabilities.includes(capability)) {
+    throw new ProblemError({
+      status: 403,
+      code: 'capability_missing',
+      detail: `the principal behind this credential lacks the ${capability} capability`,
+      extra: { capability },
+    });
+  }
+}
+
+export interface KeyAuthOptions {
+  now: () => Date;
+  /** Called after a request the key authenticated has answered below 400. */
+  used?: (keyId: string) => Promise<void>;
+}
+
+/**
+ * The API key requirement for `defineRoute({ auth })`; sets `c.var.auth`. With a capability,
+ * the key's principal must hold it within the key's subset (403 capability_missing otherwise);
+ * the OpenAPI operation names it as x-required-capability.
+ */
+export function createApiKeyAuth(lookup: ApiKeyLookup, options: KeyAuthOptions, capability?: Capability): AuthRequirement<AuthEnv> {
   const middleware: MiddlewareHandler<AuthEnv> = async function requireApiKey(c, next) {
     const key = presentedKey(c.req.raw.headers);
     if (key === undefined) throw unauthorized();
-    c.set('auth', await authenticateApiKey(lookup, key));
+    const auth = await authenticateApiKey(lookup, key, options.now().toISOString());
+    if (capability) requireCapability(auth.principal, capability);
+    c.set('auth', auth);
     await next();
+    if (options.used && c.res.status < 400) await options.used(auth.keyId);
   };
-  return { security: API_KEY_SECURITY, middleware };
+  return { security: API_KEY_SECURITY, middleware, ...(capability ? { capability } : {}) };
 }
 
 export type OptionalAuthEnv = { Variables: { auth: AuthContext | undefined } };
@@ -141,10 +281,10 @@ export type OptionalAuthEnv = { Variables: { auth: AuthContext | undefined } };
  * only a call authenticated with a tenant key can raise verify.failed). A key that is sent must
  * be valid (401 otherwise), so a typo never silently downgrades to anonymous.
  */
-export function createOptionalApiKeyAuth(lookup: ApiKeyLookup): AuthRequirement<OptionalAuthEnv> {
+export function createOptionalApiKeyAuth(lookup: ApiKeyLookup, options: KeyAuthOptions): AuthRequirement<OptionalAuthEnv> {
   const middleware: MiddlewareHandler<OptionalAuthEnv> = async function optionalApiKey(c, next) {
     const key = presentedKey(c.req.raw.headers);
-    c.set('auth', key === undefined ? undefined : await authenticateApiKey(lookup, key));
+    c.set('auth', key === undefined ? undefined : await authenticateApiKey(lookup, key, options.now().toISOString()));
     await next();
   };
   return { security: [{}, ...API_KEY_SECURITY], middleware };

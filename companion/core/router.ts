@@ -36,6 +36,8 @@ export type SecurityRequirement = Record<string, string[]>;
 export interface AuthRequirement<E extends Env = Env> {
   readonly security: SecurityRequirement[];
   readonly middleware: MiddlewareHandler<E>;
+  /** The capability the middleware requires, documented as the operation's x-required-capability. */
+  readonly capability?: string;
 }
 
 /** zod v4 schemas with OpenAPI metadata (`.openapi('Name')` registers a component). */
@@ -163,6 +165,7 @@ export function defineRoute<
     ...rest,
     request: strictQuery(rest.request),
     security: isPublic ? [] : auth.security,
+    ...(!isPublic && auth.capability ? { 'x-required-capability': auth.capability } : {}),
     middleware: [...(isPublic ? [] : [auth.middleware]), ...strictJsonFor(request)],
     responses: { ...problems, ...responses },
   });

@@ -84,7 +84,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     path: '/evidence-packets/verify-seal',
     operationId: 'verifySeal',
     tags: ['evidence'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'Verify a seal: an evidence packet (as for /v1/verify) or a 4-file seal bundle (files in base64)',
     request: { body: jsonBody(z.union([BundleFiles, VerifyRequest])) },
     responses: { 200: jsonContent(VerifyResponse.omit({ action_key: true }).extend({ action_key: z.string().nullable() }), 'Itemized checks') },
@@ -114,7 +114,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     path: '/evidence-packets/seal-bundle',
     operationId: 'createSealBundle',
     tags: ['evidence'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'The 4-file seal bundle for a posted evidence packet (stateless: nothing stored, nothing metered)',
     description:
       'Post an evidence packet as /v1/verify takes it. It must verify under the published keys and belong to this tenant; it is then canonicalized ' +
@@ -146,7 +146,7 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     path: '/evidence-packets/seal-bundle/batch',
     operationId: 'createSealBundleBatch',
     tags: ['evidence'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.key('records:read'),
     summary: 'Seal bundles for many stored records, all or nothing, with MANIFEST.json (nothing stored, nothing metered)',
     description:
       `A wrapped {"action_keys": [...]} (1 to ${BATCH_BUNDLE_MAX}; a bare array is refused with 422). Any unknown action_key fails the whole call ` +

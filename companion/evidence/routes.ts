@@ -46,7 +46,7 @@ export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps
     path: '/v1/records/{action_key}',
     operationId: 'getRecord',
     tags: ['evidence'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'Fetch a sealed record with its evidence packet and a ready verify request',
     request: { params: ActionKeyParam },
     responses: {
@@ -72,7 +72,7 @@ export const evidenceRoutes = (parts: readonly RecordPart[]) => (deps: RouteDeps
     path: '/{vertical}/evidence-packets/{action_key}',
     operationId: 'getEvidencePacket',
     tags: ['evidence'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'Evidence packet of a record (the durable href of every packet)',
     request: {
       params: ActionKeyParam.extend({

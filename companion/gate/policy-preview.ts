@@ -132,7 +132,7 @@ export function policyPreviewRoutes(deps: RouteDeps) {
     path: '/tenant/policy/preview',
     operationId: 'previewPolicy',
     tags: ['policy'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('policy:manage'),
     summary: 'Decide sample gate requests under the current and a candidate policy; nothing is saved, sealed or metered',
     request: { query: PolicyQuery, body: jsonBody(PreviewRequest) },
     responses: { 200: jsonContent(PreviewResponse, 'Each sample’s current and candidate decision, by index and action type only') },

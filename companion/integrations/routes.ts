@@ -140,7 +140,7 @@ export function integrationRoutes(channels: readonly IntegrationChannel<any>[]) 
       path: '/tenant/integrations/readiness',
       operationId: 'getIntegrationReadiness',
       tags: ['integrations'],
-      auth: deps.auth.keyOrSession(),
+      auth: deps.auth.keyOrSession('integrations:manage'),
       summary: 'Whether each route is disabled, incomplete, waiting on secret resolution or ready',
       request: { query: z.object({}).strict() },
       responses: {

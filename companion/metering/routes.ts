@@ -44,7 +44,7 @@ export function meteringRoutes(deps: RouteDeps) {
     path: '/tenant/usage',
     operationId: 'getUsage',
     tags: ['metering'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'Actions used, the cap, what remains, credits, and a warning when approaching the cap',
     responses: { 200: jsonContent(Usage, 'The usage ledger') },
   });

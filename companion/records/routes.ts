@@ -65,7 +65,7 @@ export function recordRoutes(deps: RouteDeps) {
     path: '/v1/record',
     operationId: 'createRecord',
     tags: ['records'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.key('records:write'),
     summary: 'Record a duty event that already happened (eu-ai-act, ca-sb942); digests only',
     description:
       'Seals the record with status recorded; no review routing. source_payload holds SHA-256 digests only: raw content answers 422 raw_content_rejected and nothing is stored. ' +
@@ -93,7 +93,7 @@ export function recordRoutes(deps: RouteDeps) {
     path: '/v1/record/batch',
     operationId: 'createRecordBatch',
     tags: ['records'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.key('records:write'),
     summary: `Record up to ${BATCH_MAX_ITEMS} events: a bare JSON array, one sealed result per item`,
     description:
       'Each item is validated and sealed independently, exactly like POST /v1/record. 201 when every item was recorded; ' +

@@ -107,7 +107,7 @@ export function reviewRoutes(deps: RouteDeps) {
     path: '/active-manifest',
     operationId: 'listPendingReviews',
     tags: ['reviews'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'The live board of the tenant’s paused actions and their review routes (raw-safe), oldest first',
     description:
       'What a browser reviewer reads: every action paused for review (pending or escalated) whose review window is still running. ' +
@@ -143,7 +143,7 @@ export function reviewRoutes(deps: RouteDeps) {
     path: '/reviews/insights',
     operationId: 'getReviewInsights',
     tags: ['reviews'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('records:read'),
     summary: 'How the tenant’s reviews are going: pending, oldest pending age, time to decide, approval rate, rejected, escalated, expired',
     description:
       'Over the review items (paused actions) of the tenant, tenant-wide and per action type; since keeps items paused at or after it. ' +

@@ -118,7 +118,7 @@ export function integrationDocsRoutes(deps: RouteDeps) {
     path: '/tenant/integrations/docs-package',
     operationId: 'getIntegrationDocsPackage',
     tags: ['integrations'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.key('integrations:manage'),
     summary: "The tenant's routes with their exact callback URLs, headers, field names and readiness",
     responses: {
       200: jsonContent(
@@ -138,7 +138,7 @@ export function integrationDocsRoutes(deps: RouteDeps) {
     path: '/tenant/integrations/provider-walkthrough',
     operationId: 'getIntegrationProviderWalkthrough',
     tags: ['integrations'],
-    auth: deps.auth.apiKey,
+    auth: deps.auth.key('integrations:manage'),
     summary: 'Step-by-step platform setup for each stored route, with its own URLs and names',
     responses: {
       200: jsonContent(

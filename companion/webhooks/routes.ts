@@ -78,7 +78,7 @@ export function webhookRoutes(deps: RouteDeps) {
     path: '/tenant/integrations/webhook/{target}/deliveries',
     operationId: 'listWebhookDeliveries',
     tags: ['webhooks'],
-    auth: deps.auth.keyOrSession(),
+    auth: deps.auth.keyOrSession('integrations:manage'),
     summary: 'Deliveries of a webhook target, newest first',
     request: {
       params: Params,

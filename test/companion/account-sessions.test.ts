@@ -16,7 +16,20 @@ let tenantId: string;
 beforeEach(async () => ({ ctx, key, tenantId } = await freshTenantContext()));
 afterEach(() => ctx.close());
 
-const ALL = ['billing:manage', 'account:rename', 'account:retention', 'people:manage', 'reviews:decide', 'policy:manage', 'integrations:manage', 'exports:read'];
+const ALL = [
+  'billing:manage',
+  'account:rename',
+  'account:retention',
+  'people:manage',
+  'reviews:decide',
+  'policy:manage',
+  'integrations:manage',
+  'exports:read',
+  'gate:submit',
+  'records:write',
+  'records:read',
+  'reviews:delegate',
+];
 
 describe('POST /account/session', () => {
   it('sets an HttpOnly, SameSite=Strict cookie (not Secure on loopback http) and answers the person and capabilities', async () => {
@@ -31,6 +44,7 @@ describe('POST /account/session', () => {
     expect(s.res.headers.get('cache-control')).toBe('no-store');
     expect(s.res.body).toEqual({
       person: { id: expect.stringMatching(/^per_/), role: 'owner', capabilities: ALL, created_at: '2025-01-01T00:00:00.000Z' },
+      principal: { id: s.res.body.person.id, kind: 'person', display_name: s.res.body.person.id },
       tenant_id: tenantId,
       tenant_kind: 'sandbox',
       capabilities: ALL,
@@ -160,8 +174,10 @@ describe('people and capabilities', () => {
 
   it('the owner adds a person with chosen capabilities and a key of the tenant kind', async () => {
     const { res, session } = await addPerson(['account:rename']);
-    expect(res.body).toMatchObject({ person: { role: 'member', capabilities: ['account:rename'] }, key_prefix: 'svc_test_' });
-    expect(session.res.body).toMatchObject({ tenant_id: tenantId, capabilities: ['account:rename'], person: { id: res.body.person.id } });
+    // gate:submit, records:write and records:read come with every person (core/auth.ts DEFAULT_CAPABILITIES).
+    const held = ['account:rename', 'gate:submit', 'records:write', 'records:read'];
+    expect(res.body).toMatchObject({ person: { role: 'member', capabilities: held, status: 'active' }, key_prefix: 'svc_test_', receipt: { action_key: expect.stringMatching(/^account:admin:/) } });
+    expect(session.res.body).toMatchObject({ tenant_id: tenantId, capabilities: held, person: { id: res.body.person.id } });
   });
 
   it('adding the same email twice answers 409', async () => {
@@ -202,10 +218,11 @@ describe('people and capabilities', () => {
     expect(await ctx.store.tenants.getTenant(tenantId)).toMatchObject({ retainStatutoryMetadata: true, displayName: 'Sandbox tenant' });
   });
 
-  it('a key from before the people model signs in with person null and no capabilities; its upgrade answers 409 with a reason', async () => {
+  it("a key from before the people model signs in with person null as the tenant's Tenant keys service account; its upgrade answers 409 with a reason", async () => {
     const legacy = ctx.productionTenant(); // written without a person, as rows before migration 0012 are
     const s = await signIn(ctx, legacy.apiKey);
-    expect(s.res.body).toMatchObject({ person: null, capabilities: [], tenant_kind: 'production' });
+    expect(s.res.body).toMatchObject({ person: null, principal: { kind: 'service_account', display_name: 'Tenant keys' }, tenant_kind: 'production' });
+    expect(s.res.body.capabilities).not.toContain('billing:manage');
     const res = await s.request('/account/billing/upgrade-checkout', { method: 'POST' });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'session_predates_people', reason: 'session_predates_people' });

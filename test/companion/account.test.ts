@@ -52,7 +52,22 @@ describe('POST /signup/checkout', () => {
       expect(bytes.includes(Buffer.from(email)), name).toBe(false);
     }
     const [row] = await ctx.sql('SELECT * FROM api_keys');
-    expect(Object.keys(row!).sort()).toEqual(['created_at', 'id', 'key_sha256', 'last_four', 'person_id', 'prefix', 'revoked_at', 'status', 'tenant_id']);
+    expect(Object.keys(row!).sort()).toEqual([
+      'capabilities',
+      'created_at',
+      'expires_at',
+      'id',
+      'key_sha256',
+      'label',
+      'last_four',
+      'last_used_at',
+      'person_id',
+      'prefix',
+      'revoked_at',
+      'service_account_id',
+      'status',
+      'tenant_id',
+    ]);
   });
 });
 
