@@ -15,6 +15,7 @@
  *   answer is read.
  */
 import dns from 'node:dns';
+import net from 'node:net';
 import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
 import type { Agent, Dispatcher } from 'undici';
 import { checkAddress, checkTargetUrl } from './address-policy.ts';
@@ -45,6 +46,13 @@ export interface OutboundHttpOptions extends AddressRules {
   maxResponseBytes?: number;
   /** Resolver (tests pin names to addresses with it); defaults to the OS resolver. */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
+  /**
+   * Called with every address a socket is about to connect to (an IP-literal host, or each
+   * checked answer for a name), after the address checks; throwing refuses the connection.
+   * Tests pass one that refuses anything off loopback, so that a regression of the checks fails
+   * the test instead of sending a packet off the machine.
+   */
+  beforeConnect?: (address: string) => void;
 }
 
 export interface OutboundRequest {
@@ -92,6 +100,11 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
           const verdict = checkAddress(a.address, rules);
           if (!verdict.ok) return callback(Object.assign(new Error(`${hostname} resolves to ${verdict.reason}`), { code: 'ESVCADDRESS' }), []);
         }
+        try {
+          for (const a of addresses) options.beforeConnect?.(a.address);
+        } catch (err) {
+          return callback(err as NodeJS.ErrnoException, []);
+        }
         if ((opts as LookupAllOptions).all) callback(null, addresses);
         else callback(null, addresses[0]!.address, addresses[0]!.family);
       },
@@ -103,16 +116,30 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
   // pays for it, and the process starts faster.
   let agent: Promise<Agent> | undefined;
   const undici = () =>
-    (agent ??= import('undici').then(
-      ({ Agent }) =>
-        new Agent({
-          connect: { timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true },
+    (agent ??= import('undici').then(({ Agent, buildConnector }) => {
+      const connector = buildConnector({ timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true });
+      // An IP-literal host never reaches `lookup` (net.connect skips it), so it meets
+      // beforeConnect here; names meet it in guardedLookup, once their answers are known.
+      const connect: buildConnector.connector = (opts, callback) => {
+        const literal = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
+        if (options.beforeConnect && net.isIP(literal) !== 0) {
+          try {
+            options.beforeConnect(literal);
+          } catch (err) {
+            callback(err as Error, null);
+            return;
+          }
+        }
+        return connector(opts, callback);
+      };
+      return new Agent({
+          connect,
           headersTimeout: readTimeoutMs,
           bodyTimeout: readTimeoutMs,
           keepAliveTimeout: 4_000,
           connections: 64,
-        }),
-    ));
+        });
+    }));
 
   return {
     async post(req) {

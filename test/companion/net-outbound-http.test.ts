@@ -2,6 +2,10 @@
  * The guarded client against loopback receivers only (SVC_WEBHOOK_ALLOW_LOOPBACK semantics);
  * refusals of names that resolve to non-public addresses use a pinned resolver, so the refused
  * connection is never attempted.
+ *
+ * Every client here is sealed off the network: its `beforeConnect` hook refuses (and records)
+ * any socket about to connect to an address that is not loopback. Should the address checks
+ * regress, the test fails on the recorded attempt instead of sending a packet off the machine.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,8 +20,17 @@ import { makeTempDir } from './helpers.ts';
 
 const servers: (http.Server | https.Server)[] = [];
 const clients: OutboundHttp[] = [];
+/** Addresses a client tried to connect to that are not loopback (each refused by the seal). */
+const offMachine: string[] = [];
+
+function sealed(address: string): void {
+  if (address === '127.0.0.1' || address === '::1') return;
+  offMachine.push(address);
+  throw Object.assign(new Error(`test seal: no connection to ${address}`), { code: 'ETESTSEAL' });
+}
 
 afterEach(async () => {
+  expect(offMachine.splice(0), 'connections attempted off the machine').toEqual([]);
   for (const c of clients.splice(0)) await c.close();
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
@@ -30,7 +43,7 @@ async function receiver(handler: http.RequestListener): Promise<string> {
 }
 
 function client(options: Parameters<typeof createOutboundHttp>[0]): OutboundHttp {
-  const c = createOutboundHttp(options);
+  const c = createOutboundHttp({ ...options, beforeConnect: sealed });
   clients.push(c);
   return c;
 }
@@ -137,6 +150,27 @@ describe('createOutboundHttp', () => {
       expect(err.code, answers.join()).toBe('address_not_allowed');
     }
     expect(calls).toEqual(['hooks.example.com', 'hooks.example.com', 'hooks.example.com', 'hooks.example.com']);
+    expect(offMachine).toEqual([]);
+  });
+
+  it('refuses a private IP-literal target before any connection', async () => {
+    for (const url of ['https://10.0.0.7/in', 'https://169.254.169.254/latest', 'https://[fd00::1]/in']) {
+      const err = await failure(client({ allowLoopback: false }).post({ url, headers: {}, body: 'x' }));
+      expect(err.code, url).toBe('address_not_allowed');
+    }
+    expect(offMachine).toEqual([]);
+  });
+
+  it('passes every address it is about to connect to through beforeConnect, IP literals and resolved names alike', async () => {
+    const seen: string[] = [];
+    const url = await receiver((_req, res) => res.writeHead(204).end());
+    const port = new URL(url).port;
+    const watched = createOutboundHttp({ allowLoopback: true, beforeConnect: (a) => (seen.push(a), sealed(a)), resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    clients.push(watched);
+    expect((await watched.post({ url: `http://127.0.0.1:${port}/a`, headers: {}, body: 'x' })).status).toBe(204);
+    // A name is https only; the plain-http receiver fails the handshake, after the connect.
+    await failure(watched.post({ url: `https://receiver.test:${port}/b`, headers: {}, body: 'x' }));
+    expect(seen).toEqual(['127.0.0.1', '127.0.0.1']);
   });
 
   it('verifies TLS certificates and connects a name to its checked answer', async () => {
