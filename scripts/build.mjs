@@ -143,7 +143,9 @@ async function withBuildLock(fn) {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--if-changed')) {
-    await withBuildLock(async () => {
+    // Checked before the lock too: an up-to-date dist/ waits for nobody's build.
+    if (builtDigest() === inputsDigest()) console.log('dist/ is up to date with the sources');
+    else await withBuildLock(async () => {
       if (builtDigest() === inputsDigest()) console.log('dist/ is up to date with the sources');
       else {
         await build();
