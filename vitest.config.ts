@@ -26,6 +26,7 @@ const LEFT_OUT_OF_QUICK = [
   'test/companion/hostile-process.test.ts', // hostile bytes against the node adapter
   'test/cli/export-cli.test.ts', // the export CLI against a running companion
   'test/cli/verify-proofs-cli.test.ts', // the verifier's anchoring commands against one
+  'test/companion/settings-fail-fast.test.ts', // a process started with each bad setting
 ];
 
 export default defineConfig(({ mode }) => ({
