@@ -8,6 +8,7 @@
  * declared by `defineRoute`, then add it to CAPABILITIES below.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { createKeyOrSessionAuth, createSessionAuth } from './account/people.ts';
 import { accountRoutes } from './account/routes.ts';
 import { accountSessionRoutes } from './account/session-routes.ts';
@@ -17,8 +18,11 @@ import { consoleRoutes } from './console/routes.ts';
 import { controlPlaneRoutes } from './control-plane/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth, lastUseRecorder } from './core/auth.ts';
 import { limitRequestBody } from './core/body-limit.ts';
+import { signupRateLimit } from './core/rate-limit.ts';
 import { rfc3339 } from './core/clock.ts';
+import { callerInput } from './core/caller-input.ts';
 import { ProblemError, problemResponse, toProblem } from './core/errors.ts';
+import type { ProblemContext } from './core/errors.ts';
 import { errorFields } from './core/log.ts';
 import { allowedMethodsFor } from './core/method-not-allowed.ts';
 import { mountOpenApi, openApiDocument } from './core/openapi.ts';
@@ -29,7 +33,7 @@ import type { AppDeps, RouteDeps } from './deps.ts';
 import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { reviewRecordPart } from './reviews/record-review.ts';
-import { requestTelemetry, routePattern } from './ops/access-log.ts';
+import { requestTelemetry, routePattern, UNMATCHED_ROUTE } from './ops/access-log.ts';
 import { opsRoutes, PROBE_PATHS } from './ops/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
 import { policyPreviewRoutes } from './gate/policy-preview.ts';
@@ -85,6 +89,23 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
 
 export type App = OpenAPIHono<AppEnv>;
 
+/** Sandbox signup (account/routes.ts): unauthenticated and creates a tenant, so rate limited. */
+const SIGNUP_PATH = '/signup/checkout';
+
+/**
+ * An error's instance is the matched route's pattern, and nothing the caller sent is repeated
+ * in it (RFC 9457 §3.1; core/caller-input.ts).
+ */
+async function problemContext(c: Context<AppEnv>): Promise<ProblemContext> {
+  const pattern = routePattern(c);
+  const requestId = c.get('requestId') as string | undefined;
+  return {
+    ...(pattern !== UNMATCHED_ROUTE ? { path: pattern } : {}),
+    ...(requestId ? { requestId } : {}),
+    callerInput: await callerInput(c),
+  };
+}
+
 export function createApp(deps: AppDeps): App {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   let document: OpenApiDocument | undefined;
@@ -107,6 +128,7 @@ export function createApp(deps: AppDeps): App {
 
   const max = deps.config.maxBodyBytes;
   app.use('*', limitRequestBody(max));
+  app.use(SIGNUP_PATH, signupRateLimit(deps.config, deps.clock));
   // A seal batch is readable from its commit, a moment before its fsync ends
   // (core/wal-sync.ts): a read answers only once what it read is on disk, and after a failed
   // fsync it answers 503, since what it read may be gone after the restart. Seals need no wait
@@ -121,7 +143,7 @@ export function createApp(deps: AppDeps): App {
       const problem = new ProblemError({ status: 503, code: 'service_unavailable', detail: 'what this read returned may not be on disk; the service must be restarted' });
       void c.res.body?.cancel();
       c.res = undefined; // so none of the read's own headers carry over to the problem
-      c.res = problemResponse(problem, { path: c.req.path, requestId: c.get('requestId') });
+      c.res = problemResponse(problem, await problemContext(c));
     }
   });
 
@@ -136,21 +158,22 @@ export function createApp(deps: AppDeps): App {
         ? new ProblemError({
             status: 405,
             code: 'method_not_allowed',
-            detail: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow.join(', ')}`,
+            detail: `this method is not allowed on this path; allowed: ${allow.join(', ')}`,
             headers: { allow: allow.join(', ') }, // RFC 9110 §15.5.6: a 405 MUST list them
           })
-        : ProblemError.notFound(`no route for ${c.req.method} ${c.req.path}`);
-    return problemResponse(problem, { path: c.req.path, requestId: c.get('requestId') });
+        : ProblemError.notFound('no route serves this method and path');
+    // No instance: an unmatched path is the caller's own text, not a route pattern.
+    return problemResponse(problem, { requestId: c.get('requestId') });
   });
 
-  app.onError((err, c) => {
+  app.onError(async (err, c) => {
     const { problem, internal } = toProblem(err);
     const requestId = c.get('requestId') as string | undefined;
     const where = { request_id: requestId, method: c.req.method, route: routePattern(c) };
     if (internal) deps.log.error('request failed', { ...where, ...errorFields(err) });
     // Not our fault and no stack to read, but operators must see it (readiness says so too).
     else if (problem.code === 'database_unavailable') deps.log.warn('database unavailable', { ...where, reason: problem.detail });
-    return problemResponse(problem, { path: c.req.path, ...(requestId ? { requestId } : {}) });
+    return problemResponse(problem, await problemContext(c));
   });
 
   return app;

@@ -98,7 +98,7 @@ export function consoleRoutes(deps: RouteDeps) {
       throw new ProblemError({ status: 503, code: 'console_not_built', detail: 'the tenant console is not built: run npm run build (or set SVC_CONSOLE_DIR)' });
     }
     const file = FILE_NAME.test(name) ? all.get(name) : undefined;
-    if (file === undefined) throw ProblemError.notFound(`no console file ${name}`);
+    if (file === undefined) throw ProblemError.notFound('no such console file');
     const headers = {
       ...SECURITY_HEADERS,
       etag: file.etag,

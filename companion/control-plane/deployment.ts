@@ -32,6 +32,7 @@ import { DATABASE_FILE } from '../core/db.ts';
 import { LOG_FIELDS } from '../core/log.ts';
 import type { OpenApiDocument } from '../core/openapi.ts';
 import { SESSION_COOKIE } from '../core/openapi.ts';
+import { plainLoopbackOrigin } from '../core/public-origin.ts';
 import { z } from '../core/router.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
@@ -130,15 +131,16 @@ export const DomainPlan = z
 
 export function domainPlan(config: Config, document: OpenApiDocument): z.infer<typeof DomainPlan> {
   const base = new URL(publicBaseUrl(config));
-  const loopback = listensOnLoopback(config);
+  // interface-spec Events 7 and DESIGN.md §6: only a plain-http loopback origin may go without
+  // TLS; the session cookie is Secure everywhere else (core/public-origin.ts).
+  const tls = !plainLoopbackOrigin(config);
   return {
     base_url: base.origin,
     scheme: base.protocol.replace(':', ''),
     host: base.hostname,
     port: config.port,
-    // interface-spec Events 7 and DESIGN.md §6: only loopback may go without TLS.
-    tls_required: !loopback,
-    session_cookie: { name: SESSION_COOKIE, secure: !loopback },
+    tls_required: tls,
+    session_cookie: { name: SESSION_COOKIE, secure: tls },
     public_paths: [...new Set(operations(document).filter((o) => o.auth === 'public').map((o) => o.path))],
   };
 }
@@ -244,6 +246,9 @@ export const ProxyPlan = z
   .object({
     upstream: z.string(),
     tls_termination: z.literal('proxy'),
+    tls_required: z.boolean().openapi({ description: 'false only for a plain-http loopback origin' }),
+    session_cookie_secure: z.boolean(),
+    trusted_proxies: z.array(z.string()).openapi({ description: 'SVC_TRUST_PROXY: the peers whose X-Forwarded-Proto and X-Forwarded-For are believed' }),
     max_body_bytes: z.number().int(),
     pass_headers: z.array(z.string()),
     preserve_raw_body: z.array(z.string()),
@@ -260,9 +265,13 @@ export function proxyPlan(config: Config, document: OpenApiDocument): z.infer<ty
     upstream: publicBaseUrl(config),
     // The companion speaks plain HTTP (core/server.ts); TLS ends at the proxy.
     tls_termination: 'proxy',
+    tls_required: !plainLoopbackOrigin(config),
+    session_cookie_secure: !plainLoopbackOrigin(config),
+    trusted_proxies: config.trustProxy,
     // A proxy limit below this answers 413 before the service can say which limit applies.
     max_body_bytes: config.maxBodyBytes,
-    pass_headers: ['Authorization', 'X-Service-Key', 'X-Request-Id', 'Cookie', 'Content-Type', 'If-None-Match', 'X-Service-Signature', 'X-Slack-Signature', 'X-Slack-Request-Timestamp'],
+    // X-Forwarded-Proto and -For are believed only from SVC_TRUST_PROXY's peers.
+    pass_headers: ['X-Forwarded-Proto', 'X-Forwarded-For', 'Authorization', 'X-Service-Key', 'X-Request-Id', 'Cookie', 'Content-Type', 'If-None-Match', 'X-Service-Signature', 'X-Slack-Signature', 'X-Slack-Request-Timestamp'],
     // Signatures cover the exact bytes (interface-spec Authentication 3): no re-encoding, no buffering rewrites.
     preserve_raw_body: pathsWhere(ops, (o) => o.auth === 'signed_request'),
     paths: {

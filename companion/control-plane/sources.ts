@@ -8,14 +8,11 @@ import type { Config } from '../core/config.ts';
 import type { OpenApiDocument } from '../core/openapi.ts';
 
 /**
- * The address this companion is reached at, without a trailing slash. Read from HOST and PORT
- * until a public base-URL setting exists; every map calls this one function, so such a setting
- * replaces it here alone. A wildcard listen address is shown as loopback, the address that
- * reaches it from the same machine.
+ * The address this companion is reached at, without a trailing slash: SVC_PUBLIC_BASE_URL, or
+ * the listening address when unset (core/config.ts). Never a request's Host header.
  */
 export function publicBaseUrl(config: Config): string {
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+  return config.publicBaseUrl;
 }
 
 /** Whether the companion listens only on the loopback interface (RFC 1122 §3.2.1.3; RFC 4291 §2.5.3). */

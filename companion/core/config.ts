@@ -5,6 +5,7 @@
  * any configuration from plain objects. Every invalid value is reported at once, then startup
  * stops: a half-understood configuration never serves requests.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { grantProblems } from './secrets/grants.ts';
@@ -52,6 +53,13 @@ export interface Config {
    * platforms (routing/); never taken from a request's Host header, which a caller chooses.
    */
   publicBaseUrl: string;
+  /**
+   * Peers (exact IP addresses) whose X-Forwarded-Proto and X-Forwarded-For are believed: the
+   * TLS-terminating proxy in front. Empty: every forwarded header is ignored (core/public-origin.ts).
+   */
+  trustProxy: string[];
+  /** Sandbox signups per minute per client address (the service-wide bucket holds ten times it); 0: unlimited. */
+  signupRatePerMinute: number;
   /** Operator grants: tenant id (or "*") → the exact secret references it may use (core/secret-refs.ts). */
   secretGrants: Record<string, string[]>;
   /** The same grants in a JSON file, re-read on SIGHUP; exclusive with secretGrants. */
@@ -131,6 +139,7 @@ export const CONFIG_DEFAULTS = {
   kmsTimeoutMs: 2000,
   secretTimeoutMs: 2000,
   secretCacheSeconds: 60,
+  signupRatePerMinute: 30,
 } as const;
 
 export class ConfigError extends Error {
@@ -252,6 +261,22 @@ export const SETTINGS = [
     defaultText: 'http://127.0.0.1:<port>',
     help: 'the address platforms call back on (callback URLs in dispatches and integration docs); http(s) origin, no path',
     parse: baseUrl,
+  }),
+  setting({
+    key: 'trustProxy',
+    env: 'SVC_TRUST_PROXY',
+    flag: 'trust-proxy',
+    defaultText: '(none)',
+    help: 'comma-separated IP addresses of the TLS-terminating proxy: only from these peers are X-Forwarded-Proto (the session cookie\'s Secure) and X-Forwarded-For (the signup rate limit\'s client) believed',
+    parse: ipList,
+  }),
+  setting({
+    key: 'signupRatePerMinute',
+    env: 'SVC_SIGNUP_RATE_PER_MINUTE',
+    flag: 'signup-rate-per-minute',
+    defaultText: String(CONFIG_DEFAULTS.signupRatePerMinute),
+    help: 'sandbox signups per minute per client address, ten times it for all addresses together; past it 429 with Retry-After; 0: unlimited (test rigs)',
+    parse: integer(CONFIG_DEFAULTS.signupRatePerMinute, 0, 1_000_000),
   }),
   setting({
     key: 'secretGrants',
@@ -558,7 +583,11 @@ export function loadConfig(
   if (problems.length > 0) throw new ConfigError(problems);
   const out = config as Config;
   out.dataDir = path.resolve(cwd, out.dataDir);
-  if (out.publicBaseUrl === '') out.publicBaseUrl = `http://127.0.0.1:${out.port}`;
+  if (out.publicBaseUrl === '') {
+    // Unset: the listening address; a wildcard as loopback, the address that reaches it from this machine.
+    const listen = out.host === '0.0.0.0' || out.host === '::' ? '127.0.0.1' : out.host;
+    out.publicBaseUrl = `http://${listen.includes(':') ? `[${listen}]` : listen}:${out.port}`;
+  }
   if (out.secretRefMapFile !== undefined) out.secretRefMapFile = path.resolve(cwd, out.secretRefMapFile);
   if (out.secretGrantsFile !== undefined) out.secretGrantsFile = path.resolve(cwd, out.secretGrantsFile);
   if (out.consoleDir !== undefined) out.consoleDir = path.resolve(cwd, out.consoleDir);
@@ -696,6 +725,20 @@ function baseUrl(raw: Raw, name: string, problems: string[]): string {
     return '';
   }
   return url.origin;
+}
+
+/** Exact IP addresses (node:net isIP), IPv4-mapped IPv6 as its IPv4 form, as the socket reports them. */
+function ipList(raw: Raw, name: string, problems: string[]): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const out: string[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    if (isIP(part) === 0) {
+      problems.push(`${name} must be a comma-separated list of IP addresses, e.g. 127.0.0.1,::1`);
+      return [];
+    }
+    out.push(part.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1'));
+  }
+  return out;
 }
 
 function optionalText(raw: Raw): string | undefined {

@@ -34,6 +34,8 @@ export type ProblemCode =
   | 'json_too_many_values'
   | 'validation_failed'
   | 'sandbox_exists'
+  // core/rate-limit.ts: signup past SVC_SIGNUP_RATE_PER_MINUTE (RFC 6585 §4)
+  | 'rate_limited'
   // account/: sessions, capabilities, billing
   | 'csrf_token_invalid'
   | 'capability_missing'
@@ -192,12 +194,42 @@ export interface ProblemBody {
 }
 
 export interface ProblemContext {
-  /** Request path, used as `instance` (RFC 9457 §3.1.5). */
+  /**
+   * The matched route's pattern (/v1/records/{action_key}), used as `instance` (RFC 9457
+   * §3.1.5): never the request's own path, whose parameters are the caller's to write.
+   */
   path?: string;
   requestId?: string;
+  /**
+   * What the caller sent (core/caller-input.ts): each value found in `detail`, a field error's
+   * message or a string extension is replaced by its stand-in, so an error never repeats
+   * caller input (an answer quoted back is a reflection vector, and it ends up in logs).
+   */
+  callerInput?: readonly CallerValue[];
+}
+
+/** A value the caller sent and what stands in for it in an error: `{action_key}`, `(input)`. */
+export interface CallerValue {
+  value: string;
+  standIn: string;
+}
+
+/** Values shorter than this are left alone: they match ordinary words of the service's own text. */
+const MIN_REDACTED = 3;
+
+function redact(text: string, inputs: readonly CallerValue[]): string {
+  let out = text;
+  for (const { value, standIn } of inputs) {
+    if (value.length < MIN_REDACTED) continue;
+    out = out.split(value).join(standIn);
+  }
+  return out;
 }
 
 export function problemBody(problem: ProblemError, ctx: ProblemContext = {}): ProblemBody {
+  // Longest first, so a value containing another is replaced whole.
+  const inputs = [...(ctx.callerInput ?? [])].sort((a, b) => b.value.length - a.value.length);
+  const clean = (text: string) => (inputs.length === 0 ? text : redact(text, inputs));
   const body: ProblemBody = {
     // Policy: type is always about:blank and title the status phrase (RFC 9457 §4.2.1); the
     // stable `code` member names the specific problem. A self-hosted companion has no URI it
@@ -205,14 +237,14 @@ export function problemBody(problem: ProblemError, ctx: ProblemContext = {}): Pr
     type: 'about:blank',
     title: statusPhrase(problem.status),
     status: problem.status,
-    ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
+    ...(problem.detail !== undefined ? { detail: clean(problem.detail) } : {}),
     ...(ctx.path !== undefined ? { instance: ctx.path } : {}),
     code: problem.code,
     ...(ctx.requestId !== undefined ? { request_id: ctx.requestId } : {}),
-    ...(problem.errors !== undefined ? { errors: problem.errors } : {}),
+    ...(problem.errors !== undefined ? { errors: problem.errors.map((e) => ({ ...e, message: clean(e.message) })) } : {}),
   };
   // Extension members follow and never replace a standard one (RFC 9457 §3.2).
-  for (const [name, value] of Object.entries(problem.extra)) if (!(name in body)) body[name] = value;
+  for (const [name, value] of Object.entries(problem.extra)) if (!(name in body)) body[name] = typeof value === 'string' ? clean(value) : value;
   return body;
 }
 

@@ -166,11 +166,21 @@ export function defineRoute<
     request: strictQuery(rest.request),
     security: isPublic ? [] : auth.security,
     ...(!isPublic && auth.capability ? { 'x-required-capability': auth.capability } : {}),
-    middleware: [...(isPublic ? [] : [auth.middleware]), ...strictJsonFor(request)],
+    middleware: [...(isPublic ? [] : [noStore, auth.middleware]), ...strictJsonFor(request)],
     responses: { ...problems, ...responses },
   });
   return route as unknown as ReturnType<typeof defineRoute<M, P, Req, Res, A>>;
 }
+
+/**
+ * RFC 9111 §5.2.2.5: an answer to a credentialed request is the tenant's alone, so no cache
+ * (a browser's, a proxy's) may keep it. Runs before the credential check and sets the header
+ * after everything inside it, so a 401, a 403 and every other error carry it too.
+ */
+const noStore: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header('cache-control', 'no-store');
+};
 
 /** Whether a route's request declares a JSON body (any application/json or +json media type). */
 function takesJson(request: RouteConfig['request'] | undefined): boolean {

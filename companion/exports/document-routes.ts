@@ -30,9 +30,12 @@ const DOCUMENTS: { kind: DocumentKind; path: string; operationId: string; schema
   },
 ];
 
-/** The service's public origin as the client reached it (DCAT-US URLs must be absolute). */
-export function documentContext(deps: RouteDeps, tenantId: string, url: string): DocumentContext {
-  return { deps, tenantId, origin: new URL(url).origin };
+/**
+ * DCAT-US URLs must be absolute: they are built on the service's configured public origin
+ * (SVC_PUBLIC_BASE_URL), never on the request's Host, which the caller chooses.
+ */
+export function documentContext(deps: RouteDeps, tenantId: string): DocumentContext {
+  return { deps, tenantId, origin: deps.config.publicBaseUrl };
 }
 
 export function mountDocumentExports(router: OpenAPIHono<AppEnv>, deps: RouteDeps): void {
@@ -48,7 +51,7 @@ export function mountDocumentExports(router: OpenAPIHono<AppEnv>, deps: RouteDep
       request: { query: z.object({}).strict() },
       responses: { 200: jsonContent(Document(d.schema), 'The document') },
     });
-    router.openapi(route, async (c) => c.json(await buildDocument(d.kind, documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
+    router.openapi(route, async (c) => c.json(await buildDocument(d.kind, documentContext(deps, c.var.auth.tenantId)), 200));
   }
 
   const report = defineRoute({
@@ -61,5 +64,5 @@ export function mountDocumentExports(router: OpenAPIHono<AppEnv>, deps: RouteDep
     request: { query: z.object({}).strict() },
     responses: { 200: jsonContent(Document('ValidationReport'), 'The report') },
   });
-  router.openapi(report, async (c) => c.json(await validationReport(documentContext(deps, c.var.auth.tenantId, c.req.url)), 200));
+  router.openapi(report, async (c) => c.json(await validationReport(documentContext(deps, c.var.auth.tenantId)), 200));
 }

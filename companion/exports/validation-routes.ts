@@ -142,7 +142,7 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
         responses: preview ? { 200: jsonContent(BindingResponse, 'The binding it would record') } : { 201: jsonContent(BindingResponse, 'The recorded binding') },
       }),
       async (c) => {
-        const ctx = documentContext(deps, c.var.auth.tenantId, c.req.url);
+        const ctx = documentContext(deps, c.var.auth.tenantId);
         const plan = await planBinding(ctx, c.req.valid('json'));
         if (preview) {
           const binding = { ...bindingView({ ...plan.row, bindingKey: '', createdAt: '' }), binding_key: null, created_at: null };
@@ -184,7 +184,7 @@ export function mountValidation(router: OpenAPIHono<AppEnv>, deps: RouteDeps): v
       responses: { 201: jsonContent(z.object({ notice: z.string(), run: Run, errors: z.array(Violation) }).openapi('ValidationRunResponse'), 'The stored receipt, with the first violations (not stored)') },
     }),
     async (c) => {
-      const { run, violations } = await runValidation(documentContext(deps, c.var.auth.tenantId, c.req.url), c.req.valid('json'));
+      const { run, violations } = await runValidation(documentContext(deps, c.var.auth.tenantId), c.req.valid('json'));
       return c.json({ notice: OWNER_REVIEW_NOTICE, run: runView(run), errors: violations } as never, 201);
     },
   );

@@ -23,7 +23,17 @@ describe('problem+json', () => {
   it('answers an unknown path with 404 not_found', async () => {
     const res = await ctx.request('/no/such/thing');
     expectProblem(res, 404, 'not_found');
-    expect(res.body.instance).toBe('/no/such/thing');
+    // The path is the caller's text, not a route pattern: neither instance nor detail repeats it.
+    expect(res.body.instance).toBeUndefined();
+    expect(res.text).not.toContain('/no/such/thing');
+  });
+
+  it("names a matched route's pattern as instance, never the path the caller sent", async () => {
+    const { apiKey } = await ctx.signup();
+    const res = await ctx.request('/v1/records/law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D', { key: apiKey });
+    expectProblem(res, 404, 'not_found');
+    expect(res.body.instance).toBe('/v1/records/{action_key}');
+    expect(res.text).not.toContain('01JD3Q8Z5V7N4M2K6H8G0F1E2D');
   });
 
   it('answers a known path with the wrong method with 405 and an Allow header', async () => {

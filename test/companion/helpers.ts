@@ -132,7 +132,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   let deps: Awaited<ReturnType<typeof openSqliteDeps>>;
   try {
     config = loadConfig(
-      { SVC_DATA_DIR: dataDir, PORT: '0', SVC_SEAL_THREAD: onSealThread() ? '1' : '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env },
+      { SVC_DATA_DIR: dataDir, PORT: '0', SVC_SEAL_THREAD: onSealThread() ? '1' : '0', SVC_SIGNUP_RATE_PER_MINUTE: '0', ...(database ? { SVC_DATABASE_URL: database.url } : {}), ...options.env },
       [],
     );
     // On PostgreSQL `store` is that engine's: the files run there use only the engine-neutral
