@@ -60,9 +60,31 @@ export function gateRequestSchema(m: GateManifest, packField: PackField) {
       .max(REDACTED_TEXT_MAX_CHARS)
       .optional()
       .openapi({ description: 'Redacted text only; hashed into payload_hash, never stored or logged' }),
+    client_nonce: ClientNonce.optional(),
     idempotency_key: IdempotencyKey.optional(),
   });
 }
+
+/**
+ * A random value of at least 128 bits the caller adds so that payload_hash cannot be confirmed
+ * by hashing guessed bodies (without it the hash of a short or templated payload is a
+ * dictionary lookup, and two tenants gating the same body get the same hash). It is part of
+ * the body, so it is committed in payload_hash like every other field (DESIGN.md §3), and like
+ * proposed_action it is never stored or logged: only the caller keeps it, to re-prove the body.
+ * 16 random bytes as unpadded base64url are 22 characters, as hex 32; both fit this pattern.
+ */
+export const CLIENT_NONCE_PATTERN = '^[A-Za-z0-9_-]{22,64}$';
+
+export const ClientNonce = z
+  .string()
+  .regex(new RegExp(CLIENT_NONCE_PATTERN), { error: 'expected 22 to 64 base64url characters (at least 128 random bits, e.g. 16 random bytes as unpadded base64url or 32 hex digits)' })
+  .openapi({
+    description:
+      'Recommended for every client. A fresh random value of at least 128 bits per action (e.g. 16 bytes from a CSPRNG as unpadded base64url), ' +
+      'reused unchanged on a retry with the same idempotency_key. Hashed into payload_hash and never stored or logged; keep it with the ' +
+      'request to re-prove the payload later. Without it, anyone holding an evidence packet can confirm a guessed payload by hashing it.',
+    example: 'q3Jm0V9x2s7VbX1yZp4T8w',
+  });
 
 /** The law engine reads the text in memory to classify it (law-engine/classify.ts); say so where the caller looks. */
 function proposedActionDescription(m: GateManifest): string {

@@ -147,7 +147,7 @@ export function manifestDigest(manifest: PackManifest): string {
 }
 
 /** Top-level fields every gate request may carry besides the pack's own (interface-spec Gate request). */
-export const GATE_OPTIONAL_FIELDS = ['surface', 'source_key', 'redacted_text', 'idempotency_key'] as const;
+export const GATE_OPTIONAL_FIELDS = ['surface', 'source_key', 'redacted_text', 'client_nonce', 'idempotency_key'] as const;
 export const RECORD_OPTIONAL_FIELDS = ['metadata', 'idempotency_key'] as const;
 
 type GateInput = Omit<GateManifest, 'kind' | 'vertical' | 'required_fields' | 'optional_fields' | 'endpoints' | 'claim_boundary'> & {

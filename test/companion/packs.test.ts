@@ -59,6 +59,7 @@ describe('GET /v1/packs', () => {
       'surface',
       'source_key',
       'redacted_text',
+      'client_nonce',
       'idempotency_key',
     ]);
     expect(entry('defense').required_fields).toEqual([
