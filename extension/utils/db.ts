@@ -47,6 +47,12 @@ export interface DecisionEntry {
    * not indexed, so entries written before this field existed need no upgrade.
    */
   release_outcome?: { sent: boolean; evidence: string | null; time: string };
+  /**
+   * The client_nonce this browser sent with the gate request (hashed into its payload_hash and
+   * kept nowhere else), so the employee can re-prove the payload. Not indexed; absent on
+   * entries written before it was sent.
+   */
+  client_nonce?: string;
 }
 
 /** The gate could not be asked or gave an unusable answer. */

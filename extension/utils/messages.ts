@@ -65,6 +65,12 @@ export interface SiteConfig {
 export interface GateSubmit {
   /** One per attempt; the gate's idempotency_key, so a retry never meters twice. */
   attempt_id: string;
+  /**
+   * One per attempt, like attempt_id: the gate request's client_nonce (16 random bytes,
+   * unpadded base64url). A retry of the attempt sends the same one, so its payload_hash is the
+   * same; it is kept in this browser's decision log only.
+   */
+  client_nonce: string;
   adapter: AdapterId;
   /** The conversation id from the URL, or the path; hashed into source_key. */
   conversation: string;

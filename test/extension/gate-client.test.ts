@@ -184,3 +184,81 @@ describe('failing closed', () => {
     if (!r.ok) for (const field of ['decision', 'action_key', 'review_route', 'next_step', 'payload_hash']) expect(r.problem).toContain(field);
   });
 });
+
+describe('client_nonce', () => {
+  /** The /v1/gate bodies the background sent, as the companion received them. */
+  function recordGateBodies(): Record<string, unknown>[] {
+    const bodies: Record<string, unknown>[] = [];
+    bg.intercept = async (req, forward) => {
+      if (new URL(req.url).pathname === '/v1/gate') bodies.push((await req.clone().json()) as Record<string, unknown>);
+      return forward(req);
+    };
+    return bodies;
+  }
+
+  it('every gate request carries a fresh 128-bit nonce, committed in the sealed payload_hash and kept in the local log', async () => {
+    const bodies = recordGateBodies();
+    const outcomes = [];
+    for (const text of [ORDINARY, CITES, PRIVILEGED]) outcomes.push(await bg.send('gate.submit', heldAction(text)));
+    expect(bodies).toHaveLength(3);
+    const nonces = bodies.map((b) => b.client_nonce as string);
+    for (const n of nonces) {
+      expect(n).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(Buffer.from(n, 'base64url')).toHaveLength(16);
+    }
+    expect(new Set(nonces).size).toBe(3);
+    for (const [i, outcome] of outcomes.entries()) {
+      if (!('action_key' in outcome)) throw new Error(`no decision: ${JSON.stringify(outcome)}`);
+      const entry = await bg.svc.log.get(outcome.action_key);
+      // The log keeps the nonce next to the decision, and with the body it re-proves the sealed hash.
+      expect(entry?.client_nonce).toBe(nonces[i]);
+      const { idempotency_key: _k, ...payload } = bodies[i]!;
+      const [row] = await bg.ctx.sql<{ payload_hash: string }>('SELECT payload_hash FROM sealed_records WHERE action_key = ?', outcome.action_key);
+      expect(row?.payload_hash).toBe(payloadCommitment(payload).hash);
+      const { client_nonce: _n, ...guess } = payload;
+      expect(row?.payload_hash).not.toBe(payloadCommitment(guess).hash);
+    }
+    // The log export (the employee's own file) keeps it too.
+    const exported = JSON.stringify(await bg.send('log.export', {}, { id: 'test-extension-id', url: 'chrome-extension://test-extension-id/options.html' }));
+    for (const n of nonces) expect(exported).toContain(n);
+  });
+
+  it('a retry of the same attempt sends the same nonce: the companion replays the first decision instead of refusing the key', async () => {
+    const bodies = recordGateBodies();
+    const submit = heldAction(ORDINARY);
+    const first = await bg.send('gate.submit', submit);
+    const retry = await bg.send('gate.submit', submit);
+    expect(retry).toMatchObject({ action: 'release', action_key: (first as { action_key: string }).action_key });
+    expect(bodies.map((b) => [b.idempotency_key, b.client_nonce])).toEqual([
+      [`ag-${submit.attempt_id}`, submit.client_nonce],
+      [`ag-${submit.attempt_id}`, submit.client_nonce],
+    ]);
+  });
+
+  it('the 503 wait-and-retry resends the same nonce with the same idempotency_key', async () => {
+    bg.ctx.store.db.pragma('query_only = ON');
+    const sent: Record<string, unknown>[] = [];
+    bg.intercept = async (request, forward) => {
+      if (new URL(request.url).pathname === '/v1/gate') sent.push((await request.clone().json()) as Record<string, unknown>);
+      const res = await forward(request);
+      bg.ctx.store.db.pragma('query_only = OFF');
+      return res;
+    };
+    const submit = heldAction(ORDINARY);
+    const outcome = await bg.send('gate.submit', submit);
+    expect(outcome.action).toBe('release');
+    expect(bg.sleeps).toEqual([2000]);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toEqual(sent[0]);
+    expect(sent[0]!.client_nonce).toBe(submit.client_nonce);
+  });
+
+  it('a held action without a well-formed nonce is refused by the background before anything is sent', async () => {
+    const bodies = recordGateBodies();
+    const { client_nonce: _n, ...none } = heldAction(ORDINARY);
+    for (const bad of [none, { ...heldAction(ORDINARY), client_nonce: 'short' }, { ...heldAction(ORDINARY), client_nonce: 'a'.repeat(21) + '=' }]) {
+      await expect(bg.send('gate.submit', bad as never)).rejects.toThrow(/malformed/);
+    }
+    expect(bodies).toEqual([]);
+  });
+});

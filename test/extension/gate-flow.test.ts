@@ -113,6 +113,31 @@ describe('GateFlow', () => {
     expect(dialogs.filter((d) => d !== null).map((d) => d!.kind)).toEqual(['checking', 'failed', 'checking', 'blocked']);
   });
 
+  it('every attempt carries its own 128-bit client_nonce; "Try again" and a dropped message resend the same one', async () => {
+    answers['gate.submit'] = [
+      () => {
+        throw new Error('Could not establish connection. Receiving end does not exist.');
+      },
+      () => ({ action: 'fail-closed', reason: 'unreachable', message: 'Nothing was sent.' }),
+      () => allow,
+      () => allow,
+    ];
+    const f = flow();
+    await f.held(composer);
+    await f.retry();
+    expect(sent).toHaveLength(1);
+    const nonces = calls.map((c) => (c.payload as RequestOf<'gate.submit'>).client_nonce);
+    expect(nonces).toHaveLength(3);
+    expect(nonces[0]).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(new Set(nonces).size).toBe(1);
+    // The next action is a new attempt with a fresh nonce.
+    composer.value = 'A second prompt';
+    await f.held(composer);
+    const next = (calls.at(-1)!.payload as RequestOf<'gate.submit'>).client_nonce;
+    expect(next).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(next).not.toBe(nonces[0]);
+  });
+
   it('text changed while the gate was deciding is not released', async () => {
     answers['gate.submit'] = [
       () => {

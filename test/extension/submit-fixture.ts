@@ -2,6 +2,7 @@
 import { utf8 } from '../../shared/encoding.ts';
 import { sha256Hex } from '../../shared/hash.ts';
 import type { GateSubmit } from '../../extension/utils/messages.ts';
+import { newClientNonce } from '../../extension/utils/content/ids.ts';
 import { redact } from '../../extension/utils/redact.ts';
 
 let n = 0;
@@ -10,6 +11,7 @@ export function heldAction(text: string, attemptId = `attempt-${process.pid}-${+
   const r = redact(text);
   return {
     attempt_id: attemptId,
+    client_nonce: newClientNonce(),
     adapter: 'chatgpt',
     conversation: '/c/conversation-1',
     redacted_text: r.text,

@@ -23,6 +23,8 @@ import type { KeyPins } from './key-pins.ts';
 /** interface-spec "Gate request": redacted_text and proposed_action are bounded by the companion. */
 export const REDACTED_TEXT_MAX_CHARS = 32_000;
 const DECISIONS: readonly GateDecision[] = ['allow', 'needs_review', 'blocked'];
+/** What content/ids.ts newClientNonce makes: 16 random bytes as unpadded base64url. */
+export const CLIENT_NONCE = /^[A-Za-z0-9_-]{22}$/;
 
 export interface GateClientDeps {
   api: CompanionApi;
@@ -38,7 +40,8 @@ export interface GateClientDeps {
  * to the raw text by its SHA-256, so the employee can re-prove what was sent; the raw text
  * itself never leaves the tab. The gate reads the content from redacted_text.
  * The pack's context field is law_context for law and context for the others (interface-spec
- * "Gate request"); tool_id defaults to the adapter's.
+ * "Gate request"); tool_id defaults to the adapter's. client_nonce is the attempt's own, so a
+ * retry of the attempt (same idempotency_key) sends the same payload.
  */
 export function gateRequestBody(submit: GateSubmit, adapter: SiteAdapter, profile: GateProfile, host: string): Record<string, unknown> {
   const contextField = profile.pack === 'law' ? 'law_context' : 'context';
@@ -54,6 +57,9 @@ export function gateRequestBody(submit: GateSubmit, adapter: SiteAdapter, profil
     surface: adapter.id,
     source_key: sourceKey(adapter, host, submit.conversation),
     redacted_text: submit.redacted_text.slice(0, REDACTED_TEXT_MAX_CHARS),
+    // Committed in payload_hash, so the sealed hash cannot be confirmed by hashing a guessed
+    // body; never stored by the companion, kept in this browser's decision log.
+    client_nonce: submit.client_nonce,
     idempotency_key: `ag-${submit.attempt_id}`,
   };
 }
@@ -108,6 +114,7 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
     review_verified: null,
     review_time: null,
     released_attempt: null,
+    client_nonce: submit.client_nonce,
   }, releaseTo);
   const v: Verification = { ...verification, verified };
   const reasons = sealedReasons(a.reasons, attestation);

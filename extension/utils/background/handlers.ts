@@ -16,7 +16,7 @@ import { CompanionError } from './companion-api.ts';
 import type { CompanionApi } from './companion-api.ts';
 import { fetchUsage, listPacks, testConnection } from './connection.ts';
 import type { DecisionLog } from './decision-log.ts';
-import { submitGate } from './gate-client.ts';
+import { CLIENT_NONCE, submitGate } from './gate-client.ts';
 import { KeyPins, JWKS_PATH } from './key-pins.ts';
 import { gradingMirror, pendingReviews, postReview, reviewReasons, reviewStatus } from './review-client.ts';
 
@@ -160,6 +160,8 @@ function assertGateSubmit(p: GateSubmit): void {
   const ok =
     typeof p.attempt_id === 'string' &&
     /^[A-Za-z0-9-]{8,100}$/.test(p.attempt_id) &&
+    typeof p.client_nonce === 'string' &&
+    CLIENT_NONCE.test(p.client_nonce) &&
     typeof p.conversation === 'string' &&
     typeof p.redacted_text === 'string' &&
     isSha256Hex(p.text_sha256) &&

@@ -29,6 +29,7 @@ import type { PasteRule } from '../settings.ts';
 import type { ComposerTracker } from './composers.ts';
 import type { HeldFiles } from './interceptor.ts';
 import { composerText, conversationOf, isVisible, releaseHeldAction } from './dom.ts';
+import { newClientNonce } from './ids.ts';
 
 export interface GateUi {
   show(dialog: Dialog): void;
@@ -202,6 +203,8 @@ export class GateFlow {
       over: false,
       submit: {
         attempt_id: id,
+        // Made with the attempt and kept on it: "Try again" resends this same submit.
+        client_nonce: newClientNonce(),
         adapter: this.deps.adapter.id,
         conversation: conversationOf(this.deps.adapter, this.deps.location),
         text_sha256: textHash,
