@@ -201,8 +201,8 @@ export interface ProblemContext {
   path?: string;
   requestId?: string;
   /**
-   * What the caller sent (core/caller-input.ts): each value found in `detail`, a field error's
-   * message or a string extension is replaced by its stand-in, so an error never repeats
+   * What the caller sent (core/caller-input.ts): each value found as a whole token in `detail`
+   * or a field error's message is replaced by its stand-in, so an error never repeats
    * caller input (an answer quoted back is a reflection vector, and it ends up in logs).
    */
   callerInput?: readonly CallerValue[];
@@ -217,11 +217,26 @@ export interface CallerValue {
 /** Values shorter than this are left alone: they match ordinary words of the service's own text. */
 const MIN_REDACTED = 3;
 
+/**
+ * A lowercase word (`approved`, `law`, `sandbox`, `privacy-office`) is the service's own
+ * vocabulary, an enum member a route accepted, and is left where the service's text uses it;
+ * anything else (digits, capitals, markup, spaces, `@`) is replaced.
+ */
+const VOCABULARY = /^[a-z]+(?:[-_][a-z]+)*$/;
+
+/**
+ * A value is replaced only as a whole token: not where it continues an identifier such as the
+ * `law` of `law:review:01J…` (a letter, digit, `_`, `-`, or `:` joined to a letter or digit).
+ */
+const BEFORE = '(?<![A-Za-z0-9_\\-])(?<![A-Za-z0-9]:)';
+const AFTER = '(?![A-Za-z0-9_\\-])(?!:[A-Za-z0-9])';
+
 function redact(text: string, inputs: readonly CallerValue[]): string {
   let out = text;
   for (const { value, standIn } of inputs) {
-    if (value.length < MIN_REDACTED) continue;
-    out = out.split(value).join(standIn);
+    if (value.length < MIN_REDACTED || VOCABULARY.test(value) || !out.includes(value)) continue;
+    const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`${BEFORE}${escaped}${AFTER}`, 'g'), () => standIn);
   }
   return out;
 }
@@ -244,7 +259,8 @@ export function problemBody(problem: ProblemError, ctx: ProblemContext = {}): Pr
     ...(problem.errors !== undefined ? { errors: problem.errors.map((e) => ({ ...e, message: clean(e.message) })) } : {}),
   };
   // Extension members follow and never replace a standard one (RFC 9457 §3.2).
-  for (const [name, value] of Object.entries(problem.extra)) if (!(name in body)) body[name] = typeof value === 'string' ? clean(value) : value;
+  // They are the route's own structured data (a receipt's key, a status), never a message.
+  for (const [name, value] of Object.entries(problem.extra)) if (!(name in body)) body[name] = value;
   return body;
 }
 
