@@ -1,7 +1,8 @@
 /**
  * `svc-verify <export.ndjson> [--keys <jwks>] [--json]`: verifies a records export offline,
  * record by record (interface-spec Tenant exports: each record is self-contained with its seal
- * and a ready verify request). Reads line by line, so memory stays flat for any file size.
+ * and a ready verify request). Reads line by line, so memory stays flat for any file size; a
+ * line longer than the verifier's cap, a link or a non-regular file is refused (./verify-read.ts).
  *
  * Beyond each record's own checks it confirms the export is in the order the service
  * promises: (recorded_at, tenant_seq) strictly increasing per tenant, and recorded_at agreeing
@@ -9,12 +10,11 @@
  * Exit status as svc-verify: 0 every record verified, 1 any failed, 2 usage error or a file
  * that holds an error answer instead of records.
  */
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { isRecord } from '../../shared/attestation.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { ErrorAnswerFile, errorAnswerMessage, problemOf } from './problem-answer.ts';
+import { DEFAULT_MAX_BYTES, cappedLines } from './verify-read.ts';
 
 export function isRecordsExport(target: string): boolean {
   return /\.ndjson$/i.test(target);
@@ -34,12 +34,11 @@ export interface ExportSummary {
 /** Most failures listed individually; the counts stay complete. */
 const MAX_LISTED_FAILURES = 100;
 
-export async function verifyRecordsExport(file: string, keys: TrustedKeySet): Promise<ExportSummary> {
+export async function verifyRecordsExport(file: string, keys: TrustedKeySet, maxBytes = DEFAULT_MAX_BYTES): Promise<ExportSummary> {
   const summary: ExportSummary = { source: file, records: 0, verified: 0, failed: 0, sandbox: 0, production: 0, failures: [] };
   const last = new Map<string, { recordedAt: string; seq: number }>();
   let line = 0;
-  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
-  for await (const text of lines) {
+  for await (const text of cappedLines(file, maxBytes)) {
     line++;
     if (text.trim() === '') continue;
     summary.records++;

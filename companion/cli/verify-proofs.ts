@@ -12,7 +12,7 @@
  *     it and the service's key set to <dir> with key.pem, verifies it, and prints the
  *     stock-tool commands that check it with no code of ours.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failedAnchorChecks, verifyConsistencyProof, verifyEpochHeader, verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import type { AnchorResult } from '../../shared/anchor-verify.ts';
@@ -25,6 +25,7 @@ import { failedChecks } from '../../shared/verify.ts';
 import type { Subcommand } from './verify.ts';
 import { refusalMessage } from './problem-answer.ts';
 import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, UnreachableError, fetchService, serviceUrl } from './service-url.ts';
+import { DEFAULT_MAX_BYTES, MAX_BYTES_ENV, ReadRefused, maxBytesSetting, readBodyCapped, readCapped } from './verify-read.ts';
 
 export const PROOFS_USAGE = `       svc-verify <inclusion-proof.json | epoch.json | consistency.json> --keys <jwks file or URL>
        svc-verify bundle <action_key> --out <dir> [--url <base url>]   (API key from SVC_API_KEY)`;
@@ -45,11 +46,13 @@ function kindOf(v: Record<string, unknown>): Kind | undefined {
 }
 
 /** Verifies `target` when it is a JSON anchoring document; undefined for anything else. */
-export async function verifyProofFile(target: string, keys: TrustedKeySet): Promise<ProofReport | undefined> {
-  if (!target.endsWith('.json') || !existsSync(target)) return undefined;
+export async function verifyProofFile(target: string, keys: TrustedKeySet, maxBytes = DEFAULT_MAX_BYTES): Promise<ProofReport | undefined> {
+  if (!target.endsWith('.json') || !lstatSync(target, { throwIfNoEntry: false })) return undefined;
+  // A link, a non-regular file or one past the cap is refused here (ReadRefused), not guessed at.
+  const bytes = readCapped(target, maxBytes);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(target, 'utf8'));
+    value = JSON.parse(bytes.toString('utf8'));
   } catch {
     return undefined;
   }
@@ -80,11 +83,19 @@ export const BUNDLE_SUBCOMMAND: Subcommand = {
   Fetches the record's seal bundle (POST /evidence-packets/seal-bundle/batch) with the API key
   in SVC_API_KEY, writes its 4 files, the service's key set (service-keys.json) and the signing
   key as key.pem to <dir>, verifies it, and prints the stock-tool commands.
-  --url   the companion's base URL (default: ${SERVICE_URL_ENV}, else ${DEFAULT_SERVICE_URL})`,
+  --url   the companion's base URL (default: ${SERVICE_URL_ENV}, else ${DEFAULT_SERVICE_URL})
+  --max-bytes  the most read of each answer (default: ${MAX_BYTES_ENV}, else 64 MiB); an answer
+          is streamed to a file in <dir> and cut off past it`,
   options: { out: { type: 'string' }, url: { type: 'string' } },
   run: (values, positionals, io) =>
     bundleCommand(
-      { actionKey: positionals[0], extra: positionals[1], out: values.out as string | undefined, url: values.url as string | undefined },
+      {
+        actionKey: positionals[0],
+        extra: positionals[1],
+        out: values.out as string | undefined,
+        url: values.url as string | undefined,
+        maxBytes: values['max-bytes'] as string | undefined,
+      },
       io.out,
       io.err,
     ),
@@ -95,6 +106,8 @@ interface BundleArgs {
   extra: string | undefined;
   out: string | undefined;
   url: string | undefined;
+  /** --max-bytes as given; SVC_VERIFY_MAX_BYTES or the default when absent. */
+  maxBytes?: string | undefined;
 }
 
 export async function bundleCommand(args: BundleArgs, out: (s: string) => void, err: (s: string) => void, env = process.env): Promise<number> {
@@ -102,14 +115,25 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     if (!args.actionKey) throw new BundleCommandError('missing <action_key>');
     if (args.extra !== undefined) throw new BundleCommandError(`unexpected argument ${args.extra}`);
     if (!args.out) throw new BundleCommandError('missing --out <dir>');
+    const cap = maxBytesSetting(args.maxBytes, env);
+    if (typeof cap !== 'number') throw new BundleCommandError(cap.problem);
     const o = { actionKey: args.actionKey, out: args.out, url: serviceUrl(args.url, env) };
     const apiKey = env.SVC_API_KEY;
     if (!apiKey) throw new BundleCommandError('set SVC_API_KEY to the tenant API key');
+    mkdirSync(o.out, { recursive: true });
+    // Each answer is streamed to a file in <dir> with the cap enforced as it arrives, then read
+    // back (capped again): a huge or endless answer costs the cap, never more.
+    const download = path.join(o.out, '.download.json');
     const get = async (url: string, init: Parameters<typeof fetchService>[1]) => {
       const res = await fetchService(url, init);
-      const text = await res.text();
-      if (!res.ok) throw new BundleCommandError(refusalMessage(url, res.status, text));
-      return JSON.parse(text) as Record<string, any>;
+      try {
+        await readBodyCapped(res, url, cap, download);
+        const text = readCapped(download, cap).toString('utf8');
+        if (!res.ok) throw new BundleCommandError(refusalMessage(url, res.status, text));
+        return JSON.parse(text) as Record<string, any>;
+      } finally {
+        rmSync(download, { force: true });
+      }
     };
     const pkg = await get(`${o.url}/evidence-packets/seal-bundle/batch`, {
       method: 'POST',
@@ -120,7 +144,6 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     const jwks = await get(`${o.url}/.well-known/service-keys.json`, { timeoutMs: 10_000 });
     const keys = trustedKeySet(jwks);
 
-    mkdirSync(o.out, { recursive: true });
     const files: Record<string, Uint8Array> = {};
     for (const f of pkg.records[0].files as { name: string; content_base64: string }[]) {
       if (!(BUNDLE_FILE_NAMES as readonly string[]).includes(f.name)) throw new BundleCommandError(`unexpected bundle file ${f.name}`);
@@ -146,7 +169,7 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     );
     return failed.length === 0 ? 0 : 1;
   } catch (e) {
-    if (e instanceof BundleCommandError || e instanceof ServiceUrlError || e instanceof UnreachableError || e instanceof TypeError) {
+    if (e instanceof BundleCommandError || e instanceof ServiceUrlError || e instanceof UnreachableError || e instanceof ReadRefused || e instanceof TypeError) {
       err(`svc-verify bundle: ${e.message}`);
       return 2;
     }

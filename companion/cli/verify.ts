@@ -11,7 +11,7 @@
  * entry in SUBCOMMANDS: its own options and run(); --help, --version, --json errors and exit
  * codes are handled here once for all of them.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
@@ -27,6 +27,7 @@ import { BUNDLE_SUBCOMMAND, PROOFS_USAGE, formatProofReport, verifyProofFile } f
 import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './verify-export.ts';
 import { ErrorAnswerFile, errorAnswerMessage, problemOf, refusalMessage } from './problem-answer.ts';
 import { UnreachableError, fetchService, unreachableReason } from './service-url.ts';
+import { DEFAULT_MAX_BYTES, MAX_BYTES_ENV, ReadRefused, maxBytesSetting, readBodyCapped, readCapped } from './verify-read.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
 ${PROOFS_USAGE}
@@ -39,6 +40,8 @@ ${PROOFS_USAGE}
   --keys         the tenant's published keys (/.well-known/service-keys.json), file or URL;
                  without it only the sandbox dev key is trusted
   --json         print the result (and any error) as JSON
+  --max-bytes    the most the verifier reads of any one file or download (default: ${MAX_BYTES_ENV},
+                 else 64 MiB); symbolic links and anything but regular files are refused
   -h, --help     print this help
   -v, --version  print the version
 
@@ -68,6 +71,7 @@ export const SUBCOMMANDS: Record<string, Subcommand> = { bundle: BUNDLE_SUBCOMMA
 
 const COMMON_OPTIONS = {
   json: { type: 'boolean' },
+  'max-bytes': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -76,6 +80,15 @@ interface Options {
   target: string;
   keys: string | undefined;
   json: boolean;
+  /** The most read of any one file or download (./verify-read.ts). */
+  maxBytes: number;
+}
+
+/** --max-bytes, else SVC_VERIFY_MAX_BYTES, else the default; a bad value is a usage mistake. */
+export function maxBytesOf(flag: unknown, env: NodeJS.ProcessEnv = process.env): number {
+  const cap = maxBytesSetting(typeof flag === 'string' ? flag : undefined, env);
+  if (typeof cap !== 'number') throw new UsageError(cap.problem);
+  return cap;
 }
 
 export function parseVerifyArgs(argv: string[]): Options & { help: boolean; version: boolean } {
@@ -91,24 +104,29 @@ export function parseVerifyArgs(argv: string[]): Options & { help: boolean; vers
   if (!help && !version && positionals.length === 0) throw new UsageError('missing <bundle-dir | packet.json>');
   if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
   if (values.keys === '') throw new UsageError('--keys needs a file or URL');
-  return { target: positionals[0] ?? '', keys: values.keys, json: values.json === true, help, version };
+  const maxBytes = maxBytesOf(values['max-bytes']);
+  return { target: positionals[0] ?? '', keys: values.keys, json: values.json === true, maxBytes, help, version };
 }
 
-export async function loadKeys(source: string | undefined): Promise<TrustedKeySet> {
+export async function loadKeys(source: string | undefined, maxBytes = DEFAULT_MAX_BYTES): Promise<TrustedKeySet> {
   if (source === undefined) return sandboxOnlyKeySet();
   let text: string;
   if (/^https?:\/\//i.test(source)) {
     let res: Response;
     try {
       res = await fetchService(source, { timeoutMs: KEYS_TIMEOUT_MS });
-      text = await res.text();
+      text = (await readBodyCapped(res, source, maxBytes))!.toString('utf8');
     } catch (e) {
+      if (e instanceof ReadRefused) throw new InputError(`keys: ${e.message}`);
       throw new InputError(`keys: ${e instanceof UnreachableError ? e.message : `could not read ${source}: ${unreachableReason(e, KEYS_TIMEOUT_MS)}`}`);
     }
     if (!res.ok) throw new InputError(`keys: ${refusalMessage(source, res.status, text)}`);
   } else {
-    if (!existsSync(source)) throw new InputError(`keys: no such file ${source}`);
-    text = readFileSync(source, 'utf8');
+    try {
+      text = readCapped(source, maxBytes).toString('utf8');
+    } catch (e) {
+      throw e instanceof ReadRefused ? new InputError(`keys: ${e.message}`) : e;
+    }
   }
   try {
     return trustedKeySet(parseJson(text));
@@ -125,11 +143,12 @@ interface Report {
   result: VerifyResult;
 }
 
-function readBundleDir(dir: string): Record<string, Uint8Array> {
+function readBundleDir(dir: string, maxBytes: number): Record<string, Uint8Array> {
   const files: Record<string, Uint8Array> = {};
   for (const name of BUNDLE_FILE_NAMES) {
     const p = path.join(dir, name);
-    if (existsSync(p)) files[name] = new Uint8Array(readFileSync(p));
+    // lstat, not exists: a link (even a dangling one) is refused, not taken for a missing file.
+    if (lstatSync(p, { throwIfNoEntry: false })) files[name] = new Uint8Array(readCapped(p, maxBytes));
   }
   return files;
 }
@@ -158,11 +177,12 @@ function bundleFolders(dir: string, depth: number): string[] {
   return found;
 }
 
-export async function verifyTarget(target: string, keys: TrustedKeySet): Promise<Report[]> {
-  if (!existsSync(target)) throw new InputError(`no such file or folder ${target}`);
-  if (statSync(target).isDirectory()) {
-    if (existsSync(path.join(target, 'attestation.json')) || existsSync(path.join(target, 'payload.json'))) {
-      return [await bundleReport(target, keys)];
+export async function verifyTarget(target: string, keys: TrustedKeySet, maxBytes = DEFAULT_MAX_BYTES): Promise<Report[]> {
+  const st = lstatSync(target, { throwIfNoEntry: false });
+  if (!st) throw new InputError(`no such file or folder ${target}`);
+  if (st.isDirectory()) {
+    if (lstatSync(path.join(target, 'attestation.json'), { throwIfNoEntry: false }) || lstatSync(path.join(target, 'payload.json'), { throwIfNoEntry: false })) {
+      return [await bundleReport(target, keys, maxBytes)];
     }
     // A package (POST /evidence-packets/seal-bundle[/batch] as tar or zip): every folder under it
     // holding a bundle verifies independently. The service nests each bundle at its action key's
@@ -170,13 +190,14 @@ export async function verifyTarget(target: string, keys: TrustedKeySet): Promise
     const subdirs = bundleFolders(target, PACKAGE_DEPTH).sort();
     if (subdirs.length === 0) throw new InputError(`${target} holds no seal bundle`);
     const reports: Report[] = [];
-    for (const dir of subdirs) reports.push(await bundleReport(dir, keys));
+    for (const dir of subdirs) reports.push(await bundleReport(dir, keys, maxBytes));
     return reports;
   }
   let parsed: unknown;
   try {
-    parsed = parseJson(readFileSync(target, 'utf8'));
+    parsed = parseJson(readCapped(target, maxBytes).toString('utf8'));
   } catch (e) {
+    if (e instanceof ReadRefused) throw new InputError(e.message);
     throw new InputError(`${target}: not JSON: ${(e as Error).message}`);
   }
   // A saved error answer (curl without --fail) is not evidence whose canonical form failed.
@@ -188,8 +209,13 @@ export async function verifyTarget(target: string, keys: TrustedKeySet): Promise
   return [{ source: target, action_key: actionKey, result }];
 }
 
-async function bundleReport(dir: string, keys: TrustedKeySet): Promise<Report> {
-  const files = readBundleDir(dir);
+async function bundleReport(dir: string, keys: TrustedKeySet, maxBytes: number): Promise<Report> {
+  let files: Record<string, Uint8Array>;
+  try {
+    files = readBundleDir(dir, maxBytes);
+  } catch (e) {
+    throw e instanceof ReadRefused ? new InputError(e.message) : e;
+  }
   const result = await verifyBundle(files, keys);
   let actionKey: string | null = null;
   try {
@@ -223,25 +249,25 @@ export function formatReport(r: Report): string {
 }
 
 async function verifyCommand(opts: Options, io: Io): Promise<number> {
-  const keys = await loadKeys(opts.keys);
+  const keys = await loadKeys(opts.keys, opts.maxBytes);
   if (isRecordsExport(opts.target)) {
     if (!existsSync(opts.target)) throw new UsageError(`no such file ${opts.target}`);
     let summary;
     try {
-      summary = await verifyRecordsExport(opts.target, keys);
+      summary = await verifyRecordsExport(opts.target, keys, opts.maxBytes);
     } catch (e) {
-      throw e instanceof ErrorAnswerFile ? new InputError(e.message) : e;
+      throw e instanceof ErrorAnswerFile || e instanceof ReadRefused ? new InputError(e.message) : e;
     }
     io.out(opts.json ? JSON.stringify(summary, null, 2) : formatExportSummary(summary));
     return summary.records > 0 && summary.failed === 0 ? 0 : 1;
   }
   // Inclusion proofs, epoch headers and consistency proofs: ./verify-proofs.ts.
-  const proof = await verifyProofFile(opts.target, keys);
+  const proof = await verifyProofFile(opts.target, keys, opts.maxBytes);
   if (proof) {
     io.out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
     return proof.result.verified ? 0 : 1;
   }
-  const reports = await verifyTarget(opts.target, keys);
+  const reports = await verifyTarget(opts.target, keys, opts.maxBytes);
   if (opts.json) {
     const body = reports.map((r) => ({
       source: r.source,
@@ -270,7 +296,7 @@ export async function main(argv: string[], out: (s: string) => void = console.lo
     }
     return await verifyCommand(opts, io);
   } catch (e) {
-    if (!(e instanceof UsageError) && !(e instanceof InputError)) throw e;
+    if (!(e instanceof UsageError) && !(e instanceof InputError) && !(e instanceof ReadRefused)) throw e;
     const kind = e instanceof UsageError ? 'usage' : 'input';
     if (json) out(JSON.stringify({ error: { kind, message: e.message } }, null, 2));
     else err(kind === 'usage' ? `svc-verify: ${e.message}\n\n${USAGE}` : `svc-verify: ${e.message}`);
