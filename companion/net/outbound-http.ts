@@ -17,7 +17,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns';
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent, Dispatcher, buildConnector } from 'undici';
 import { checkAddress, checkTargetUrl } from './address-policy.ts';
 import type { AddressRules, TargetRefusal } from './address-policy.ts';
 
@@ -116,8 +116,9 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
   // pays for it, and the process starts faster.
   let agent: Promise<Agent> | undefined;
   const undici = () =>
-    (agent ??= import('undici').then(({ Agent, buildConnector }) => {
-      const connector = buildConnector({ timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true });
+    (agent ??= import('undici').then((undiciModule) => {
+      const { Agent } = undiciModule;
+      const connector = undiciModule.buildConnector({ timeout: connectTimeoutMs, lookup: guardedLookup, rejectUnauthorized: true });
       // An IP-literal host never reaches `lookup` (net.connect skips it), so it meets
       // beforeConnect here; names meet it in guardedLookup, once their answers are known.
       const connect: buildConnector.connector = (opts, callback) => {
