@@ -226,6 +226,8 @@ describe('the compiled service (npm start) against its own OpenAPI description',
       if (res.status < 300) {
         if (name === 'POST /tenant/exports/validation-runs') values.run_key = body.run.run_key;
         if (name === 'POST /account/billing/upgrade-checkout') values.checkout_id = body.checkout_id;
+        // The person added here, and their key (never the key this suite signs in with).
+        if (name === 'POST /account/people') Object.assign(values, { person_id: body.person?.id, key_id: body.api_key_id });
         if (typeof body?.signing_secret === 'string') signingKey = deriveWebhookKey(body.signing_secret);
       }
     }
