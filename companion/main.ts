@@ -12,6 +12,7 @@ import { COMMAND_OPTIONS, ConfigError, loadConfig, settingsHelp } from './core/c
 import type { SignerCustody } from './core/signer.ts';
 import type { Config } from './core/config.ts';
 import { createJsonLogger, errorFields } from './core/log.ts';
+import { DataFilesError } from './core/db.ts';
 import { NewerDatabaseError } from './core/migrations.ts';
 import { API_VERSION } from './core/openapi.ts';
 import { startServer } from './core/server.ts';
@@ -108,6 +109,7 @@ function banner(url: string, config: Config, [sandboxKid, productionKid]: string
 
 main().catch((err: unknown) => {
   process.stderr.write(`action-gate companion failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  // A database a newer release wrote is a setting problem, like a bad setting: exit 2.
-  process.exit(err instanceof NewerDatabaseError ? 2 : 1);
+  // A database a newer release wrote, or a data directory that cannot be made private, is a
+  // setting problem, like a bad setting: exit 2.
+  process.exit(err instanceof NewerDatabaseError || err instanceof DataFilesError ? 2 : 1);
 });

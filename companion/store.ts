@@ -8,7 +8,6 @@
  * implement them; the SQLite implementations stay synchronous underneath and are lifted onto
  * the boundary here. Group commit batches many requests' rows into one transaction.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { AccountStore, TenantStore } from './account/store.ts';
 import { createSqliteAccountStore, createSqliteTenantStore } from './account/sqlite-store.ts';
@@ -34,7 +33,7 @@ import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
 import { WalSync } from './core/wal-sync.ts';
 import type { WalSyncOptions } from './core/wal-sync.ts';
-import { DATABASE_FILE, openDatabase } from './core/db.ts';
+import { DATABASE_FILE, openDatabase, secureDataFiles } from './core/db.ts';
 import type { KeyHistoryStore } from './core/signers/key-history.ts';
 import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
 import type { JobStore } from './core/jobs/store.ts';
@@ -144,8 +143,8 @@ export interface OpenSqliteStoreOptions {
 
 /** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
 export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
-  fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(options.dataDir, DATABASE_FILE);
+  secureDataFiles(options.dataDir, file);
   const db = openDatabase(file, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
   try {
     runMigrations(db, readMigrations(options.migrationsDir));

@@ -17,8 +17,55 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
+/**
+ * The data directory or a database file cannot be made private (e.g. it belongs to another
+ * user): the service refuses to start, like a bad setting (exit 2, one line).
+ */
+export class DataFilesError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataFilesError';
+  }
+}
+
+/** The main file and the two SQLite keeps beside it in WAL mode (sqlite.org/wal.html §2.2). */
+function databaseFiles(file: string): string[] {
+  return [file, `${file}-wal`, `${file}-shm`];
+}
+
+function makePrivate(target: string, mode: number, what: string): void {
+  try {
+    fs.chmodSync(target, mode);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    let owner = '';
+    try {
+      owner = `; it belongs to uid ${fs.statSync(target).uid}, the service runs as uid ${process.getuid?.() ?? '?'}`;
+    } catch {
+      /* the stat is only for the message */
+    }
+    throw new DataFilesError(`${what} ${target} cannot be made ${mode.toString(8).padStart(4, '0')} (${code ?? 'error'}${owner})`);
+  }
+}
+
+/**
+ * Makes the data directory 0700 and the database files 0600, whoever created them: a
+ * pre-existing directory made 0755 by an installer, or a file a copy left world-readable, would
+ * otherwise let any local user read the evidence and the keys. Fails with DataFilesError.
+ */
+export function secureDataFiles(dir: string, file?: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makePrivate(dir, 0o700, 'the data directory');
+  if (file !== undefined) for (const f of databaseFiles(file)) makePrivate(f, 0o600, 'the database file');
+}
+
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  // SQLite gives the -wal and -shm files the main file's mode (os_unix.c findCreateFileMode),
+  // so the main file is created 0600 before SQLite opens it, and existing ones are made 0600.
+  if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_WRONLY, 0o600));
+  for (const f of databaseFiles(file)) makePrivate(f, 0o600, 'the database file');
   const db = new Database(file);
   try {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
