@@ -12,6 +12,8 @@ describe('loadConfig', () => {
     expect(c).toEqual({
       port: 8787,
       publicBaseUrl: 'http://127.0.0.1:8787',
+      trustProxy: [],
+      signupRatePerMinute: 30,
       host: '127.0.0.1',
       dataDir: path.resolve('/srv', '.svc-data'),
       logLevel: 'info',
