@@ -67,6 +67,8 @@ export default defineConfig(({ mode }) => ({
             'test/companion/idempotency.test.ts',
             'test/companion/policy.test.ts',
             'test/companion/account-sessions.test.ts',
+            'test/companion/principals.test.ts',
+            'test/companion/api-keys.test.ts',
             'test/companion/reviews.test.ts',
             'test/companion/review-rules.test.ts',
             'test/companion/account.test.ts',
