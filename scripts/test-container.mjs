@@ -207,7 +207,8 @@ async function main() {
 
   say(`building ${IMAGE} FROM ${BASE_IMAGE}`);
   // The legacy builder: Debian's engine has no BuildKit, and the Dockerfile needs none.
-  const build = docker(['build', '--network', 'host', '--build-arg', `BASE_IMAGE=${BASE_IMAGE}`, '--tag', IMAGE, ROOT], {
+  // --force-rm: a failed step leaves no stopped container behind.
+  const build = docker(['build', '--force-rm', '--network', 'host', '--build-arg', `BASE_IMAGE=${BASE_IMAGE}`, '--tag', IMAGE, ROOT], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, DOCKER_BUILDKIT: '0' },
   });
