@@ -213,6 +213,8 @@ describe('admin receipts', () => {
       capabilities_after_sha256: capabilityDigest(['exports:read']),
     });
     expect(changed.evidence_packet.seal.attestation.context).toEqual(changed.facts);
+    expect((await ctx.request(changed.href, { key })).status).toBe(200);
+    expect((await ctx.request(`/v1/records/${changed.action_key}`, { key })).body.verify_request).toEqual(changed.verify_request);
 
     const jwks = (await ctx.request('/.well-known/service-keys.json')).body;
     for (const r of [...first.body.receipts, ...second.body.receipts]) {
