@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cleanupCompanions, start, tempDataDir } from '../../helpers/companion-process.ts';
 import type { Companion } from '../../helpers/companion-process.ts';
-import { EXTENSION_DIR, launchWithExtension, screenshot } from './harness/browser.ts';
+import { extensionDir, launchWithExtension, screenshot } from './harness/browser.ts';
 import type { ExtensionBrowser } from './harness/browser.ts';
 import { startFixtureServer } from './harness/fixture-server.ts';
 import type { FixtureServer } from './harness/fixture-server.ts';
@@ -31,7 +31,7 @@ function keyedCopy(): { dir: string; id: string } {
   const hex = crypto.createHash('sha256').update(der).digest('hex').slice(0, 32);
   const id = [...hex].map((h) => String.fromCharCode(97 + parseInt(h, 16))).join('');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ag-managed-ext-'));
-  fs.cpSync(EXTENSION_DIR, dir, { recursive: true });
+  fs.cpSync(extensionDir(), dir, { recursive: true });
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...manifest, key: der.toString('base64') }));
   return { dir, id };

@@ -12,8 +12,14 @@ import { REPO_ROOT } from '../../../helpers/vectors.ts';
 import { extensionPackages } from './packages.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** The unpacked Chrome package, as a user loads it, not the .output/chrome-mv3 build folder. */
-export const EXTENSION_DIR = extensionPackages().chrome.dir;
+/**
+ * The unpacked Chrome package, as a user loads it, not the .output/chrome-mv3 build folder.
+ * Asked for only when a browser with the extension starts: the console tests share this
+ * harness's flags without the extension-e2e project's packages.
+ */
+export function extensionDir(): string {
+  return extensionPackages().chrome.dir;
+}
 export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'test-output', 'extension-e2e');
 
 export interface ExtensionBrowser {
@@ -46,14 +52,14 @@ export function chromiumArgs(extensionDir: string | null): string[] {
   ];
 }
 
-export async function launchWithExtension(label: string, extensionDir = EXTENSION_DIR): Promise<ExtensionBrowser> {
-  if (!fs.existsSync(path.join(extensionDir, 'manifest.json'))) throw new Error(`no extension at ${extensionDir}: the global setup unpacks the Chrome package there`);
+export async function launchWithExtension(label: string, dir = extensionDir()): Promise<ExtensionBrowser> {
+  if (!fs.existsSync(path.join(dir, 'manifest.json'))) throw new Error(`no extension at ${dir}: the global setup unpacks the Chrome package there`);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), `ag-chromium-${label}-`));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     ignoreDefaultArgs: ['--disable-extensions'],
-    args: chromiumArgs(extensionDir),
+    args: chromiumArgs(dir),
     viewport: { width: 1000, height: 700 },
   });
   const worker: Worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
