@@ -31,7 +31,7 @@ import { Metrics } from './ops/metrics.ts';
 import { Readiness, databaseWritable, migrationsCurrent, postgresMigrationsCurrent, postgresWritable, signersUsable, workersAlive } from './ops/readiness.ts';
 import { openPostgresStore } from './postgres-store.ts';
 import type { PostgresStore } from './postgres-store.ts';
-import { SecretResolver } from './core/secret-refs.ts';
+import { SecretResolver, secretResolverOptions } from './core/secret-refs.ts';
 import { createRoutingService } from './routing/service.ts';
 import type { RoutingService } from './routing/service.ts';
 import type { SqliteStore, Store } from './store.ts';
@@ -131,18 +131,7 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
   let secrets: SecretResolver | undefined;
   try {
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
-    secrets = new SecretResolver({
-      grants: config.secretGrants,
-      grantsFile: config.secretGrantsFile,
-      refMapFile: config.secretRefMapFile,
-      awsSmRegion: config.awsSmRegion,
-      awsSmEndpoint: config.awsSmEndpoint,
-      vaultAddr: config.vaultAddr,
-      vaultTokenRef: config.vaultTokenRef,
-      vaultNamespace: config.vaultNamespace,
-      timeoutMs: config.secretTimeoutMs,
-      cacheMs: config.secretCacheSeconds * 1000,
-    });
+    secrets = new SecretResolver(secretResolverOptions(config));
     // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
     production = await openProductionSigner(config, secrets, log);
     const retired = await store.productionKeys.activate(production, clock.now().toISOString());

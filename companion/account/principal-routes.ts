@@ -42,7 +42,7 @@ const PersonIdParam = z.object({ person_id: z.string().min(1).max(64) });
 const ServiceAccountIdParam = z.object({ service_account_id: z.string().min(1).max(64) });
 const KeyIdParam = z.object({ key_id: z.string().min(1).max(64) });
 // RFC 3339 in UTC with milliseconds or not; compared as instants.
-const Instant = z.iso.datetime({ offset: false }).openapi({ example: '2026-06-01T00:00:00Z' });
+const Instant = z.iso.datetime({ offset: false }).max(40).openapi({ example: '2026-06-01T00:00:00Z' });
 
 const PrincipalRefSchema = z
   .object({ id: z.string(), kind: z.enum(['person', 'service_account']), display_name: z.string() })

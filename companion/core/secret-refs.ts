@@ -17,6 +17,7 @@
  * bounded by SVC_SECRET_TIMEOUT_MS; a reload empties the cache, so a rotation is picked up
  * at once on SIGHUP.
  */
+import type { Config } from './config.ts';
 import { awsSecretsManager } from './secrets/aws-secrets-manager.ts';
 import { grantsAllow, readGrantsFile, readRefMapFile } from './secrets/grants.ts';
 import type { Grants } from './secrets/grants.ts';
@@ -53,6 +54,22 @@ export interface SecretResolverOptions extends Partial<ProviderSettings> {
   /** How long a fetched network value is reused; 0: never. */
   cacheMs?: number;
   now?: () => number;
+}
+
+/** The resolver options the service's settings describe (SVC_SECRET_*, SVC_AWS_SM_*, SVC_VAULT_*). */
+export function secretResolverOptions(config: Config): SecretResolverOptions {
+  return {
+    grants: config.secretGrants,
+    grantsFile: config.secretGrantsFile,
+    refMapFile: config.secretRefMapFile,
+    awsSmRegion: config.awsSmRegion,
+    awsSmEndpoint: config.awsSmEndpoint,
+    vaultAddr: config.vaultAddr,
+    vaultTokenRef: config.vaultTokenRef,
+    vaultNamespace: config.vaultNamespace,
+    timeoutMs: config.secretTimeoutMs,
+    cacheMs: config.secretCacheSeconds * 1000,
+  };
 }
 
 export type ReloadResult =

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.ts';
-import { SecretResolver } from './secret-refs.ts';
+import { SecretResolver, secretResolverOptions } from './secret-refs.ts';
 import { readGrantsFile, readRefMapFile } from './secrets/grants.ts';
 
 /** Every problem, each one line; empty when the service can start. */
@@ -38,17 +38,8 @@ export async function settingProblems(config: Config): Promise<string[]> {
   // Each operator reference must resolve now; one that cannot would fail at its first use.
   // Skipped while a file above is unusable: the resolver reads those files.
   if (problems.length > 0) return problems;
-  const secrets = new SecretResolver({
-    grantsFile: config.secretGrantsFile,
-    refMapFile: config.secretRefMapFile,
-    awsSmRegion: config.awsSmRegion,
-    awsSmEndpoint: config.awsSmEndpoint,
-    vaultAddr: config.vaultAddr,
-    vaultTokenRef: config.vaultTokenRef,
-    vaultNamespace: config.vaultNamespace,
-    timeoutMs: config.secretTimeoutMs,
-    cacheMs: 0,
-  });
+  // No cache: each reference is fetched once here, and this resolver is then dropped.
+  const secrets = new SecretResolver({ ...secretResolverOptions(config), cacheMs: 0 });
   try {
     const refs: [string, string | null][] = [
       ['SVC_VAULT_TOKEN_REF', config.vaultTokenRef],

@@ -84,6 +84,9 @@ export const ClientNonce = z
       'reused unchanged on a retry with the same idempotency_key. Hashed into payload_hash and never stored or logged; keep it with the ' +
       'request to re-prove the payload later. Without it, anyone holding an evidence packet can confirm a guessed payload by hashing it.',
     example: 'q3Jm0V9x2s7VbX1yZp4T8w',
+    // The pattern bounds the length already; declared so clients and the bounds check see it.
+    minLength: 22,
+    maxLength: 64,
   });
 
 /** The law engine reads the text in memory to classify it (law-engine/classify.ts); say so where the caller looks. */
