@@ -15,6 +15,7 @@ const LEFT_OUT_OF_QUICK = [
   'test/companion/service.test.ts', // npm start, and the README's session against it
   'test/cli/svc-admin.test.ts', // backup and restore of a compiled service under load
   'test/companion/upgrades.test.ts', // earlier releases' databases opened by the build
+  'test/companion/at-rest.test.ts', // file modes of the data directory, on the compiled service
   'test/companion/anchoring-process.test.ts', // kill -9 during an epoch close of 4,000 tenants
   'test/companion/database-outage.test.ts', // PostgreSQL stopped, cut and read-only under load
   'test/companion/postgres-*.test.ts', // the PostgreSQL engine itself and its scale-out
