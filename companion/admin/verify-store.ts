@@ -34,6 +34,7 @@ import type { AnchoringStore, EpochLeafRow, EpochRow } from '../anchoring/store.
 import { StoredTrees } from '../anchoring/stored-tree.ts';
 import { toLeaf } from '../anchoring/rows.ts';
 import type { LeafDbRow } from '../anchoring/rows.ts';
+import type { RecordDbRow } from '../evidence/rows.ts';
 import { storeJwks, storedProductionKeys } from './store-keys.ts';
 
 export interface CheckRow {
@@ -64,18 +65,8 @@ const PAGE = 2000;
 /** Failures listed per row at most; the count says how many there were. */
 const SHOWN_FAILURES = 1;
 
-interface RecordRow {
-  tenant_seq: number;
-  action_key: string;
-  payload_hash: string;
-  packet_hash: string;
-  attestation: string;
-  attestation_hash: string;
-  signature: string;
-  key_id: string;
-  dev_key: number;
-  recorded_at: string;
-}
+/** The evidence columns a chain check reads (the evidence capability's row type). */
+type RecordRow = Pick<RecordDbRow, 'tenant_seq' | 'action_key' | 'payload_hash' | 'packet_hash' | 'attestation' | 'attestation_hash' | 'signature' | 'key_id' | 'dev_key' | 'recorded_at'>;
 
 export async function verifyStore(db: Db, options: VerifyStoreOptions = {}): Promise<StoreReport> {
   const rows: CheckRow[] = [];
