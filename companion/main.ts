@@ -59,10 +59,6 @@ async function main(): Promise<void> {
   const app = createApp(deps);
   const running = await startServer(app, { host: config.host, port: config.port, graceMs: config.shutdownGraceMs, log });
   await deps.lifecycle.start();
-  const keyIds = [deps.keyring.sandbox.keyId, deps.keyring.production.keyId];
-  process.stdout.write(banner(running.url, config, keyIds, deps.keyring.production.custody));
-  log.info('started', { version: SERVICE_VERSION, url: running.url, data_dir: config.dataDir, key_ids: keyIds });
-
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals) => {
     if (shuttingDown) return;
@@ -91,6 +87,12 @@ async function main(): Promise<void> {
     // The problem starts with the setting's name and never holds a value.
     else log.error('secrets reload failed; the previous grants and reference map stay in force', { reason: r.problem });
   });
+
+  // The banner comes last: whoever waits for it (a supervisor, a test) may signal at once, and
+  // the handlers above must already be in place.
+  const keyIds = [deps.keyring.sandbox.keyId, deps.keyring.production.keyId];
+  process.stdout.write(banner(running.url, config, keyIds, deps.keyring.production.custody));
+  log.info('started', { version: SERVICE_VERSION, url: running.url, data_dir: config.dataDir, key_ids: keyIds });
 }
 
 /** For the person who just ran `npm start`: where it is, what it holds, what to do next. */
