@@ -19,6 +19,8 @@ export interface ServerLatency {
 
 export interface RunningCompanion {
   url: string;
+  /** The server's process id, for reading its threads' CPU time from /proc. */
+  pid: number;
   /** Percentiles of request → response-finish times on the server since the last call. */
   serverLatency(): Promise<ServerLatency>;
   /** SIGTERM, then resolves once the process has exited (graceful shutdown). */
@@ -76,6 +78,7 @@ export async function startCompanion(dataDir: string, env: Record<string, string
   });
   return {
     url,
+    pid: child.pid!,
     serverLatency: () =>
       new Promise<ServerLatency>((resolve) => {
         latencyWaiters.push(resolve);

@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- <group>` runs one group: core, gate, extension, input, storage, anchoring, webhooks, routing or exports.
+ * `npm run bench -- <group>` runs one group: core, gate (gate-cpu: its CPU per decision alone), extension, input, storage, anchoring, webhooks, routing or exports.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
 import { benchCompanionGate } from './companion-gate.ts';
 import { benchEvidenceCore } from './evidence-core.ts';
+import { benchGateCpu } from './gate-cpu.ts';
 import { benchExtensionLatency } from './extension-latency.ts';
 import { benchExports } from './exports.ts';
 import { benchGatePostgres } from './gate-postgres.ts';
@@ -17,9 +18,11 @@ import { benchWebhooks } from './webhooks.ts';
 const groups: Record<string, () => Promise<void>> = {
   core: benchEvidenceCore,
   gate: async () => {
+    await benchGateCpu();
     await benchCompanionGate();
     await benchGatePostgres();
   },
+  'gate-cpu': benchGateCpu,
   extension: benchExtensionLatency,
   input: benchInput,
   storage: benchStorage,

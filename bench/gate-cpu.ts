@@ -1,0 +1,124 @@
+/**
+ * CPU per durable gate decision, per thread of the companion process, in floor-A units (one
+ * unit: the CPU of floor A's canonicalize + 3 SHA-256 + Ed25519 signature, measured in this
+ * run): wrk at 50 connections against the companion as it runs by default (sealing thread on),
+ * once with the same body every time and once with a fresh idempotency_key on every request.
+ *
+ * Per-thread CPU is read from /proc/<pid>/task/<tid>/stat (utime + stime, proc(5)) before and
+ * after the measured run. The request thread is the process's main thread (tid = pid); every
+ * other thread of the process is a worker thread or a helper of V8 or libuv, all named "node",
+ * so the sealing thread is taken to be the busiest of them, and the rest (GC helpers, the
+ * libuv pool running fdatasync, the checkpoint worker) are summed.
+ * Traffic goes to 127.0.0.1 only; the run is bounded in time.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { GATE_BODY, seedProductionTenant } from './companion-gate.ts';
+import { startCompanion } from './companion-process.ts';
+import type { RunningCompanion } from './companion-process.ts';
+import { floorAKey, floorAWork } from './floor-a.ts';
+import { line, measure, section } from './harness.ts';
+
+const CONNECTIONS = 50;
+const SECONDS = 6;
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU seconds of each thread of `pid` so far, by tid. */
+function threadCpu(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+  }
+  return out;
+}
+
+/** wrk with a fresh idempotency_key per request when `keyed`; answers per second and non-201 count. */
+function wrkRun(url: string, apiKey: string, keyed: boolean, seconds: number): { requests: number; errors: number } {
+  const script = path.join(os.tmpdir(), `svc-bench-cpu-${process.pid}.lua`);
+  const body = JSON.stringify(GATE_BODY);
+  const keyedRequest = keyed
+    ? // The body's last "}" is replaced by the key member; each run has its own prefix.
+      `local prefix = ${JSON.stringify(body.slice(0, -1) + ',"idempotency_key":"bench-' + Date.now().toString(36) + '-')}\n` +
+      `local n = 0\nrequest = function() n = n + 1 return wrk.format(nil, nil, nil, prefix .. n .. '"}') end\n`
+    : '';
+  fs.writeFileSync(
+    script,
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\n` +
+      `wrk.headers["X-Service-Key"] = ${JSON.stringify(apiKey)}\n${keyedRequest}` +
+      `done = function(summary) io.write("requests " .. summary.requests .. "\\n") end\n`,
+  );
+  try {
+    const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, `${url}/v1/gate`], { encoding: 'utf8' });
+    const requests = Number(/requests (\d+)/.exec(out)?.[1] ?? NaN);
+    const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+    return { requests, errors: non2xx };
+  } finally {
+    fs.rmSync(script, { force: true });
+  }
+}
+
+interface CpuShares {
+  rate: number;
+  request: number;
+  sealing: number;
+  others: number;
+  errors: number;
+}
+
+function measureCpu(companion: RunningCompanion, apiKey: string, keyed: boolean): CpuShares {
+  wrkRun(companion.url, apiKey, keyed, 2); // warm-up
+  const before = threadCpu(companion.pid);
+  const start = performance.now();
+  const { requests, errors } = wrkRun(companion.url, apiKey, keyed, SECONDS);
+  const elapsed = (performance.now() - start) / 1000;
+  const after = threadCpu(companion.pid);
+  const deltas = [...after].map(([tid, s]) => ({ tid, s: s - (before.get(tid) ?? 0) }));
+  const main = deltas.find((d) => d.tid === companion.pid)?.s ?? 0;
+  const rest = deltas.filter((d) => d.tid !== companion.pid).sort((a, b) => b.s - a.s);
+  const sealing = rest[0]?.s ?? 0;
+  const others = rest.slice(1).reduce((a, d) => a + d.s, 0);
+  return { rate: requests / elapsed, request: main / requests, sealing: sealing / requests, others: others / requests, errors };
+}
+
+export async function benchGateCpu(): Promise<void> {
+  section('CPU per durable decision, per thread, in floor-A units (POST /v1/gate, wrk, 50 connections)');
+  if (process.platform !== 'linux') return line('per-thread CPU', 'needs /proc (Linux): skipped');
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+  } catch (err) {
+    // wrk --version exits 1 after printing its version; only a missing binary is a skip.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return line('wrk', 'not installed (apt-get install wrk): skipped');
+  }
+  const key = floorAKey();
+  let i = 0;
+  const floorA = measure('floor A', () => floorAWork({ ...GATE_BODY, seq: i++, recorded_at: new Date().toISOString() }, key));
+  const unitSeconds = 1 / floorA.opsPerSec;
+  line('floor A (one unit)', `${(unitSeconds * 1e6).toFixed(1)} µs of CPU`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-cpu-'));
+  const apiKey = await seedProductionTenant(dataDir);
+  const companion = await startCompanion(dataDir);
+  try {
+    for (const keyed of [false, true]) {
+      const r = measureCpu(companion, apiKey, keyed);
+      const u = (s: number) => (s / unitSeconds).toFixed(2);
+      line(
+        keyed ? 'with a fresh idempotency_key per request' : 'without an idempotency_key',
+        `${u(r.request + r.sealing + r.others)} units per decision: request thread ${u(r.request)}, sealing thread ${u(r.sealing)}, other threads ${u(r.others)}` +
+          ` (${Math.round(r.rate).toLocaleString('en-US')} decisions/s, ${(r.rate / floorA.opsPerSec).toFixed(2)}x floor A${r.errors ? `, ${r.errors} non-201 answers` : ''})`,
+      );
+    }
+  } finally {
+    await companion.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
