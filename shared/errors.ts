@@ -25,7 +25,11 @@ export type SvcErrorCode =
   // attestation.ts, seal.ts, verify.ts
   | 'SEAL_MALFORMED'
   // bundle.ts
-  | 'BUNDLE_MALFORMED';
+  | 'BUNDLE_MALFORMED'
+  // hpke.ts (RFC 9180)
+  | 'HPKE_KEY_INVALID'
+  | 'HPKE_OPEN_FAILED'
+  | 'REVIEW_CONTEXT_MALFORMED';
 
 export class SvcError extends Error {
   readonly code: SvcErrorCode;
