@@ -52,6 +52,7 @@ import { workflowChannel } from './routing/workflow-channel.ts';
 import { webhookChannel } from './webhooks/channel.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { wellKnownRoutes } from './well-known/routes.ts';
+import { deviceGrantRoutes } from './sign-in/device-grant-routes.ts';
 
 type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
 
@@ -64,6 +65,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   wellKnownRoutes,
   accountRoutes,
   accountSessionRoutes,
+  deviceGrantRoutes,
   packRoutes,
   gateRoutes,
   recordRoutes,

@@ -15,6 +15,7 @@ import { createPostgresAnchoringStore } from './anchoring/postgres-store.ts';
 import { createPostgresJobStore } from './core/jobs/postgres-store.ts';
 import { connect, type Pool, type PgTransaction, type Queryable } from './core/postgres/connect.ts';
 import { runPostgresMigrations } from './core/postgres/migrations.ts';
+import type { StoreCipher } from './core/secrets/envelope.ts';
 import { createPostgresKeyHistoryStore } from './core/signers/postgres-key-history.ts';
 import { createPostgresIdempotencyStore } from './evidence/idempotency/postgres-store.ts';
 import { createPostgresEvidenceStore } from './evidence/postgres-store.ts';
@@ -23,9 +24,11 @@ import { createPostgresIntegrationStore } from './integrations/postgres-store.ts
 import { createPostgresUsageStore } from './metering/postgres-store.ts';
 import { createPostgresPolicyStore } from './policy/postgres-store.ts';
 import { createPostgresReviewStore } from './reviews/postgres-store.ts';
+import { createPostgresReviewContextStore } from './review-context/postgres-store.ts';
 import { createPostgresRoutingStore } from './routing/postgres-store.ts';
 import type { Store, Stores, Tx } from './store.ts';
 import { createPostgresWebhookStore } from './webhooks/postgres-store.ts';
+import { createPostgresSignInStore } from './sign-in/postgres-store.ts';
 
 export interface PostgresStore extends Store {
   readonly engine: 'postgres';
@@ -36,7 +39,7 @@ export interface PostgresStore extends Store {
  * Every capability's store over one connection: the pool, or an open transaction's.
  * `treeCacheKey`: the tenant-log trees' caches to share (anchoring/stored-tree.ts).
  */
-export function postgresStores(sql: Queryable, treeCacheKey?: object): Stores {
+export function postgresStores(sql: Queryable, treeCacheKey?: object, cipher?: StoreCipher): Stores {
   return {
     tenants: createPostgresTenantStore(sql),
     account: createPostgresAccountStore(sql),
@@ -45,13 +48,15 @@ export function postgresStores(sql: Queryable, treeCacheKey?: object): Stores {
     idempotency: createPostgresIdempotencyStore(sql),
     anchoring: createPostgresAnchoringStore(sql, { treeCacheKey }),
     integrations: createPostgresIntegrationStore(sql),
-    webhooks: createPostgresWebhookStore(sql),
+    webhooks: createPostgresWebhookStore(sql, cipher),
     policy: createPostgresPolicyStore(sql),
     reviews: createPostgresReviewStore(sql),
+    reviewContexts: createPostgresReviewContextStore(sql),
     routing: createPostgresRoutingStore(sql),
     exports: createPostgresExportStore(sql),
     productionKeys: createPostgresKeyHistoryStore(sql),
     jobs: createPostgresJobStore(sql),
+    signIn: createPostgresSignInStore(sql),
   };
 }
 
@@ -63,19 +68,19 @@ export function postgresStores(sql: Queryable, treeCacheKey?: object): Stores {
  * (anchoring/stored-tree.ts). Each transaction starts with empty caches: another process may
  * have appended since the last.
  */
-function txOf(sql: PgTransaction, treeCacheKey: object): Tx {
-  return { ...postgresStores(sql, treeCacheKey), transaction: (fn) => sql.savepoint((sp) => fn(txOf(sp, treeCacheKey))) as Promise<never> };
+function txOf(sql: PgTransaction, treeCacheKey: object, cipher?: StoreCipher): Tx {
+  return { ...postgresStores(sql, treeCacheKey, cipher), transaction: (fn) => sql.savepoint((sp) => fn(txOf(sp, treeCacheKey, cipher))) as Promise<never> };
 }
 
-export function createPostgresStore(sql: Pool): PostgresStore {
+export function createPostgresStore(sql: Pool, cipher?: StoreCipher): PostgresStore {
   return {
     engine: 'postgres',
     sql,
-    ...postgresStores(sql),
+    ...postgresStores(sql, undefined, cipher),
     transaction: (fn, options) =>
       sql.begin(async (t) => {
         if (options?.sync === 'relaxed') await t`SET LOCAL synchronous_commit = off`;
-        return fn(txOf(t, {}));
+        return fn(txOf(t, {}, cipher));
       }) as Promise<never>,
     durable: () => undefined,
     close: () => sql.end(),
@@ -88,6 +93,8 @@ export interface OpenPostgresStoreOptions {
   max?: number;
   /** Socket directory or host, overriding the URL's. */
   host?: string;
+  /** Seals and opens the secrets the store holds (webhook signing keys); without it, they are refused. */
+  storeCipher?: StoreCipher;
 }
 
 /**
@@ -109,5 +116,5 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
     await sql.end();
     throw err;
   }
-  return createPostgresStore(sql);
+  return createPostgresStore(sql, options.storeCipher);
 }

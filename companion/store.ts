@@ -31,12 +31,17 @@ import type { ReviewStore } from './reviews/store.ts';
 import type { RoutingStore } from './routing/store.ts';
 import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
+import type { ReviewContextStore } from './review-context/store.ts';
+import { createSqliteReviewContextStore } from './review-context/sqlite-store.ts';
 import { WalSync } from './core/wal-sync.ts';
 import type { WalSyncOptions } from './core/wal-sync.ts';
 import { DATABASE_FILE, openDatabase, secureDataFiles } from './core/db.ts';
 import type { KeyHistoryStore } from './core/signers/key-history.ts';
 import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
 import type { JobStore } from './core/jobs/store.ts';
+import type { StoreCipher } from './core/secrets/envelope.ts';
+import type { SignInStore } from './sign-in/store.ts';
+import { createSqliteSignInStore } from './sign-in/sqlite-store.ts';
 import { createSqliteJobStore } from './core/jobs/sqlite-store.ts';
 import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
@@ -66,6 +71,8 @@ export interface Stores {
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
   readonly reviews: ReviewStore;
+  /** Reviewers' device keys and the review context sealed to them (review-context capability). */
+  readonly reviewContexts: ReviewContextStore;
   /** Review route dispatches and accepted callback signatures (routing capability). */
   readonly routing: RoutingStore;
   /** Export reads over the evidence, and validation bindings and runs (exports capability). */
@@ -74,6 +81,8 @@ export interface Stores {
   readonly productionKeys: KeyHistoryStore;
   /** The leased job tables' statements and tick receipts (core/jobs, for webhooks and routing). */
   readonly jobs: JobStore;
+  /** Identity providers, linked IdP subjects and device authorizations (sign-in capability). */
+  readonly signIn: SignInStore;
 }
 
 /** The stores as one open transaction sees them; a nested transaction is a savepoint. */
@@ -139,6 +148,8 @@ export interface OpenSqliteStoreOptions {
   lockWaitLimitMs?: number;
   /** How long a transaction waits for another connection's write lock (core/db.ts). */
   busyTimeoutMs?: number;
+  /** Seals and opens the secrets the store holds (webhook signing keys); without it, they are refused. */
+  storeCipher?: StoreCipher;
 }
 
 /** Opens (creating on first start) <dataDir>/companion.db and brings its schema up to date. */
@@ -156,7 +167,7 @@ export function openSqliteStore(options: OpenSqliteStoreOptions): SqliteStore {
 }
 
 /** The synchronous SQLite implementation of every capability's store, on one connection. */
-function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
+function sqliteStores(db: Db, cipher?: StoreCipher): { [K in keyof Stores]: Sync<Stores[K]> } {
   return {
     tenants: createSqliteTenantStore(db),
     account: createSqliteAccountStore(db),
@@ -165,13 +176,15 @@ function sqliteStores(db: Db): { [K in keyof Stores]: Sync<Stores[K]> } {
     idempotency: createSqliteIdempotencyStore(db),
     anchoring: createSqliteAnchoringStore(db),
     integrations: createSqliteIntegrationStore(db),
-    webhooks: createSqliteWebhookStore(db),
+    webhooks: createSqliteWebhookStore(db, cipher),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
+    reviewContexts: createSqliteReviewContextStore(db),
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),
     productionKeys: createSqliteKeyHistoryStore(db),
     jobs: createSqliteJobStore(db),
+    signIn: createSqliteSignInStore(db),
   };
 }
 
@@ -202,12 +215,12 @@ async function whileWriteLockBusy<T>(busyTimeoutMs: number, attempt: () => Promi
   }
 }
 
-export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters' | 'lockWaitLimitMs'> = {}): SqliteStore {
+export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqliteStoreOptions, 'walSync' | 'sharedWriters' | 'lockWaitLimitMs' | 'storeCipher'> = {}): SqliteStore {
   const walSync = new WalSync(db, options.walSync);
   const lock = new ConnectionLock({ waitLimitMs: options.lockWaitLimitMs });
   // Beside another writer, a transaction waits for the write lock here, not in SQLite.
   const busyTimeoutMs = options.sharedWriters ? yieldWriteLockWhenBusy(db) : undefined;
-  const impl = sqliteStores(db);
+  const impl = sqliteStores(db, options.storeCipher);
   // Inside a transaction the lock is already held: the transaction's view runs at once.
   const shared: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(shared)) };
   const txView = (): Tx => {

@@ -58,6 +58,21 @@ export type ProblemCode =
   | 'review_not_pending'
   | 'review_duplicate_approver'
   | 'review_approvals_changed'
+  // review-context/: reviewers' device keys and the review context sealed to them
+  | 'person_required'
+  | 'review_key_taken'
+  | 'review_keys_limit'
+  | 'review_context_off'
+  | 'review_context_not_submitter'
+  | 'review_context_too_large'
+  | 'review_context_not_shared'
+  | 'review_context_expired'
+  // reviews/reviewer.ts: the reviewer is the authenticated principal
+  | 'reviewer_not_authenticated_principal'
+  | 'reviewer_not_authorised'
+  | 'review_approver_not_a_person'
+  | 'platform_user_not_linked'
+  | 'identity_taken'
   | 'delivery_not_requeueable'
   // routing/: route dispatches and their signed callbacks
   | 'dispatch_not_requeueable'
@@ -72,6 +87,11 @@ export type ProblemCode =
   | 'signer_unavailable'
   | 'database_unavailable'
   | 'not_ready'
+  // sign-in/: OpenID Connect sign-in and the device authorization grant
+  | 'identity_provider_domain_taken'
+  | 'identity_provider_unavailable'
+  | 'sign_in_refused'
+  | 'device_authorization_not_pending'
   // console/: the built tenant console is missing
   | 'console_not_built';
 
