@@ -8,6 +8,10 @@
  * closes its connection, then the database closes (deps.ts closeDeps).
  */
 import { EpochCloser } from './anchoring/epochs.ts';
+import { createTimestampService } from './anchoring/timestamps.ts';
+import type { TimestampService } from './anchoring/timestamps.ts';
+import { createWitnessService } from './anchoring/witness.ts';
+import type { WitnessService } from './anchoring/witness.ts';
 import type { Clock } from './core/clock.ts';
 import { Checkpointer } from './core/checkpointer.ts';
 import type { Config } from './core/config.ts';
@@ -17,9 +21,11 @@ import type { Lifecycle } from './core/lifecycle.ts';
 import type { Logger } from './core/log.ts';
 import { PeriodicWorker } from './core/periodic-worker.ts';
 import type { WorkerStatus } from './core/worker-status.ts';
+import { IDEMPOTENCY_EXPIRY_INTERVAL_MS, purgeExpiredIdempotencyKeys } from './evidence/idempotency/expiry.ts';
 import type { SealPipeline } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import { runReviewSchedule } from './reviews/schedule.ts';
+import { SWEEP_INTERVAL_MS as REVIEW_CONTEXT_SWEEP_MS, sweepReviewContexts } from './review-context/sweep.ts';
 import type { PostgresStore } from './postgres-store.ts';
 import type { SqliteStore } from './store.ts';
 import type { RoutingService } from './routing/service.ts';
@@ -41,6 +47,12 @@ export interface WorkerDeps {
 export interface Workers {
   /** Closes due epochs (anchoring/epochs.ts); tests and tools may run a round directly. */
   epochs: EpochCloser;
+  /** RFC 3161 timestamp requests of closed epochs (anchoring/timestamps.ts); its worker runs only with SVC_TSA_URLS. */
+  timestamps: TimestampService;
+  /** c2sp.org/tlog-witness submissions of closed epochs (anchoring/witness.ts); its worker runs only with witnesses configured. */
+  witnesses: WitnessService;
+  /** Purges expired idempotency keys (evidence/idempotency/expiry.ts); tests may run a round directly. */
+  idempotencyExpiry: PeriodicWorker;
   /** Each worker's liveness, in start order. */
   status(): WorkerStatus[];
 }
@@ -74,7 +86,21 @@ export function registerWorkers(deps: WorkerDeps): Workers {
       log: deps.log,
     }),
   );
+  // Review context left over after its review ended is erased, and on SQLite the WAL that carried it truncated.
+  add(new PeriodicWorker({ name: 'review-context-sweep', intervalMs: REVIEW_CONTEXT_SWEEP_MS, round: () => sweepReviewContexts(deps), clock: deps.clock, log: deps.log }));
 
+  // Outside every seal: a seal's transaction never deletes expired keys.
+  const idempotencyExpiry = new PeriodicWorker({
+    name: 'idempotency-expiry',
+    intervalMs: IDEMPOTENCY_EXPIRY_INTERVAL_MS,
+    round: () => purgeExpiredIdempotencyKeys({ transaction: (fn) => deps.store.transaction(fn), clock: deps.clock, ttlSeconds: deps.config.idempotencyTtlSeconds }),
+    clock: deps.clock,
+    log: deps.log,
+  });
+  add(idempotencyExpiry);
+
+  const timestamps = createTimestampService({ store: deps.store, clock: deps.clock, ids: deps.ids, log: deps.log, config: deps.config });
+  const witnesses = createWitnessService({ store: deps.store, clock: deps.clock, ids: deps.ids, log: deps.log, config: deps.config });
   const epochs = new EpochCloser({
     store: deps.store,
     events: deps.webhooks.outbox,
@@ -85,6 +111,8 @@ export function registerWorkers(deps: WorkerDeps): Workers {
     ids: deps.ids,
     cadenceSeconds: deps.config.epochSeconds,
     log: deps.log,
+    timestamps,
+    witnesses,
   });
   add(
     new PeriodicWorker({
@@ -96,6 +124,12 @@ export function registerWorkers(deps: WorkerDeps): Workers {
       log: deps.log,
     }),
   );
+
+  // Without an authority there is nothing to request: the worker never starts (its client is closed at stop).
+  if (timestamps.urls.length > 0) add(timestamps);
+  else lifecycle.onStop(() => timestamps.stop());
+  if (witnesses.witnesses.length > 0) add(witnesses);
+  else lifecycle.onStop(() => witnesses.stop());
 
   // Registered after the sealer's drain, so it stops first: in-flight deliveries are handed
   // back untried before the last seals commit and the database closes.
@@ -109,5 +143,5 @@ export function registerWorkers(deps: WorkerDeps): Workers {
   else lifecycle.onStop(() => deps.routing.stop());
 
   const { sealer } = deps;
-  return { epochs, status: () => [...all.map((w) => w.status()), ...(sealer.status ? [sealer.status()] : [])] };
+  return { epochs, timestamps, witnesses, idempotencyExpiry, status: () => [...all.map((w) => w.status()), ...(sealer.status ? [sealer.status()] : [])] };
 }

@@ -55,6 +55,10 @@ export interface EpochDeps {
   ids: IdFactory;
   cadenceSeconds: number;
   log: Logger;
+  /** RFC 3161 timestamp requests (./timestamps.ts): enqueued in the close transaction, woken after its commit. */
+  timestamps?: { enqueue(epoch: EpochRow, tx: Tx): Promise<void>; wake(): void };
+  /** c2sp.org/tlog-witness submissions (./witness.ts): enqueued in the close transaction, woken after its commit. */
+  witnesses?: { enqueue(epoch: EpochRow, tx: Tx): Promise<void>; wake(): void };
 }
 
 /** The checkpoint origin and signer name: one per signing key, so a witness can tell logs apart. */
@@ -94,6 +98,8 @@ export class EpochCloser {
       this.#d.log.info('epoch closed', { epoch_seq: epoch.epochSeq, period_end: periodEnd, tenants: epoch.tenantCount });
       closed.push(epoch);
     }
+    if (closed.length > 0) this.#d.timestamps?.wake();
+    if (closed.length > 0) this.#d.witnesses?.wake();
     return closed;
   }
 
@@ -167,6 +173,8 @@ export class EpochCloser {
       tenantChainRoot: l.tenant_chain_root,
     }));
     await a.insertEpoch(row, rows);
+    await this.#d.timestamps?.enqueue(row, tx);
+    await this.#d.witnesses?.enqueue(row, tx);
     for (const l of rows) await this.#enqueueAnchored(tx, row, l);
     return row;
   }

@@ -35,6 +35,8 @@ import { atomically } from '../core/postgres/connect.ts';
 import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toLog, toRecordLeaf } from './rows.ts';
 import type { BehindDbRow, EpochDbRow, LeafDbRow, LogDbRow, RecordLeafDbRow } from './rows.ts';
 import type { AnchoringStore } from './store.ts';
+import { createPostgresTimestampStore } from './timestamps-store.ts';
+import { createPostgresWitnessStore } from './witness-store.ts';
 
 export interface PostgresAnchoringStoreOptions {
   /** Shared by the stores whose trees should share caches (NodeStore.treeCacheKey); default: this store's own. */
@@ -46,6 +48,10 @@ export const EPOCH_CLOSE_LOCK_KEY = 7_401_002;
 
 export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAnchoringStoreOptions = {}): AnchoringStore {
   return {
+    // RFC 3161 timestamp requests and tokens (./timestamps-store.ts).
+    ...createPostgresTimestampStore(sql),
+    // Witness submissions, witnesses' sizes and cosignatures (./witness-store.ts).
+    ...createPostgresWitnessStore(sql),
     treeCacheKey: options.treeCacheKey ?? {},
     async getNode(logId, level, idx) {
       const [r] = await sql<{ hash: Buffer }[]>`SELECT hash FROM merkle_nodes WHERE log_id = ${logId} AND level = ${level} AND idx = ${idx}`;

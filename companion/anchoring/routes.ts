@@ -25,6 +25,8 @@ import {
   TenantLogHead,
 } from './schemas.ts';
 import { StoredTrees } from './stored-tree.ts';
+import { epochTimestamps } from './timestamps.ts';
+import { epochWitnessing } from './witness.ts';
 
 const ActionKeyParam = z.object({
   action_key: z.string().min(1).max(200).openapi({ param: { name: 'action_key', in: 'path' }, example: 'law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
@@ -70,7 +72,14 @@ export function anchoringRoutes(deps: RouteDeps) {
     if (!row) throw ProblemError.notFound(`no sealed record ${action_key} for this tenant`);
     const proof = await prover.prove(row);
     if (!proof) throw notYetAnchored(row.recordedAt, deps.clock.now(), cadence);
-    return c.json(proof as never, 200);
+    // The proof's epoch half is cached frozen; timestamps arrive later, so they are read per answer.
+    const epochHeader = {
+      ...proof.epoch_header,
+      ...(await epochTimestamps(store, proof.epoch.epoch_seq)),
+      // Witness cosignatures arrive after the close too (./witness.ts).
+      ...(await epochWitnessing(store, { epochSeq: proof.epoch.epoch_seq, checkpoint: proof.epoch_header.checkpoint })),
+    };
+    return c.json({ ...proof, epoch_header: epochHeader } as never, 200);
   });
 
   const list = defineRoute({
@@ -87,7 +96,9 @@ export function anchoringRoutes(deps: RouteDeps) {
     const q = c.req.valid('query');
     const limit = q.limit === undefined ? 50 : Number(q.limit);
     const rows = await store.epochs(q.after === undefined ? -1 : Number(q.after), limit);
-    return c.json({ epochs: rows.map(signedHeader), next_after: rows.length === limit ? rows[rows.length - 1]!.epochSeq : null } as never, 200);
+    const epochs = [];
+    for (const e of rows) epochs.push({ ...signedHeader(e), ...(await epochTimestamps(store, e.epochSeq)), ...(await epochWitnessing(store, e)) });
+    return c.json({ epochs, next_after: rows.length === limit ? rows[rows.length - 1]!.epochSeq : null } as never, 200);
   });
 
   // Declared before /epochs/{epoch_seq}, which would otherwise take "consistency" as a seq.
@@ -118,7 +129,7 @@ export function anchoringRoutes(deps: RouteDeps) {
     operationId: 'getEpoch',
     tags: ['anchoring'],
     auth: 'public',
-    summary: 'One epoch’s signed header and tlog-checkpoint',
+    summary: 'One epoch’s signed header and tlog-checkpoint, with its RFC 3161 timestamps (timestamp_status, timestamps)',
     request: { params: EpochSeqParam },
     responses: { 200: jsonContent(SignedEpochHeaderSchema, 'The signed header'), 404: problemContent('No such closed epoch') },
   });
@@ -126,7 +137,30 @@ export function anchoringRoutes(deps: RouteDeps) {
     const { epoch_seq } = c.req.valid('param');
     const epoch = await store.epoch(Number(epoch_seq));
     if (!epoch) throw ProblemError.notFound(`no closed epoch ${epoch_seq}`);
-    return c.json(signedHeader(epoch) as never, 200);
+    return c.json({ ...signedHeader(epoch), ...(await epochTimestamps(store, epoch.epochSeq)), ...(await epochWitnessing(store, epoch)) } as never, 200);
+  });
+
+  // c2sp.org/tlog-witness and tlog-tiles monitors read the log's latest checkpoint as text.
+  const checkpoint = defineRoute({
+    method: 'get',
+    path: '/checkpoint',
+    operationId: 'getCheckpoint',
+    tags: ['anchoring'],
+    auth: 'public',
+    summary: 'The latest epoch’s C2SP tlog-checkpoint, cosigned: the log’s signature line followed by the witnesses’ cosignature/v1 lines',
+    description:
+      'text/plain; charset=utf-8. The checkpoint’s origin is svc/epochs/<key_id>; its tree is the log of epoch digests, size epoch_seq + 1. ' +
+      'Consistency between two checkpoints: GET /epochs/consistency?from=<size-1>&to=<size-1>.',
+    responses: {
+      200: { description: 'The cosigned checkpoint note', content: { 'text/plain': { schema: z.string() } } },
+      404: problemContent('No epoch has closed yet'),
+    },
+  });
+  router.openapi(checkpoint, async (c) => {
+    const epoch = await store.lastEpoch();
+    if (!epoch) throw ProblemError.notFound('no epoch has closed yet');
+    const { cosigned_checkpoint } = await epochWitnessing(store, epoch);
+    return c.body(cosigned_checkpoint, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }) as never;
   });
 
   const head = defineRoute({

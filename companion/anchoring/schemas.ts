@@ -21,6 +21,19 @@ export const EpochHeaderSchema = z
   })
   .openapi('EpochHeader');
 
+export const EpochTimestampSchema = z
+  .object({
+    tsa: z.string().openapi({ description: 'The time-stamp authority URL the token came from' }),
+    gen_time: z.string().openapi({ description: "The token's TSTInfo genTime, RFC 3339 UTC" }),
+    token_b64: z.string().openapi({
+      description:
+        'The RFC 3161 TimeStampToken (CMS SignedData over TSTInfo), DER, standard base64. Its message imprint is SHA-256 over the UTF-8 bytes of ' +
+        'the checkpoint body: the checkpoint note up to and including the newline before its blank line ("<origin>\\n<size>\\n<base64 root>\\n"). ' +
+        'Check it with: openssl ts -verify -data body.txt -in token.der -token_in -CAfile tsa-roots.pem',
+    }),
+  })
+  .openapi('EpochTimestamp');
+
 export const SignedEpochHeaderSchema = z
   .object({
     header: EpochHeaderSchema,
@@ -29,6 +42,18 @@ export const SignedEpochHeaderSchema = z
     key_id: z.string(),
     alg: z.literal('Ed25519'),
     checkpoint: z.string().openapi({ description: 'C2SP tlog-checkpoint signed note of the epoch log at this epoch' }),
+    timestamp_status: z.enum(['awaiting', 'timestamped', 'not_requested']).optional().openapi({
+      description:
+        'RFC 3161 timestamps of the checkpoint: timestamped once a verified token from a configured authority (SVC_TSA_URLS) is stored; ' +
+        'awaiting while requested and none has arrived (anchored, awaiting timestamp); not_requested when no authority was configured at close',
+    }),
+    timestamps: z.array(EpochTimestampSchema).optional(),
+    cosigned_checkpoint: z.string().optional().openapi({
+      description: 'The checkpoint with the cosignature/v1 lines of the witnesses that cosigned it (c2sp.org/tlog-cosignature); the checkpoint itself until one has',
+    }),
+    cosignatures: z
+      .array(z.object({ witness: z.string(), key_id: z.string().openapi({ description: 'signed-note key ID, 8 hex digits' }), timestamp: z.number().int().openapi({ description: 'POSIX seconds, as the witness stated' }) }))
+      .optional(),
   })
   .openapi('SignedEpochHeader');
 

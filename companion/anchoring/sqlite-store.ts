@@ -4,6 +4,8 @@ import type { Db } from '../core/db.ts';
 import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toLog, toRecordLeaf } from './rows.ts';
 import type { BehindDbRow, EpochDbRow, LeafDbRow, LogDbRow, RecordLeafDbRow } from './rows.ts';
 import type { AnchoringStore } from './store.ts';
+import { createSqliteTimestampStore } from './timestamps-store.ts';
+import { createSqliteWitnessStore } from './witness-store.ts';
 
 export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const getNode = db.prepare<[string, number, number], { hash: Buffer }>('SELECT hash FROM merkle_nodes WHERE log_id = ? AND level = ? AND idx = ?');
@@ -58,6 +60,10 @@ export function createSqliteAnchoringStore(db: Db): Sync<AnchoringStore> {
   const insertLeaf = db.prepare('INSERT INTO epoch_leaves (epoch_seq, leaf_index, tenant_id, tenant_size, tenant_chain_root) VALUES (?, ?, ?, ?, ?)');
 
   return {
+    // RFC 3161 timestamp requests and tokens (./timestamps-store.ts).
+    ...createSqliteTimestampStore(db),
+    // Witness submissions, witnesses' sizes and cosignatures (./witness-store.ts).
+    ...createSqliteWitnessStore(db),
     // One key per store built here: the outside view and the transactions' views that
     // store.ts lifts from it share the trees' caches (stored-tree.ts).
     treeCacheKey: {},

@@ -4,6 +4,8 @@
  * tenant log's size and anchored size, and the closed epochs.
  */
 import type { NodeStore } from './stored-tree.ts';
+import type { WitnessStore } from './witness-store.ts';
+import type { TimestampStore } from './timestamps-store.ts';
 
 export interface TenantLogState {
   tenantId: string;
@@ -42,7 +44,7 @@ export interface EpochLeafRow {
  * The node store's methods are the store's own (not a member object), so the SQLite store is
  * lifted onto the async boundary, and waits for the connection, like every other method.
  */
-export interface AnchoringStore extends NodeStore {
+export interface AnchoringStore extends NodeStore, TimestampStore, WitnessStore {
   tenantLogSize(tenantId: string): Promise<number>;
   tenantLog(tenantId: string): Promise<TenantLogState | undefined>;
   setTenantLogSize(tenantId: string, size: number, lastRecordedAt: string): Promise<void>;

@@ -13,6 +13,8 @@ import { parseSecretRef, schemeAvailable, unavailableReason } from './secrets/re
 import { LOG_LEVELS } from './log.ts';
 import type { LogLevel } from './log.ts';
 import { SIGNER_KINDS } from './signer.ts';
+import { parseWitnessList } from '../../shared/witness.ts';
+import type { WitnessEndpoint } from '../../shared/witness.ts';
 import type { SignerKind } from './signer.ts';
 
 export interface Config {
@@ -38,6 +40,14 @@ export interface Config {
   reviewTimeoutSeconds: number;
   /** Roll-up epoch cadence (DESIGN.md §4); hourly by default. */
   epochSeconds: number;
+  /** RFC 3161 time-stamp authorities every closed epoch's checkpoint is sent to (anchoring/timestamps.ts). */
+  tsaUrls: string[];
+  /** PEM file of the root certificates a TSA's token must chain to; required with tsaUrls. */
+  tsaRootsFile: string | undefined;
+  /** C2SP tlog-witness witnesses every closed epoch's checkpoint is sent to for cosigning (anchoring/witness.ts). */
+  witnesses: WitnessEndpoint[];
+  /** The same list in a JSON file, read at start; exclusive with witnesses. */
+  witnessesFile: string | undefined;
   /** Operator setting: allow http://127.0.0.1 webhook receivers (interface-spec Events 7). */
   webhookAllowLoopback: boolean;
   /** The explicit external-send flag: only with it does the route outbox worker post dispatches out. */
@@ -77,6 +87,13 @@ export interface Config {
   secretTimeoutMs: number;
   /** How long a value fetched from a secret manager is reused (0: never). */
   secretCacheSeconds: number;
+  /**
+   * Secret reference of the key-encryption key that seals the secrets the service stores
+   * (core/secrets/store-kek.ts); null: a KEK file the service makes in the data directory.
+   */
+  storeKekRef: string | null;
+  /** References of earlier KEKs, read only to open values not yet re-wrapped (svc-admin rewrap-secrets). */
+  storeKekPreviousRefs: string[];
   /** The built tenant console's folder (companion/console/); unset: dist/console beside the build. */
   consoleDir: string | undefined;
   /** How long a delivery worker holds a claimed job before another may take it over. */
@@ -231,6 +248,37 @@ export const SETTINGS = [
     parse: integer(CONFIG_DEFAULTS.epochSeconds, 1, 86_400),
   }),
   setting({
+    key: 'tsaUrls',
+    env: 'SVC_TSA_URLS',
+    flag: 'tsa-urls',
+    defaultText: '(none: epochs are not timestamped)',
+    help: 'comma-separated RFC 3161 time-stamp authority URLs (https; http://127.0.0.1 only with SVC_WEBHOOK_ALLOW_LOOPBACK=1): each closed epoch\'s checkpoint is timestamped by each, through the guarded outbound client',
+    parse: tsaUrls,
+  }),
+  setting({
+    key: 'tsaRootsFile',
+    env: 'SVC_TSA_ROOTS_FILE',
+    flag: 'tsa-roots-file',
+    defaultText: '(unset; required with SVC_TSA_URLS)',
+    help: 'PEM file of the root certificates a time-stamp authority\'s certificate must chain to; a token that does not is refused',
+    parse: optionalText,
+  }),
+  setting({
+    key: 'witnesses',
+    env: 'SVC_WITNESSES',
+    defaultText: '(none: checkpoints are not witnessed)',
+    help: 'JSON array of C2SP tlog-witness witnesses, [{"name", "url", "key"}] with key the witness verifier key (note format, type 0x04): each closed epoch\'s checkpoint is sent to <url>/add-checkpoint through the guarded outbound client (http://127.0.0.1 only with SVC_WEBHOOK_ALLOW_LOOPBACK=1)',
+    parse: witnessList,
+  }),
+  setting({
+    key: 'witnessesFile',
+    env: 'SVC_WITNESSES_FILE',
+    flag: 'witnesses-file',
+    defaultText: '(unset)',
+    help: 'the SVC_WITNESSES list in a JSON file, read at start (exclusive with SVC_WITNESSES)',
+    parse: optionalText,
+  }),
+  setting({
     key: 'webhookAllowLoopback',
     env: 'SVC_WEBHOOK_ALLOW_LOOPBACK',
     flag: 'webhook-allow-loopback',
@@ -355,6 +403,20 @@ export const SETTINGS = [
     defaultText: String(CONFIG_DEFAULTS.secretCacheSeconds),
     help: 'how long a value fetched from a secret manager is reused (0: fetched at every use); SIGHUP empties the cache',
     parse: integer(CONFIG_DEFAULTS.secretCacheSeconds, 0, 86_400),
+  }),
+  setting({
+    key: 'storeKekRef',
+    env: 'SVC_STORE_KEK_REF',
+    defaultText: '(unset: a key file made in the data directory, store-kek.key)',
+    help: 'secret reference of the 32-byte key-encryption key (base64 or 64 hex digits) that seals the webhook signing keys the service mints; set one shared reference for companions sharing a PostgreSQL database',
+    parse: secretReference,
+  }),
+  setting({
+    key: 'storeKekPreviousRefs',
+    env: 'SVC_STORE_KEK_PREVIOUS_REFS',
+    defaultText: '(none)',
+    help: 'comma-separated secret references of earlier key-encryption keys, used only to open values until svc-admin rewrap-secrets has re-sealed them under SVC_STORE_KEK_REF',
+    parse: secretReferences,
   }),
   setting({
     key: 'consoleDir',
@@ -591,6 +653,8 @@ export function loadConfig(
   if (out.secretRefMapFile !== undefined) out.secretRefMapFile = path.resolve(cwd, out.secretRefMapFile);
   if (out.secretGrantsFile !== undefined) out.secretGrantsFile = path.resolve(cwd, out.secretGrantsFile);
   if (out.consoleDir !== undefined) out.consoleDir = path.resolve(cwd, out.consoleDir);
+  if (out.tsaRootsFile !== undefined) out.tsaRootsFile = path.resolve(cwd, out.tsaRootsFile);
+  if (out.witnessesFile !== undefined) out.witnessesFile = path.resolve(cwd, out.witnessesFile);
   return out;
 }
 
@@ -651,7 +715,12 @@ function secretProblems(c: Config, problems: string[]): void {
     ['SVC_STRIPE_WEBHOOK_SECRET_REF', c.stripeWebhookSecretRef],
     ['SVC_PKCS11_PIN_REF', c.pkcs11PinRef],
     ['SVC_VAULT_TOKEN_REF', c.vaultTokenRef],
+    ['SVC_STORE_KEK_REF', c.storeKekRef],
+    ...c.storeKekPreviousRefs.map((r): [string, string] => ['SVC_STORE_KEK_PREVIOUS_REFS', r]),
   ];
+  if (c.storeKekPreviousRefs.length > 0 && c.storeKekRef === null) {
+    problems.push('SVC_STORE_KEK_PREVIOUS_REFS needs SVC_STORE_KEK_REF (the key values are re-wrapped under)');
+  }
   for (const [name, value] of operatorRefs) {
     const ref = value === null ? undefined : parseSecretRef(value);
     if (ref === undefined) continue;
@@ -689,6 +758,16 @@ function secretReference(raw: Raw, name: string, problems: string[]): string | n
   const value = raw.trim();
   if (parseSecretRef(value) === undefined) problems.push(`${name} must be a secret reference (env://NAME, secret://path, aws-sm://name or vault://mount/path#field), never the secret itself`);
   return value;
+}
+
+/** Comma-separated secret references (none when unset); no value is echoed. */
+function secretReferences(raw: Raw, name: string, problems: string[]): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const refs = raw.split(',').map((r) => r.trim()).filter((r) => r !== '');
+  refs.forEach((ref, i) => {
+    if (parseSecretRef(ref) === undefined) problems.push(`${name} entry ${i + 1} must be a secret reference (env://NAME, secret://path, aws-sm://name or vault://mount/path#field), never the secret itself`);
+  });
+  return refs;
 }
 
 /** A JSON object of string arrays, e.g. SVC_SECRET_GRANTS='{"ten_…":["env://HOOK_KEY"]}'. */
@@ -739,6 +818,38 @@ function ipList(raw: Raw, name: string, problems: string[]): string[] {
     out.push(part.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1'));
   }
   return out;
+}
+
+/** Absolute http(s) URLs without credentials or fragment, at most 8 (the address rules apply at send time). */
+function tsaUrls(raw: Raw, name: string, problems: string[]): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const out: string[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    let url: URL | undefined;
+    try {
+      url = new URL(part);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.hash || part.length > 2000) {
+      problems.push(`${name} must be a comma-separated list of http(s) URLs without credentials, e.g. https://tsa.example.com/tsr`);
+      return [];
+    }
+    if (!out.includes(url.href)) out.push(url.href);
+  }
+  if (out.length > 8) {
+    problems.push(`${name} names ${out.length} authorities; at most 8`);
+    return [];
+  }
+  return out;
+}
+
+/** SVC_WITNESSES: a JSON array of {name, url, key} (shared/witness.ts parseWitnessList); no value is echoed. */
+function witnessList(raw: Raw, name: string, problems: string[]): WitnessEndpoint[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const r = parseWitnessList(raw, name);
+  problems.push(...r.problems);
+  return r.witnesses;
 }
 
 function optionalText(raw: Raw): string | undefined {

@@ -10,6 +10,9 @@ import path from 'node:path';
 import type { Config } from './config.ts';
 import { SecretResolver, secretResolverOptions } from './secret-refs.ts';
 import { readGrantsFile, readRefMapFile } from './secrets/grants.ts';
+import { storeKekProblems } from './secrets/store-kek.ts';
+import { certificatesFromPem } from '../../shared/timestamp.ts';
+import { parseWitnessList } from '../../shared/witness.ts';
 
 /** Every problem, each one line; empty when the service can start. */
 export async function settingProblems(config: Config): Promise<string[]> {
@@ -34,6 +37,28 @@ export async function settingProblems(config: Config): Promise<string[]> {
   if (config.pkcs11Module !== null && !readable(config.pkcs11Module)) {
     problems.push(`SVC_PKCS11_MODULE is not a readable file: ${config.pkcs11Module}`);
   }
+  // A token is kept only when its TSA chains to these roots: without them none ever would be.
+  if (config.tsaUrls.length > 0 && config.tsaRootsFile === undefined) problems.push('SVC_TSA_URLS is set but SVC_TSA_ROOTS_FILE is not: name the PEM file of the TSA root certificates');
+  if (config.tsaRootsFile !== undefined) {
+    try {
+      certificatesFromPem(fs.readFileSync(config.tsaRootsFile, 'utf8'));
+    } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code ? 'is not a readable file' : `holds no usable certificate (${(e as Error).message})`;
+      problems.push(`SVC_TSA_ROOTS_FILE ${why}: ${config.tsaRootsFile}`);
+    }
+  }
+
+  // c2sp.org/tlog-witness witnesses: one list, from the variable or the file, every entry valid.
+  if (config.witnessesFile !== undefined) {
+    if (config.witnesses.length > 0) problems.push('SVC_WITNESSES and SVC_WITNESSES_FILE are both set: set one');
+    let text: string | undefined;
+    try {
+      text = fs.readFileSync(config.witnessesFile, 'utf8');
+    } catch {
+      problems.push(`SVC_WITNESSES_FILE is not a readable file: ${config.witnessesFile}`);
+    }
+    if (text !== undefined) problems.push(...parseWitnessList(text, 'SVC_WITNESSES_FILE').problems);
+  }
 
   // Each operator reference must resolve now; one that cannot would fail at its first use.
   // Skipped while a file above is unusable: the resolver reads those files.
@@ -52,6 +77,8 @@ export async function settingProblems(config: Config): Promise<string[]> {
     for (const [name, ref, r] of answers) {
       if (r !== null && !r.ok) problems.push(`${name} ${ref} does not resolve (${r.provider}: ${r.error})`);
     }
+    // The store's key-encryption keys must resolve to 32-byte keys, and a local key file be usable.
+    problems.push(...(await storeKekProblems(config, secrets)));
   } finally {
     secrets.close();
   }
