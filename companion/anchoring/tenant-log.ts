@@ -5,7 +5,7 @@
  * disagree, and a refused seal leaves no leaf behind.
  */
 import { fromHex } from '../../shared/encoding.ts';
-import type { SealParticipant } from '../evidence/participants.ts';
+import type { SealBatch, SealParticipant } from '../evidence/participants.ts';
 import type { Store } from '../store.ts';
 import type { AnchoringStore } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
@@ -40,9 +40,11 @@ export async function catchUpTenantLogs(store: Store): Promise<void> {
 }
 
 export function tenantLogParticipant(): SealParticipant {
+  /** Each tenant's log size and last leaf's time after the batch's seals so far. */
+  const sizes = (batch: SealBatch) => batch.of('anchoring', () => new Map<string, { size: number; at: string }>());
   return {
     name: 'anchoring',
-    async sealed({ record }, tx) {
+    async sealed({ record }, tx, batch) {
       // tenant_seq is the leaf index (DESIGN.md §4). A log that were behind would lack the
       // left siblings this leaf completes, and append would throw: the seal is refused rather
       // than anchored wrongly.
@@ -50,7 +52,12 @@ export function tenantLogParticipant(): SealParticipant {
       // Trees over the same store share their caches (the transaction's view carries the
       // store's treeCacheKey), so building one per seal is cheap.
       await new StoredTrees(tx.anchoring).append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
-      await tx.anchoring.setTenantLogSize(record.tenantId, record.tenantSeq + 1, record.recordedAt);
+      sizes(batch).set(record.tenantId, { size: record.tenantSeq + 1, at: record.recordedAt });
+    },
+    // The log's size moves once per tenant per batch, in the batch's transaction: the appends
+    // above take the size they extend from the sealer (tenant_seq), never from this row.
+    async flush(tx, batch) {
+      for (const [tenantId, { size, at }] of sizes(batch)) await tx.anchoring.setTenantLogSize(tenantId, size, at);
     },
   };
 }

@@ -4,18 +4,19 @@
  * that crosses the threshold, on the event loop, so one unlucky request waits for the copy
  * and the database fsync. Here a worker thread with its own connection runs PASSIVE
  * checkpoints on a short interval: PASSIVE never blocks the writer (SQLite WAL §"Checkpoint"),
- * and the writer's own autocheckpoint threshold is raised to a backstop that only matters if
- * the worker stalls.
+ * and every writer connection's autocheckpoint threshold (the request thread's and the
+ * sealing thread's alike, core/db.ts) is a backstop that only matters if the worker stalls.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { WAL_AUTOCHECKPOINT_PAGES } from './db.ts';
 import type { Db } from './db.ts';
 import type { Logger } from './log.ts';
 import { WorkerFailures } from './worker-failures.ts';
 import type { WorkerStatus } from './worker-status.ts';
 
-/** Pages (4 KiB each) the WAL may grow to before the writer checkpoints by itself. */
-export const BACKSTOP_AUTOCHECKPOINT_PAGES = 8192;
+/** Pages (4 KiB each) the WAL may grow to before a writer checkpoints by itself (core/db.ts). */
+export const BACKSTOP_AUTOCHECKPOINT_PAGES = WAL_AUTOCHECKPOINT_PAGES;
 
 export interface CheckpointStats {
   runs: number;
@@ -63,6 +64,7 @@ export class Checkpointer {
     this.#file = db.name;
     this.#intervalMs = options.intervalMs ?? 250;
     this.#failures = new WorkerFailures(options.log, { worker: 'wal-checkpoint' });
+    // Set on every connection when opened (core/db.ts); again here for one opened otherwise.
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
   }
 

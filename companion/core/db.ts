@@ -12,6 +12,16 @@ export type Db = Database.Database;
 
 export const DATABASE_FILE = 'companion.db';
 
+/**
+ * Every connection's wal_autocheckpoint, in pages (4 KiB each): a backstop far above SQLite's
+ * default of 1,000. SQLite's automatic checkpoint runs inside the commit that crosses it, on the
+ * committing connection's thread: a seal batch would then wait for the copy into the database
+ * file and its fsyncs. The checkpoint worker (core/checkpointer.ts) keeps the WAL well below
+ * this, so on every writer connection (the request thread's, the sealing thread's, a tool's)
+ * checkpoints run only there unless that worker stalls.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 8192;
+
 export interface OpenDatabaseOptions {
   /** Milliseconds a writer waits for another connection's lock before SQLITE_BUSY. */
   busyTimeoutMs?: number;
@@ -72,14 +82,15 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
     if (mode !== 'wal') throw new Error(`could not enable WAL on ${file} (journal_mode is ${String(mode)})`);
     // FULL also fsyncs the WAL on every commit; NORMAL could lose the last commits on power loss.
     db.pragma('synchronous = FULL');
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     db.pragma('foreign_keys = ON');
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     // Schema objects never run SQL functions with side effects on our behalf.
     db.pragma('trusted_schema = OFF');
-    // Every seal runs in a savepoint of its batch's transaction (evidence/sealer.ts), and a
-    // savepoint keeps the original of each page it changes in a statement journal: a temp
-    // file by default. In memory it holds at most the pages one seal touches. Measured on a
-    // seal's inserts: 37–50 µs each with the file, 14–19 µs in memory. Sorts and temp tables
+    // A savepoint (a nested transaction, core/sqlite-transaction.ts) keeps the original of each
+    // page it changes in a statement journal: a temp file by default. In memory it holds at
+    // most the pages one savepoint touches. Measured on a seal's inserts when every seal ran in
+    // one: 37–50 µs each with the file, 14–19 µs in memory. Sorts and temp tables
     // go to memory too; the largest here is the review-insights window over one tenant's
     // decided items of a period (reviews/sqlite-store.ts), tens of bytes a row.
     db.pragma('temp_store = MEMORY');

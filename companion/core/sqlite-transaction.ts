@@ -32,6 +32,24 @@ export class TransactionRolledBack extends Error {
 /** Connections that share their file with another writer, and each one's busy_timeout. */
 const sharedWriters = new WeakMap<Db, number>();
 
+/** Connections that only ever run relaxed seal batches (dedicateToSealBatches). */
+const sealOnly = new WeakSet<Db>();
+
+/**
+ * For a connection that runs nothing but relaxed transactions beside another writer (the
+ * sealing thread's, seal-thread/): its PRAGMAs are set once here instead of around every
+ * transaction. synchronous=NORMAL for good, since every commit on it is made durable by the
+ * fdatasync that follows (core/wal-sync.ts); busy_timeout=0 for good, since its only statement
+ * that may wait for a lock is BEGIN IMMEDIATE, whose wait the caller runs (WriteLockBusy), and
+ * once a transaction holds the write lock, nothing in it waits in WAL mode (SQLite "Write-Ahead
+ * Logging" §"Concurrency").
+ */
+export function dedicateToSealBatches(db: Db): void {
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 0');
+  sealOnly.add(db);
+}
+
 /**
  * From now on this connection's BEGIN never waits for the write lock (beginNow): another
  * writer on the same file (the sealing thread's) takes it often. Returns the busy_timeout
@@ -57,14 +75,21 @@ function begin(db: Db): void {
   // "Isolation In SQLite", WAL mode).
   const timeout = sharedWriters.get(db);
   if (timeout === undefined) return void db.exec('BEGIN IMMEDIATE');
+  if (sealOnly.has(db)) return beginOrBusy(db);
   db.pragma('busy_timeout = 0');
+  try {
+    beginOrBusy(db);
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
+  }
+}
+
+function beginOrBusy(db: Db): void {
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new WriteLockBusy();
     throw err;
-  } finally {
-    db.pragma(`busy_timeout = ${timeout}`);
   }
 }
 
@@ -78,8 +103,11 @@ function begin(db: Db): void {
  */
 export async function transaction<T>(db: Db, body: () => Promise<T>, options: { relaxed?: boolean; onBegun?: () => void } = {}): Promise<T> {
   // db.pragma, not a prepared statement: SQLite applies a safety-level pragma when it is
-  // prepared, and it cannot change inside a transaction.
-  if (options.relaxed) db.pragma('synchronous = NORMAL');
+  // prepared, and it cannot change inside a transaction. A connection dedicated to seal
+  // batches is relaxed already (and made FULL for any other transaction, should one come).
+  const dedicated = sealOnly.has(db);
+  const toggle = options.relaxed === true ? !dedicated : dedicated;
+  if (toggle) db.pragma(dedicated ? 'synchronous = FULL' : 'synchronous = NORMAL');
   try {
     begin(db);
     options.onBegun?.();
@@ -94,7 +122,7 @@ export async function transaction<T>(db: Db, body: () => Promise<T>, options: { 
       throw err;
     }
   } finally {
-    if (options.relaxed) db.pragma('synchronous = FULL');
+    if (toggle) db.pragma(dedicated ? 'synchronous = NORMAL' : 'synchronous = FULL');
   }
 }
 

@@ -14,9 +14,13 @@
  *
  * What still holds:
  * - Checkpoints copy frames into the database file only after syncing the WAL, and sync the
- *   database file before the WAL is reused: NORMAL keeps those syncs (OFF would drop them, and
- *   a checkpoint run inside a seal's commit could then let the WAL be overwritten over pages
- *   not yet on disk), and the checkpointer's own connection keeps FULL.
+ *   database file before the WAL is reused, at NORMAL as at FULL (OFF would drop those syncs,
+ *   and the WAL could then be overwritten over pages not yet on disk). The checkpointer's own
+ *   connection (core/checkpointer.ts) opens at better-sqlite3's default for WAL, which is
+ *   NORMAL (its build sets SQLITE_DEFAULT_WAL_SYNCHRONOUS=1), not FULL: durability holds all the
+ *   same, since a checkpoint never copies a frame before the WAL holding it is synced. Seal
+ *   commits never checkpoint: every writer connection's autocheckpoint is a backstop far above
+ *   what the checkpointer lets the WAL reach (core/db.ts).
  * - Other writers (policy, account, job bookkeeping) keep their own synchronous level; a FULL
  *   commit among them also syncs every earlier frame.
  * - A reader on this connection may see a seal up to one fsync before it is durable. Nothing

@@ -3,9 +3,13 @@
  * seal (metering, reviews, events, anchoring). The sealer knows only this interface; each
  * capability owns its participant and its queries, and deps.ts lists them in order.
  *
- * Both hooks run inside the seal's savepoint (./sealer.ts) and write through its `tx`:
- * throwing refuses this request alone and rolls back every write made for it, the
- * participants' included.
+ * The hooks run inside the batch's transaction (./sealer.ts) and write through its `tx`:
+ * throwing refuses this request alone and every write made for it is undone, the
+ * participants' included (a refusal in `admit` comes before any write; a failure after the
+ * record row is written rolls the batch back and seals it again without that request). A
+ * participant may keep what it writes for a whole batch in the batch's state (SealBatch) and
+ * write it once in `flush`, after the batch's last seal: a batch sealed again starts with
+ * fresh state, so nothing of a failed attempt is carried over.
  */
 import type { AuthContext } from '../core/auth.ts';
 import type { Store, Tx } from '../store.ts';
@@ -30,13 +34,34 @@ export interface SealContext {
   usage?: { before: UsageTotals; after: UsageTotals };
 }
 
+/**
+ * What participants keep across the seals of one batch transaction, each under its own key:
+ * reads made once per batch (a tenant's usage, its webhook subscriptions) and writes made once
+ * per batch (usage counters, tenant-log sizes). New for every attempt at a batch.
+ */
+export class SealBatch {
+  readonly #state = new Map<string, unknown>();
+
+  /** The state kept under `key`, made by `init` on first use in this batch. */
+  of<T>(key: string, init: () => T): T {
+    let v = this.#state.get(key) as T | undefined;
+    if (v === undefined) {
+      v = init();
+      this.#state.set(key, v);
+    }
+    return v;
+  }
+}
+
 export interface SealParticipant {
   /** For logs and errors: the owning capability. */
   readonly name: string;
-  /** Before anything is built or written: refuse by throwing (a ProblemError for the caller). */
-  admit?(request: SealRequest & { auth: AuthContext }, tx: Tx): void | Promise<void>;
-  /** After the record row is written, in the same savepoint. */
-  sealed?(seal: SealContext, tx: Tx): void | Promise<void>;
+  /** Before anything is built or written: refuse by throwing (a ProblemError for the caller). Must not write. */
+  admit?(request: SealRequest & { auth: AuthContext }, tx: Tx, batch: SealBatch): void | Promise<void>;
+  /** After the record row is written, in the batch's transaction. */
+  sealed?(seal: SealContext, tx: Tx, batch: SealBatch): void | Promise<void>;
+  /** Once per batch, after its last seal and before its commit: the writes kept in `batch`. */
+  flush?(tx: Tx, batch: SealBatch): void | Promise<void>;
   /**
    * On the request thread, once a seal made on another connection to the same file (the
    * sealing thread's, ../seal-thread/) has committed, before its answer leaves: what this

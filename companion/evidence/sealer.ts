@@ -11,8 +11,10 @@
  * commits without waiting for the disk (sync 'deferred'; on SQLite core/wal-sync.ts runs the fsync
  * off the event loop) and the next batch is sealed while it is in flight (pipelined group
  * commit). Nothing is answered before its transaction is durable, so an answered seal
- * survives a power cut. Each request runs in its own savepoint: one refused request (402,
- * 422) never takes its neighbours down with it.
+ * survives a power cut. One refused or failed request never takes its neighbours down with it,
+ * and costs them no savepoint: a refusal (402, 422, a replay) comes before the request writes
+ * anything, and a request that fails after writing (rarely: a participant's or its own
+ * onSealed's error) rolls the batch back, which is then sealed again without it.
  *
  * On the embedded engine this pipeline runs by default on a thread of its own, beside the one
  * serving requests (../seal-thread/); there a Sealer seals the requests that travel, and the
@@ -35,6 +37,7 @@ import { DurabilityError } from '../core/wal-sync.ts';
 import type { Store, Tx } from '../store.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
 import type { IdempotencyClaim } from './idempotency/replay.ts';
+import { SealBatch } from './participants.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
 import { fillResponse } from './sealed-response.ts';
 import type { LogHead } from './store.ts';
@@ -131,7 +134,7 @@ export interface SealerDeps {
    * answers wait for `durable()` (core/wal-sync.ts runs that fsync off the event loop).
    */
   store: Pick<Store, 'transaction' | 'durable'>;
-  /** Called in order inside each seal's savepoint (./participants.ts). */
+  /** Called in order for each seal, inside its batch's transaction (./participants.ts). */
   participants: readonly SealParticipant[];
   /** Idempotency window: a key older than this is forgotten and its request sealed anew. */
   idempotencyTtlSeconds?: number;
@@ -166,6 +169,18 @@ function notDurable(cause: unknown): ProblemError {
     { cause },
   );
 }
+
+/** A request failed after it wrote rows: its batch is rolled back and sealed again without it. */
+class FailedAfterWrites extends Error {
+  constructor(
+    readonly index: number,
+    readonly error: unknown,
+  ) {
+    super('a seal failed after writing; its batch is sealed again without it');
+  }
+}
+
+type Outcome = { ok: true; value: SealOutcome } | { ok: false; error: unknown };
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -232,31 +247,43 @@ export class Sealer implements SealPipeline {
     // companions' batches then take their tenants in one order and never deadlock. The sort is
     // stable, so one tenant's seals keep their arrival order.
     const batch = this.#queue.splice(0, this.#maxBatch).sort((a, b) => compare(a.request.auth.tenantId, b.request.auth.tenantId));
-    const outcomes: ({ ok: true; value: SealOutcome } | { ok: false; error: unknown })[] = [];
+    const outcomes: Outcome[] = [];
+    /** Requests that failed after writing, by index: left out of the next attempt. */
+    const failed = new Map<number, unknown>();
     const started = performance.now();
-    const { store } = this.#deps;
+    const { store, participants } = this.#deps;
     // Counted from here, so drain() also waits for a batch whose transaction is still open.
     this.#syncing++;
     this.#transacting = true;
     try {
-      // Each tenant's log head is read once per batch, then carried from seal to seal.
-      const heads = new Map<string, LogHead | undefined>();
-      await store.transaction(async (tx) => {
-        for (const item of batch) {
-          try {
-            // A nested transaction is a savepoint: a refused request rolls back alone.
-            outcomes.push({ ok: true, value: await tx.transaction((savepoint) => this.#sealOne(item.request, heads, savepoint)) });
-          } catch (error) {
-            // The database itself failed, not this request: the batch cannot commit (on SQLite
-            // it may be rolled back already), so every seal in it is refused with this error.
-            if (databaseUnavailableCode(error)) throw error;
-            outcomes.push({ ok: false, error });
-          }
+      for (;;) {
+        outcomes.length = 0;
+        try {
+          await store.transaction(async (tx) => {
+            // Each tenant's log head is read once per batch, then carried from seal to seal.
+            const heads = new Map<string, LogHead | undefined>();
+            const state = new SealBatch();
+            for (let i = 0; i < batch.length; i++) {
+              const prior = failed.get(i);
+              if (failed.has(i)) {
+                outcomes.push({ ok: false, error: prior });
+                continue;
+              }
+              outcomes.push(await this.#sealOne(batch[i]!.request, i, heads, tx, state));
+            }
+            for (const p of participants) await p.flush?.(tx, state);
+          }, { sync: 'deferred' });
+          break;
+        } catch (error) {
+          if (!(error instanceof FailedAfterWrites)) throw error;
+          failed.set(error.index, error.error);
         }
-      }, { sync: 'deferred' });
+      }
     } catch (error) {
       this.#transacting = false;
-      // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
+      // The database itself failed (on SQLite the batch may be rolled back already), or the
+      // commit did (disk full, I/O error): nothing of this batch is durable, and every seal in
+      // it is refused with this error.
       for (const item of batch) item.reject(error instanceof DurabilityError ? notDurable(error) : error);
       this.#syncing--;
       this.#afterFlush();
@@ -297,7 +324,23 @@ export class Sealer implements SealPipeline {
     else if (!this.#scheduled && this.#syncing === 0) for (const done of this.#idle.splice(0)) done();
   }
 
-  async #sealOne(req: SealRequest, heads: Map<string, LogHead | undefined>, tx: Tx): Promise<SealOutcome> {
+  /**
+   * One seal of a batch. A refusal before anything is written is its outcome; a failure after
+   * its first write is thrown as FailedAfterWrites (the batch is rolled back and sealed again
+   * without it), and a failure of the database itself as it came (the batch fails).
+   */
+  async #sealOne(req: SealRequest, index: number, heads: Map<string, LogHead | undefined>, tx: Tx, batch: SealBatch): Promise<Outcome> {
+    let written = false;
+    try {
+      return { ok: true, value: await this.#seal(req, heads, tx, batch, () => (written = true)) };
+    } catch (error) {
+      if (databaseUnavailableCode(error)) throw error;
+      if (written) throw new FailedAfterWrites(index, error);
+      return { ok: false, error };
+    }
+  }
+
+  async #seal(req: SealRequest, heads: Map<string, LogHead | undefined>, tx: Tx, batch: SealBatch, writing: () => void): Promise<SealOutcome> {
     const { participants, keyring, clock, ids } = this.#deps;
     const tenantId = req.auth.tenantId;
     const head = heads.has(tenantId) ? heads.get(tenantId) : await tx.evidence.logHead(tenantId);
@@ -312,7 +355,7 @@ export class Sealer implements SealPipeline {
       const replay = await findReplay(tx.idempotency, tx.evidence, tenantId, req.idempotency, idempotencyWindow);
       if (replay) return { ...replay, replayed: true };
     }
-    for (const p of participants) await p.admit?.(req, tx);
+    for (const p of participants) await p.admit?.(req, tx, batch);
 
     // interface-spec "What the service does" 9: credits are for sealed production actions; a
     // sandbox action counts against its allowance only.
@@ -364,6 +407,7 @@ export class Sealer implements SealPipeline {
       verifyRequest: verifyRequestFor(packet, fields),
     };
 
+    writing();
     await tx.evidence.insertRecord({
       tenantId,
       tenantSeq: attestation.tenant_seq,
@@ -386,14 +430,14 @@ export class Sealer implements SealPipeline {
       details: canonicalize(req.details),
     });
     const context: SealContext = { request: req, record, credits };
-    for (const p of participants) await p.sealed?.(context, tx);
+    for (const p of participants) await p.sealed?.(context, tx, batch);
 
     await req.onSealed?.(record, tx);
     const body = typeof req.respond === 'function' ? req.respond(record) : fillResponse(req.respond.template, record);
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;
-      await tx.idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: compactResponse(body, record) }, at, idempotencyWindow);
+      await tx.idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: compactResponse(body, record) }, at);
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
     heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });

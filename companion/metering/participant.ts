@@ -1,20 +1,45 @@
 /**
  * Metering's part of every seal (interface-spec Limits, "Usage ledger"): the sandbox
  * allowance is checked before anything is sealed (402), and the counters move in the seal's
- * own transaction, so a seal is metered exactly when it commits. Both read and write through
- * the seal's `tx`: the allowance check must see this transaction's earlier seals.
+ * own transaction, so a seal is metered exactly when it commits. The allowance check must see
+ * this transaction's earlier seals: the batch carries the tenant's counters from seal to seal
+ * and writes them once, before the commit.
  */
 import { UPGRADE_POINTERS } from './upgrade-pointers.ts';
 import { ProblemError } from '../core/errors.ts';
-import type { SealParticipant } from '../evidence/participants.ts';
+import type { SealBatch, SealParticipant, UsageTotals } from '../evidence/participants.ts';
+import type { UsageStore } from './store.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from './credits.ts';
+
+/** One tenant's counters in a batch: as they stand after its seals so far, and what the batch adds. */
+interface TenantUsage {
+  totals: UsageTotals;
+  actions: number;
+  credits: number;
+  at: string;
+}
+
+/**
+ * The tenant's usage in this batch: read once, inside the batch's transaction, then carried
+ * from seal to seal (the batch holds the tenant's log head, so no other seal of the tenant
+ * can move its counters meanwhile, on either engine).
+ */
+async function tenantUsage(batch: SealBatch, tx: { readonly usage: UsageStore }, tenantId: string): Promise<TenantUsage> {
+  const tenants = batch.of('metering', () => new Map<string, TenantUsage>());
+  let u = tenants.get(tenantId);
+  if (!u) {
+    u = { totals: await tx.usage.usage(tenantId), actions: 0, credits: 0, at: '' };
+    tenants.set(tenantId, u);
+  }
+  return u;
+}
 
 export function meteringParticipant(): SealParticipant {
   return {
     name: 'metering',
-    async admit(req, tx) {
+    async admit(req, tx, batch) {
       if (!req.metering.counted || req.auth.tenantKind !== 'sandbox') return;
-      const used = (await tx.usage.usage(req.auth.tenantId)).actionsUsed;
+      const used = (await tenantUsage(batch, tx, req.auth.tenantId)).totals.actionsUsed;
       if (used < SANDBOX_ACTION_ALLOWANCE) return;
       throw new ProblemError({
         status: 402,
@@ -23,13 +48,23 @@ export function meteringParticipant(): SealParticipant {
         extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, ...UPGRADE_POINTERS },
       });
     },
-    async sealed(seal, tx) {
+    async sealed(seal, tx, batch) {
       const actions = seal.request.metering.counted ? 1 : 0;
       if (actions === 0 && seal.credits === 0) return;
-      const { tenantId, recordedAt } = seal.record;
-      const after = await tx.usage.add(tenantId, actions, seal.credits, recordedAt);
+      const u = await tenantUsage(batch, tx, seal.record.tenantId);
+      const before = u.totals;
+      u.totals = { actionsUsed: before.actionsUsed + actions, creditsUsed: before.creditsUsed + seal.credits };
+      u.actions += actions;
+      u.credits += seal.credits;
+      u.at = seal.record.recordedAt;
       // Later participants (meter.threshold events) see which thresholds this seal crossed.
-      seal.usage = { before: { actionsUsed: after.actionsUsed - actions, creditsUsed: after.creditsUsed - seal.credits }, after };
+      seal.usage = { before, after: u.totals };
+    },
+    // The counters move once per tenant per batch, by the batch's seals together.
+    async flush(tx, batch) {
+      for (const [tenantId, u] of batch.of('metering', () => new Map<string, TenantUsage>())) {
+        if (u.actions > 0 || u.credits > 0) await tx.usage.add(tenantId, u.actions, u.credits, u.at);
+      }
     },
   };
 }

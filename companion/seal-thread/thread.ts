@@ -14,6 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import { createIdFactory } from '../core/ids.ts';
+import { dedicateToSealBatches } from '../core/sqlite-transaction.ts';
 import { DurabilityBoard } from '../core/wal-sync.ts';
 import { Keyring } from '../core/keyring.ts';
 import { installNativeSha256 } from '../core/native-hash.ts';
@@ -37,6 +38,8 @@ const ids = createIdFactory(clock);
 
 installNativeSha256();
 const store = openSqliteStore({ dataDir: config.dataDir, sharedWriters: true, walSync: { publish: new DurabilityBoard(board) } });
+// This connection runs seal batches only: its PRAGMAs are set once, not around every batch.
+dedicateToSealBatches(store.db);
 const keyring = new Keyring({ sandbox: createSandboxSigner(), production: loadOrCreateProductionSigner(config.dataDir) });
 
 // Rows for the request thread's delivery and dispatch workers: it is told once they are durable.

@@ -18,10 +18,11 @@ import { Sealer } from '../../companion/evidence/sealer.ts';
 import type { SealOutcome, SealRequest } from '../../companion/evidence/sealer.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from '../../companion/metering/credits.ts';
 import { sealParticipants } from '../../companion/seal-participants.ts';
+import type { SqliteStore } from '../../companion/store.ts';
 import { sha256Hex } from '../../shared/hash.ts';
 import { makeTempDir } from './helpers.ts';
 
-let deps: AppDeps;
+let deps: AppDeps & { store: SqliteStore };
 let dataDir: string | undefined;
 afterEach(async () => {
   if (deps) await closeDeps(deps);
@@ -32,7 +33,6 @@ afterEach(async () => {
 
 /** One statement on the test's SQLite file. */
 function sql<T>(query: string, ...params: unknown[]): T[] {
-  if (deps.store.engine !== 'sqlite') throw new Error('SQLite only');
   const statement = deps.store.db.prepare(query);
   return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as T[];
 }
@@ -62,7 +62,7 @@ function request(tenantId: string, label: string, extra: Partial<SealRequest> = 
 const failing: SealParticipant = {
   name: 'failing',
   sealed({ request }) {
-    if (request.annotations?.fail === true) throw new ProblemError({ status: 409, code: 'test_refused', detail: 'refused by the test participant' });
+    if (request.annotations?.fail === true) throw new ProblemError({ status: 409, code: 'conflict', detail: 'refused by the test participant' });
   },
 };
 
@@ -118,7 +118,7 @@ describe('a seal that fails inside a batch', () => {
     await expectOthersSealed(tenantId, outcomes, labels, 2);
     const error = (outcomes[2] as { error: unknown }).error;
     expect(error).toBeInstanceOf(ProblemError);
-    expect((error as ProblemError).code).toBe('test_refused');
+    expect((error as ProblemError).code).toBe('conflict');
     expect(batches).toEqual([{ size: 5, sealed: 4 }]);
   });
 
@@ -130,13 +130,13 @@ describe('a seal that fails inside a batch', () => {
       labels.map((l, i) =>
         request(tenantId, l, {
           onSealed: () => {
-            if (i === 1) throw new ProblemError({ status: 409, code: 'review_already_decided', detail: 'refused in onSealed' });
+            if (i === 1) throw new ProblemError({ status: 409, code: 'review_not_pending', detail: 'refused in onSealed' });
           },
         }),
       ),
     );
     await expectOthersSealed(tenantId, outcomes, labels, 1);
-    expect(((outcomes[1] as { error: unknown }).error as ProblemError).code).toBe('review_already_decided');
+    expect(((outcomes[1] as { error: unknown }).error as ProblemError).code).toBe('review_not_pending');
   });
 
   it('before it writes anything (a reused idempotency key): the others are sealed, it is answered 422', async () => {

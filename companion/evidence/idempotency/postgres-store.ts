@@ -2,14 +2,14 @@
  * PostgreSQL implementation of IdempotencyStore (table idempotency_keys, migrations/postgres/0002
  * and 0011). Same behaviour as the SQLite store: keys stored as their SHA-256, a read sees only
  * keys saved within the window, a save replaces any row under the same key (SQLite's INSERT OR
- * REPLACE is ON CONFLICT DO UPDATE of every column here) after purging a bounded batch of
- * expired keys.
+ * REPLACE is ON CONFLICT DO UPDATE of every column here), and expired keys are purged in
+ * bounded batches by a periodic worker (./expiry.ts), never inside a seal.
  *
- * Where the SQL differs, and why: the purge takes its batch with FOR UPDATE SKIP LOCKED. Saves
- * run inside long seal transactions on several companions at once; two purges picking the same
- * expired rows would otherwise wait for each other's commit, and could deadlock when each has
- * deleted a row the other wants next. Skipping rows another purge holds is harmless: an expired
- * key is never replayed, so which save deletes it, and when, changes no answer.
+ * Where the SQL differs, and why: the purge takes its batch with FOR UPDATE SKIP LOCKED. Every
+ * companion on the database runs the worker; two purges picking the same expired rows would
+ * otherwise wait for each other's commit, and could deadlock when each has deleted a row the
+ * other wants next. Skipping rows another purge holds is harmless: an expired key is never
+ * replayed, so which purge deletes it, and when, changes no answer.
  *
  * Concurrency of the save itself: the upsert is one statement, so two saves under one key never
  * fail on the primary key; the later one waits for the earlier's commit and then replaces it
@@ -20,9 +20,6 @@
 import { sha256Hex } from '../../../shared/hash.ts';
 import type { Queryable } from '../../core/postgres/connect.ts';
 import type { IdempotencyStore } from './store.ts';
-
-/** Expired keys purged per save (as in ./sqlite-store.ts). */
-const PURGE_BATCH = 16;
 
 interface KeyRow {
   request_hash: string;
@@ -38,14 +35,17 @@ export function createPostgresIdempotencyStore(sql: Queryable): IdempotencyStore
         WHERE tenant_id = ${tenantId} AND scope = ${scope} AND key_hash = ${sha256Hex(key)} AND created_at >= ${window.notBefore}`;
       return r && { requestHash: r.request_hash, actionKey: r.action_key, status: r.status, response: r.response };
     },
-    async save(tenantId, scope, key, v, at, window) {
-      await sql`DELETE FROM idempotency_keys WHERE (tenant_id, scope, key_hash) IN
-        (SELECT tenant_id, scope, key_hash FROM idempotency_keys WHERE created_at < ${window.notBefore}
-         ORDER BY created_at LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)`;
+    async save(tenantId, scope, key, v, at) {
       await sql`INSERT INTO idempotency_keys (tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at)
         VALUES (${tenantId}, ${scope}, ${sha256Hex(key)}, ${v.requestHash}, ${v.actionKey}, ${v.status}, ${v.response}, ${at})
         ON CONFLICT (tenant_id, scope, key_hash) DO UPDATE SET request_hash = excluded.request_hash,
           action_key = excluded.action_key, status = excluded.status, response = excluded.response, created_at = excluded.created_at`;
+    },
+    async purgeExpired(window, limit) {
+      const deleted = await sql`DELETE FROM idempotency_keys WHERE (tenant_id, scope, key_hash) IN
+        (SELECT tenant_id, scope, key_hash FROM idempotency_keys WHERE created_at < ${window.notBefore}
+         ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`;
+      return deleted.count;
     },
   };
 }

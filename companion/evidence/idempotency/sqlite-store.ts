@@ -4,12 +4,6 @@ import { sha256Hex } from '../../../shared/hash.ts';
 import type { Db } from '../../core/db.ts';
 import type { IdempotencyStore } from './store.ts';
 
-/**
- * Expired keys purged per save: saves outpace expiry at any steady rate, so the table stays
- * near one window's worth of keys while each seal's transaction does bounded extra work.
- */
-const PURGE_BATCH = 16;
-
 export function createSqliteIdempotencyStore(db: Db): Sync<IdempotencyStore> {
   const find = db.prepare<[string, string, string, string], { request_hash: string; action_key: string; status: number; response: string }>(
     `SELECT request_hash, action_key, status, response FROM idempotency_keys
@@ -18,16 +12,18 @@ export function createSqliteIdempotencyStore(db: Db): Sync<IdempotencyStore> {
   // REPLACE: a key whose row expired but was not purged yet starts afresh.
   const save = db.prepare(`INSERT OR REPLACE INTO idempotency_keys
     (tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-  const purge = db.prepare(`DELETE FROM idempotency_keys WHERE (tenant_id, scope, key_hash) IN
-    (SELECT tenant_id, scope, key_hash FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ${PURGE_BATCH})`);
+  const purge = db.prepare<[string, number]>(`DELETE FROM idempotency_keys WHERE (tenant_id, scope, key_hash) IN
+    (SELECT tenant_id, scope, key_hash FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ?)`);
   return {
     find(tenantId, scope, key, window) {
       const r = find.get(tenantId, scope, sha256Hex(key), window.notBefore);
       return r && { requestHash: r.request_hash, actionKey: r.action_key, status: r.status, response: r.response };
     },
-    save(tenantId, scope, key, v, at, window) {
-      purge.run(window.notBefore);
+    save(tenantId, scope, key, v, at) {
       save.run(tenantId, scope, sha256Hex(key), v.requestHash, v.actionKey, v.status, v.response, at);
+    },
+    purgeExpired(window, limit) {
+      return purge.run(window.notBefore, limit).changes;
     },
   };
 }

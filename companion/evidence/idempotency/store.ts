@@ -13,7 +13,7 @@ export interface StoredResponse {
   response: string;
 }
 
-/** Keys saved before `notBefore` (RFC 3339 UTC) are expired: never replayed, and purged. */
+/** Keys saved before `notBefore` (RFC 3339 UTC) are expired: never replayed, and purged by ./expiry.ts. */
 export interface IdempotencyWindow {
   notBefore: string;
 }
@@ -21,6 +21,8 @@ export interface IdempotencyWindow {
 export interface IdempotencyStore {
   /** The response stored under the caller's key in `scope` within the window, or undefined. */
   find(tenantId: string, scope: string, key: string, window: IdempotencyWindow): Promise<StoredResponse | undefined>;
-  /** Saves (or, for an expired key, replaces) the answer, and purges a bounded batch of expired keys. */
-  save(tenantId: string, scope: string, key: string, value: StoredResponse, at: string, window: IdempotencyWindow): Promise<void>;
+  /** Saves (or, for an expired key not purged yet, replaces) the answer. */
+  save(tenantId: string, scope: string, key: string, value: StoredResponse, at: string): Promise<void>;
+  /** Deletes at most `limit` expired keys, oldest first; returns how many it deleted. */
+  purgeExpired(window: IdempotencyWindow, limit: number): Promise<number>;
 }

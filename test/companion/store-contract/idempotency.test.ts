@@ -37,8 +37,8 @@ describe.each(engines())('idempotency store on $name', (engine) => {
   it('finds what was saved under the key, in its tenant and scope only, stored as the key\'s SHA-256', async () => {
     const keys = db.store(IDEMPOTENCY);
     expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toBeUndefined();
-    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
-    await keys.save('ten_a', 'packets', 'key-1', { ...answer(2), status: 200 }, AT, WINDOW);
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT);
+    await keys.save('ten_a', 'packets', 'key-1', { ...answer(2), status: 200 }, AT);
     expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(1));
     expect(await keys.find('ten_a', 'packets', 'key-1', WINDOW)).toStrictEqual({ ...answer(2), status: 200 });
     expect(await keys.find('ten_b', 'gate', 'key-1', WINDOW)).toBeUndefined();
@@ -52,7 +52,7 @@ describe.each(engines())('idempotency store on $name', (engine) => {
 
   it('sees a key only within the window: saved at notBefore counts, a millisecond earlier does not', async () => {
     const keys = db.store(IDEMPOTENCY);
-    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT);
     expect(await keys.find('ten_a', 'gate', 'key-1', { notBefore: AT })).toStrictEqual(answer(1));
     expect(await keys.find('ten_a', 'gate', 'key-1', { notBefore: '2025-01-01T12:00:00.001Z' })).toBeUndefined();
     expect(await keys.find('ten_a', 'gate', 'key-1', { notBefore: '2025-01-01T00:00:00.000Z' })).toStrictEqual(answer(1));
@@ -60,20 +60,23 @@ describe.each(engines())('idempotency store on $name', (engine) => {
 
   it('replaces the row under a key on a second save, expired or not', async () => {
     const keys = db.store(IDEMPOTENCY);
-    await keys.save('ten_a', 'gate', 'key-1', answer(1), '2025-01-01T09:00:00.000Z', { notBefore: '2025-01-01T08:00:00.000Z' });
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), '2025-01-01T09:00:00.000Z');
     expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toBeUndefined();
-    await keys.save('ten_a', 'gate', 'key-1', answer(2), AT, { notBefore: '2025-01-01T08:00:00.000Z' });
+    await keys.save('ten_a', 'gate', 'key-1', answer(2), AT);
     expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(2));
-    await keys.save('ten_a', 'gate', 'key-1', answer(3), '2025-01-01T12:00:01.000Z', WINDOW);
+    await keys.save('ten_a', 'gate', 'key-1', answer(3), '2025-01-01T12:00:01.000Z');
     expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(3));
     expect(await createdAts()).toEqual(['2025-01-01T12:00:01.000Z']);
   });
 
-  it('purges the sixteen oldest expired keys, of any tenant, per save', async () => {
+  it('purges at most the given number of expired keys, of any tenant, oldest first, and never a key within the window', async () => {
     await seedExpired(20);
     const keys = db.store(IDEMPOTENCY);
-    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
-    // The four newest expired keys stay for the next save; the new key is kept.
+    await keys.save('ten_a', 'gate', 'key-1', answer(1), AT);
+    // A save deletes nothing.
+    expect(await createdAts()).toHaveLength(21);
+    expect(await keys.purgeExpired(WINDOW, 16)).toBe(16);
+    // The four newest expired keys stay for the next purge; the new key is kept.
     expect(await createdAts()).toEqual([
       '2025-01-01T10:00:16.000Z',
       '2025-01-01T10:00:17.000Z',
@@ -81,16 +84,18 @@ describe.each(engines())('idempotency store on $name', (engine) => {
       '2025-01-01T10:00:19.000Z',
       AT,
     ]);
-    await keys.save('ten_b', 'gate', 'key-2', answer(2), AT, WINDOW);
-    expect(await createdAts()).toEqual([AT, AT]);
+    expect(await keys.purgeExpired(WINDOW, 16)).toBe(4);
+    expect(await keys.purgeExpired(WINDOW, 16)).toBe(0);
+    expect(await createdAts()).toEqual([AT]);
   });
 
-  it('rolls a save (and its purge) back with its transaction', async () => {
+  it('rolls a save and a purge back with their transaction', async () => {
     await seedExpired(3);
     await expect(
       db.transaction(async (tx) => {
         const keys = tx.store(IDEMPOTENCY);
-        await keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW);
+        expect(await keys.purgeExpired(WINDOW, 16)).toBe(3);
+        await keys.save('ten_a', 'gate', 'key-1', answer(1), AT);
         expect(await keys.find('ten_a', 'gate', 'key-1', WINDOW)).toStrictEqual(answer(1));
         throw new Error('refused');
       }),
@@ -105,10 +110,10 @@ describe.each(engines())('idempotency store on $name', (engine) => {
       await interleaved(
         db,
         IDEMPOTENCY,
-        (keys) => keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW),
+        (keys) => keys.save('ten_a', 'gate', 'key-1', answer(1), AT),
         // Waits for the first transaction's row, then replaces it (no primary key violation).
         async (keys) => {
-          await keys.save('ten_a', 'gate', 'key-1', answer(2), AT, WINDOW);
+          await keys.save('ten_a', 'gate', 'key-1', answer(2), AT);
           order.push(2);
         },
         { atEnd: () => void order.push(1) },
@@ -125,16 +130,16 @@ describe.each(engines())('idempotency store on $name', (engine) => {
       await interleaved(
         db,
         IDEMPOTENCY,
-        (keys) => keys.save('ten_a', 'gate', 'key-1', answer(1), AT, WINDOW),
+        (keys) => keys.purgeExpired(WINDOW, 16),
         async (keys) => {
-          await keys.save('ten_b', 'gate', 'key-2', answer(2), AT, WINDOW);
+          expect(await keys.purgeExpired(WINDOW, 16)).toBe(4);
           finished.push('second');
         },
         { secondWaits: false, atEnd: () => void finished.push('first') },
       );
       // The second purged the four the first had left, while the first was still open.
       expect(finished).toEqual(['second', 'first']);
-      expect(await createdAts()).toEqual([AT, AT]);
+      expect(await createdAts()).toEqual([]);
     });
   });
 });
