@@ -44,6 +44,7 @@ import { packRoutes } from './packs/routes.ts';
 import { policyRoutes } from './policy/routes.ts';
 import { recordRoutes } from './records/routes.ts';
 import { reviewRoutes } from './reviews/routes.ts';
+import { reviewContextRoutes } from './review-context/routes.ts';
 import { callbackRoutes } from './routing/callbacks/routes.ts';
 import { chatChannel } from './routing/chat-channel.ts';
 import { integrationDocsRoutes } from './routing/docs-routes.ts';
@@ -76,6 +77,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   policyRoutes,
   policyPreviewRoutes,
   reviewRoutes,
+  reviewContextRoutes,
   meteringRoutes,
   // Each channel of PUT /tenant/integrations/{channel}/{target} registers in INTEGRATION_CHANNELS.
   integrationRoutes(INTEGRATION_CHANNELS),

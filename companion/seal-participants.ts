@@ -8,9 +8,10 @@ import { tenantLogParticipant } from './anchoring/tenant-log.ts';
 import type { SealParticipant } from './evidence/participants.ts';
 import { meteringParticipant } from './metering/participant.ts';
 import { reviewsParticipant } from './reviews/participant.ts';
+import { reviewContextParticipant } from './review-context/participant.ts';
 import { webhookParticipant } from './webhooks/participant.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 
 export function sealParticipants(parts: { outbox: WebhookOutbox; routing: SealParticipant }): SealParticipant[] {
-  return [meteringParticipant(), reviewsParticipant(), webhookParticipant(parts.outbox), parts.routing, tenantLogParticipant()];
+  return [meteringParticipant(), reviewsParticipant(), reviewContextParticipant(), webhookParticipant(parts.outbox), parts.routing, tenantLogParticipant()];
 }

@@ -6,6 +6,8 @@
  *   { policy_pack?, allow_action_types?, deny_action_types?, review_action_types?,
  *     review_routes?: { <action type>: "<channel>:<target>" },
  *     review_rules?: { <action type>: { approvals_required?, remind_after_seconds?, escalation? } },
+ *     review_context?: "encrypted" | "off",
+ *     review_context_action_types?: { <action type>: "encrypted" | "off" },
  *     label?, note? }
  *
  * Checked against the pack's manifest: every action type is one of the pack's, an action type
@@ -18,7 +20,8 @@
  * Normalised form (what is stored, digested and returned): all four policy fields present,
  * lists sorted, plus policy_pack; review_rules only when it has an entry (so the digest of a
  * document without rules is what it was before rules existed), each rule with its defaults
- * made explicit (reviews/rules.ts). Lists are sets, so two documents that mean the same get the
+ * made explicit (reviews/rules.ts); review_context only when "encrypted" and
+ * review_context_action_types only when it has an entry, for the same reason. Lists are sets, so two documents that mean the same get the
  * same digest. digest = SHA-256 hex of the normalised document's JCS bytes (RFC 8785;
  * DESIGN.md §3): the policy receipt's payload_hash and the policy_digest of every gate seal
  * made under this version, so anyone holding the document can recompute it.
@@ -45,7 +48,15 @@ const ACTION_TYPE_MAX = 64;
 
 export const LIST_FIELDS = ['allow_action_types', 'deny_action_types', 'review_action_types'] as const;
 export type ListField = (typeof LIST_FIELDS)[number];
-const TOP_FIELDS = new Set(['policy_pack', ...LIST_FIELDS, 'review_routes', 'review_rules', 'label', 'note']);
+const TOP_FIELDS = new Set(['policy_pack', ...LIST_FIELDS, 'review_routes', 'review_rules', 'review_context', 'review_context_action_types', 'label', 'note']);
+
+/**
+ * Whether the employee's browser seals the gate request to the reviewers' devices when an action
+ * pauses (companion/review-context/): "encrypted", or "off" (the default). Per pack
+ * (review_context) and per action type (review_context_action_types, which wins).
+ */
+export const REVIEW_CONTEXT_MODES = ['encrypted', 'off'] as const;
+export type ReviewContextMode = (typeof REVIEW_CONTEXT_MODES)[number];
 
 export interface PolicyDocument {
   policy_pack: GatePackName;
@@ -54,6 +65,8 @@ export interface PolicyDocument {
   review_action_types: string[];
   review_routes: Record<string, string>;
   review_rules?: Record<string, ReviewRule>;
+  review_context?: ReviewContextMode;
+  review_context_action_types?: Record<string, ReviewContextMode>;
   label?: string;
   note?: string;
 }
@@ -94,6 +107,20 @@ function policyShape(actionType: z.ZodType<string>, policyPack: z.ZodType<string
           'Review rule per action type: approvals from distinct reviewers before release (1 to 5), a reminder and an escalation chain of routes. ' +
           'Captured on each review item when its action pauses.',
       }),
+    review_context: z
+      .enum(REVIEW_CONTEXT_MODES)
+      .optional()
+      .openapi({
+        description:
+          'encrypted: when an action of this pack pauses, the employee\'s browser seals the exact gate request to the devices of the people who may decide it (HPKE, RFC 9180), ' +
+          'and the service holds only the ciphertexts while the review is open. off (default): nothing is shared.',
+      }),
+    review_context_action_types: z
+      .partialRecord(actionType, z.enum(REVIEW_CONTEXT_MODES))
+      .refine((o) => Object.keys(o).length <= POLICY_LIST_MAX, { error: `expected at most ${POLICY_LIST_MAX} entries` })
+      .openapi(recordBounds(POLICY_LIST_MAX, ACTION_TYPE_MAX))
+      .optional()
+      .openapi({ description: 'review_context per action type, overriding the pack-wide review_context' }),
     label: z.string().min(1).max(POLICY_LABEL_MAX).optional().openapi({ description: 'Short name of this version; no raw material' }),
     note: z.string().min(1).max(POLICY_NOTE_MAX).optional().openapi({ description: 'Why this version; no raw material' }),
   });
@@ -135,7 +162,7 @@ export function checkPolicy(pack: GatePack, input: unknown, at: readonly (string
   // action types; under a rule, its fields and those of its escalation steps.
   const declared = (path: readonly (string | number)[], key: string) => {
     if (path.length === 0) return TOP_FIELDS.has(key);
-    if (path[0] === 'review_routes') return path.length === 1 && ids.has(key);
+    if (path[0] === 'review_routes' || path[0] === 'review_context_action_types') return path.length === 1 && ids.has(key);
     if (path[0] !== 'review_rules') return false;
     if (path.length === 1) return ids.has(key);
     if (path.length === 2) return RULE_FIELDS.has(key);
@@ -202,9 +229,18 @@ function normalise(policyPack: GatePackName, p: ParsedPolicy): PolicyDocument {
     ...(p.review_rules && Object.keys(p.review_rules).length > 0
       ? { review_rules: Object.fromEntries(Object.entries(p.review_rules).map(([id, r]) => [id, normaliseRule(r!)])) }
       : {}),
+    ...(p.review_context === 'encrypted' ? { review_context: 'encrypted' as const } : {}),
+    ...(p.review_context_action_types && Object.keys(p.review_context_action_types).length > 0
+      ? { review_context_action_types: { ...(p.review_context_action_types as Record<string, ReviewContextMode>) } }
+      : {}),
     ...(p.label !== undefined ? { label: p.label } : {}),
     ...(p.note !== undefined ? { note: p.note } : {}),
   };
+}
+
+/** The review context mode of one action type under this document: its own entry, else the pack's, else off. */
+export function reviewContextMode(document: Pick<PolicyDocument, 'review_context' | 'review_context_action_types'>, actionType: string): ReviewContextMode {
+  return document.review_context_action_types?.[actionType] ?? document.review_context ?? 'off';
 }
 
 /** SHA-256 hex of the document's JCS bytes (shared/attestation.ts payloadHash). */

@@ -24,6 +24,7 @@ const RULES = [
   'deny blocks whatever the pack says; review requires review even where the pack or an allow entry would allow.',
   'review_routes sets the route used when the decision is needs_review, overriding the pack’s.',
   'review_rules sets, per action type, the approvals from distinct reviewers needed before release, a reminder and an escalation chain of routes; the rule is captured on each review item when its action pauses.',
+  'review_context (pack-wide) and review_context_action_types (per action type, which wins) set whether the employee’s browser seals the exact gate request of a paused action to the devices of the people who may decide it: encrypted, or off (the default). The service holds only ciphertexts, and only while the review is open.',
   'Lists are sets: the stored document has them sorted, and digest = SHA-256 of its JCS bytes (RFC 8785).',
   'PUT makes a new version with a sealed policy receipt; a PUT equal to the current version answers 200 with it, changed false, and seals nothing.',
   'POST /tenant/policy/preview decides sample gate requests with the current and the candidate policy; nothing is saved, sealed or metered.',

@@ -71,6 +71,11 @@ const StoredDocument = z
       )
       .optional()
       .openapi({ description: 'Present only when the version has review rules; each with its defaults made explicit' }),
+    review_context: z.enum(['encrypted', 'off']).optional().openapi({ description: 'Present only when the pack shares review context (off is the default)' }),
+    review_context_action_types: z
+      .record(z.string(), z.enum(['encrypted', 'off']))
+      .optional()
+      .openapi({ description: 'Present only when some action type sets its own review context mode' }),
     label: z.string().optional(),
     note: z.string().optional(),
   })

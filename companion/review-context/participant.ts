@@ -1,0 +1,31 @@
+/**
+ * The review-context capability's part of every seal: a review receipt that ends an action's
+ * review (its final approval, a rejection, or the expiry) erases the context ciphertexts held
+ * for that action in the seal's own transaction, so no decided or expired action keeps them
+ * for a moment longer, and a seal that rolls back (a concurrent decision won) erases nothing.
+ *
+ * The receipt says how the review stands after it (details.review_status, set by
+ * reviews/seal-review.ts and reviews/expiry.ts); an escalation or an approval short of the
+ * rule's count leaves the review open, and the context with it.
+ */
+import type { SealParticipant } from '../evidence/participants.ts';
+import type { SealRequest } from '../evidence/sealer.ts';
+
+const REVIEW_ENDED = new Set(['approved', 'rejected', 'expired']);
+
+/** The action whose review this seal ends, if it ends one. */
+export function reviewEndedBy(request: Pick<SealRequest, 'kind' | 'context' | 'details'>): string | undefined {
+  if (request.kind !== 'review') return undefined;
+  const reviewed = request.context?.reviewed_action_key;
+  return typeof reviewed === 'string' && REVIEW_ENDED.has(String(request.details.review_status)) ? reviewed : undefined;
+}
+
+export function reviewContextParticipant(): SealParticipant {
+  return {
+    name: 'review-context',
+    async sealed({ request }, tx) {
+      const ended = reviewEndedBy(request);
+      if (ended !== undefined) await tx.reviewContexts.eraseContexts(request.auth.tenantId, ended);
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * ReviewContextStore over PostgreSQL (migrations/postgres/0021_review_context.sql): the
+ * statements of ./sqlite-store.ts. postgres.js binds Uint8Arrays as bytea and reads bytea back
+ * as Buffers (./rows.ts copies them out). Writes of several rows run `atomically`.
+ *
+ * Erasure here ends at the row: a deleted tuple's bytes stay in the table's pages until VACUUM
+ * reclaims them (PostgreSQL "Routine Vacuuming"), which autovacuum does on its own schedule.
+ */
+import { atomically } from '../core/postgres/connect.ts';
+import type { Queryable } from '../core/postgres/connect.ts';
+import { toContext, toKey } from './rows.ts';
+import type { ContextDbRow, KeyDbRow } from './rows.ts';
+import type { ReviewContextStore } from './store.ts';
+
+export function createPostgresReviewContextStore(sql: Queryable): ReviewContextStore {
+  return {
+    async addKey(row) {
+      const inserted = await sql`INSERT INTO review_keys (id, tenant_id, person_id, public_key, label, created_at, last_used_at, revoked_at)
+        VALUES (${row.id}, ${row.tenantId}, ${row.personId}, ${row.publicKey}, ${row.label}, ${row.createdAt}, NULL, NULL)
+        ON CONFLICT (tenant_id, public_key) DO NOTHING`;
+      return inserted.count === 1 ? 'added' : 'taken';
+    },
+
+    async listKeys(tenantId, personId) {
+      return (await sql<KeyDbRow[]>`SELECT * FROM review_keys WHERE tenant_id = ${tenantId} AND person_id = ${personId} ORDER BY id`).map(toKey);
+    },
+
+    async activeKeys(tenantId) {
+      return (await sql<KeyDbRow[]>`SELECT * FROM review_keys WHERE tenant_id = ${tenantId} AND revoked_at IS NULL ORDER BY id`).map(toKey);
+    },
+
+    revokeKey(tenantId, personId, keyId, at) {
+      return atomically(sql, async (tx) => {
+        const revoked = await tx`UPDATE review_keys SET revoked_at = ${at}
+          WHERE tenant_id = ${tenantId} AND person_id = ${personId} AND id = ${keyId} AND revoked_at IS NULL`;
+        if (revoked.count !== 1) return false;
+        await tx`DELETE FROM review_contexts WHERE tenant_id = ${tenantId} AND review_key_id = ${keyId}`;
+        return true;
+      });
+    },
+
+    async touchKey(tenantId, keyId, at) {
+      await sql`UPDATE review_keys SET last_used_at = ${at} WHERE tenant_id = ${tenantId} AND id = ${keyId}`;
+    },
+
+    async replaceContexts(tenantId, actionKey, rows) {
+      await atomically(sql, async (tx) => {
+        await tx`DELETE FROM review_contexts WHERE tenant_id = ${tenantId} AND action_key = ${actionKey}`;
+        for (const r of rows) {
+          await tx`INSERT INTO review_contexts (tenant_id, action_key, review_key_id, enc, ct, created_at)
+            VALUES (${r.tenantId}, ${r.actionKey}, ${r.reviewKeyId}, ${r.enc}, ${r.ct}, ${r.createdAt})`;
+        }
+      });
+    },
+
+    async findContext(tenantId, actionKey, reviewKeyId) {
+      const [r] = await sql<ContextDbRow[]>`SELECT * FROM review_contexts
+        WHERE tenant_id = ${tenantId} AND action_key = ${actionKey} AND review_key_id = ${reviewKeyId}`;
+      return r && toContext(r);
+    },
+
+    async countContexts(tenantId, actionKeys) {
+      const out = new Map<string, number>();
+      if (actionKeys.length === 0) return out;
+      const rows = await sql<{ action_key: string; n: number }[]>`SELECT action_key, count(*)::int AS n FROM review_contexts
+        WHERE tenant_id = ${tenantId} AND action_key = ANY(${[...new Set(actionKeys)]}) GROUP BY action_key`;
+      for (const r of rows) out.set(r.action_key, r.n);
+      return out;
+    },
+
+    async eraseContexts(tenantId, actionKey) {
+      return (await sql`DELETE FROM review_contexts WHERE tenant_id = ${tenantId} AND action_key = ${actionKey}`).count;
+    },
+
+    async eraseOrphans(now, limit) {
+      const erased = await sql`DELETE FROM review_contexts WHERE (tenant_id, action_key, review_key_id) IN (
+          SELECT c.tenant_id, c.action_key, c.review_key_id FROM review_contexts c
+          WHERE NOT EXISTS (SELECT 1 FROM review_items i WHERE i.tenant_id = c.tenant_id AND i.action_key = c.action_key
+            AND i.status IN ('pending', 'escalated') AND i.expires_at > ${now})
+          LIMIT ${limit})`;
+      return erased.count;
+    },
+  };
+}
