@@ -25,7 +25,6 @@ import { createPostgresUsageStore } from './metering/postgres-store.ts';
 import { createPostgresPolicyStore } from './policy/postgres-store.ts';
 import { createPostgresReviewStore } from './reviews/postgres-store.ts';
 import { createPostgresReviewContextStore } from './review-context/postgres-store.ts';
-import { createPostgresReviewContextStore } from './review-context/postgres-store.ts';
 import { createPostgresRoutingStore } from './routing/postgres-store.ts';
 import type { Store, Stores, Tx } from './store.ts';
 import { createPostgresWebhookStore } from './webhooks/postgres-store.ts';
@@ -52,7 +51,6 @@ export function postgresStores(sql: Queryable, treeCacheKey?: object, cipher?: S
     webhooks: createPostgresWebhookStore(sql, cipher),
     policy: createPostgresPolicyStore(sql),
     reviews: createPostgresReviewStore(sql),
-    reviewContexts: createPostgresReviewContextStore(sql),
     reviewContexts: createPostgresReviewContextStore(sql),
     routing: createPostgresRoutingStore(sql),
     exports: createPostgresExportStore(sql),

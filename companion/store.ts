@@ -33,8 +33,6 @@ import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
 import type { ReviewContextStore } from './review-context/store.ts';
 import { createSqliteReviewContextStore } from './review-context/sqlite-store.ts';
-import type { ReviewContextStore } from './review-context/store.ts';
-import { createSqliteReviewContextStore } from './review-context/sqlite-store.ts';
 import { WalSync } from './core/wal-sync.ts';
 import type { WalSyncOptions } from './core/wal-sync.ts';
 import { DATABASE_FILE, openDatabase, secureDataFiles } from './core/db.ts';
@@ -73,8 +71,6 @@ export interface Stores {
   readonly policy: PolicyStore;
   /** Paused actions awaiting review and their review receipts (reviews capability). */
   readonly reviews: ReviewStore;
-  /** Reviewers' device keys and the review context sealed to them (review-context capability). */
-  readonly reviewContexts: ReviewContextStore;
   /** Reviewers' device keys and the review context sealed to them (review-context capability). */
   readonly reviewContexts: ReviewContextStore;
   /** Review route dispatches and accepted callback signatures (routing capability). */
@@ -183,7 +179,6 @@ function sqliteStores(db: Db, cipher?: StoreCipher): { [K in keyof Stores]: Sync
     webhooks: createSqliteWebhookStore(db, cipher),
     policy: createSqlitePolicyStore(db),
     reviews: createSqliteReviewStore(db),
-    reviewContexts: createSqliteReviewContextStore(db),
     reviewContexts: createSqliteReviewContextStore(db),
     routing: createSqliteRoutingStore(db),
     exports: createSqliteExportStore(db),

@@ -26,7 +26,6 @@ import type { SealPipeline } from './evidence/sealer.ts';
 import { sweepExpiredReviews, sweepIntervalMs } from './reviews/expiry.ts';
 import { runReviewSchedule } from './reviews/schedule.ts';
 import { SWEEP_INTERVAL_MS as REVIEW_CONTEXT_SWEEP_MS, sweepReviewContexts } from './review-context/sweep.ts';
-import { SWEEP_INTERVAL_MS as REVIEW_CONTEXT_SWEEP_MS, sweepReviewContexts } from './review-context/sweep.ts';
 import type { PostgresStore } from './postgres-store.ts';
 import type { SqliteStore } from './store.ts';
 import type { RoutingService } from './routing/service.ts';
@@ -87,8 +86,6 @@ export function registerWorkers(deps: WorkerDeps): Workers {
       log: deps.log,
     }),
   );
-  // Review context left over after its review ended is erased, and on SQLite the WAL that carried it truncated.
-  add(new PeriodicWorker({ name: 'review-context-sweep', intervalMs: REVIEW_CONTEXT_SWEEP_MS, round: () => sweepReviewContexts(deps), clock: deps.clock, log: deps.log }));
   // Review context left over after its review ended is erased, and on SQLite the WAL that carried it truncated.
   add(new PeriodicWorker({ name: 'review-context-sweep', intervalMs: REVIEW_CONTEXT_SWEEP_MS, round: () => sweepReviewContexts(deps), clock: deps.clock, log: deps.log }));
 

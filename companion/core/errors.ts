@@ -67,15 +67,6 @@ export type ProblemCode =
   | 'review_context_too_large'
   | 'review_context_not_shared'
   | 'review_context_expired'
-  // review-context/: reviewers' device keys and the review context sealed to them
-  | 'person_required'
-  | 'review_key_taken'
-  | 'review_keys_limit'
-  | 'review_context_off'
-  | 'review_context_not_submitter'
-  | 'review_context_too_large'
-  | 'review_context_not_shared'
-  | 'review_context_expired'
   // reviews/reviewer.ts: the reviewer is the authenticated principal
   | 'reviewer_not_authenticated_principal'
   | 'reviewer_not_authorised'
