@@ -29,6 +29,8 @@ export const SHA256_OID = '2.16.840.1.101.3.4.2.1';
 export const TSTINFO_OID = '1.2.840.113549.1.9.16.1.4';
 /** id-signedData (RFC 5652 §5.1). */
 const SIGNED_DATA_OID = '1.2.840.113549.1.7.2';
+/** id-data (RFC 5652 §4). */
+const ID_DATA_OID = '1.2.840.113549.1.7.1';
 /** id-kp-timeStamping (RFC 3161 §2.3). */
 export const TIME_STAMPING_OID = '1.3.6.1.5.5.7.3.8';
 const EXT_KEY_USAGE_OID = '2.5.29.37';
@@ -125,9 +127,10 @@ export async function verifyTimeStampResponse(response: Uint8Array, expect: Time
 /** Verifies a stored TimeStampToken (CMS ContentInfo, DER) over `expect.data`. */
 export async function verifyTimestampToken(token: Uint8Array, expect: TimestampExpectation): Promise<TimestampResult> {
   let signed: pkijs.SignedData;
+  let info: pkijs.ContentInfo;
   let tst: pkijs.TSTInfo;
   try {
-    const info = pkijs.ContentInfo.fromBER(buf(token));
+    info = pkijs.ContentInfo.fromBER(buf(token));
     if (info.contentType !== SIGNED_DATA_OID) return done([fail('tsa_token', `content type ${info.contentType} is not SignedData`)]);
     signed = new pkijs.SignedData({ schema: info.content });
     if (signed.encapContentInfo.eContentType !== TSTINFO_OID || !signed.encapContentInfo.eContent) {
@@ -160,7 +163,12 @@ export async function verifyTimestampToken(token: Uint8Array, expect: TimestampE
   // The signer's certificate, as the SignedData identifies it (RFC 5652 §5.3 sid).
   let signerCert: pkijs.Certificate | undefined;
   try {
-    const r = await signed.verify({ signer: 0, data: buf(expect.data), checkChain: false, extendedMode: true });
+    // pkijs checks a TSTInfo's imprint inside verify() and then skips the signature; the
+    // imprint is checked on its own above, so the signature is checked on a copy labelled as
+    // plain data (RFC 5652 §5.6 verifies the signed attributes, whatever the content type).
+    const copy = new pkijs.SignedData({ schema: info.content });
+    copy.encapContentInfo.eContentType = ID_DATA_OID;
+    const r = await copy.verify({ signer: 0, checkChain: false, extendedMode: true });
     signerCert = r.signerCertificate ?? undefined;
     checks.push(r.signatureVerified ? pass('tsa_signature', `CMS signature verifies under ${subjectOf(signerCert)}`) : fail('tsa_signature', 'the CMS signature does not verify'));
   } catch (e) {

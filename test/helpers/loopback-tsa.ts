@@ -43,6 +43,9 @@ export interface TsaAuthority {
 
 const dirs: string[] = [];
 
+/** The TSA certificate's serial number (a test re-issues the TSA key under it with other extensions). */
+export const TSA_CERT_SERIAL = 4097;
+
 /** Runs openssl with its arguments; throws with its stderr on failure. */
 export async function openssl(args: string[], cwd?: string): Promise<string> {
   try {
@@ -58,7 +61,7 @@ export async function openssl(args: string[], cwd?: string): Promise<string> {
  * Makes a CA and a TSA certificate under it in a new temporary folder. `name` tells two
  * authorities apart in their subjects (a second, untrusted CA in the tests).
  */
-export async function makeAuthority(name = 'Test'): Promise<Omit<TsaAuthority, 'url' | 'requests' | 'up' | 'down' | 'close'>> {
+export async function makeAuthority(name = 'Test'): Promise<Pick<TsaAuthority, 'dir' | 'caFile' | 'tsaCertFile' | 'caPem' | 'reply'>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-tsa-'));
   dirs.push(dir);
   const f = (n: string) => path.join(dir, n);
@@ -105,7 +108,7 @@ ess_cert_id_alg = sha256
   await openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f('tsa.key')]);
   await openssl(['req', '-new', '-config', cnf, '-key', f('tsa.key'), '-subj', `/O=${name} Trust/CN=${name} TSA`, '-out', f('tsa.csr')]);
   await openssl([
-    'x509', '-req', '-in', f('tsa.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '365',
+    'x509', '-req', '-in', f('tsa.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-set_serial', String(TSA_CERT_SERIAL), '-days', '365',
     '-extfile', cnf, '-extensions', 'tsa_ext', '-out', f('tsa.crt'),
   ]);
   let n = 0;

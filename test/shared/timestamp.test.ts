@@ -1,0 +1,170 @@
+/**
+ * shared/timestamp.ts against a real RFC 3161 authority: openssl ts -reply with a CA and a TSA
+ * certificate made in the test (test/helpers/loopback-tsa.ts). Every check fails on its own
+ * kind of bad token: another digest (tsa_imprint), another nonce (tsa_nonce), a flipped
+ * signature byte (tsa_signature), an authority under another root (tsa_chain), a signer
+ * certificate without the timeStamping key usage (tsa_eku), a refused request (tsa_status).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import * as pkijs from 'pkijs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  certificatesFromPem,
+  newNonce,
+  timeStampRequest,
+  timestampedBytes,
+  verifyEpochTimestamps,
+  verifyTimeStampResponse,
+  verifyTimestampToken,
+} from '../../shared/timestamp.ts';
+import { TSA_CERT_SERIAL, cleanupAuthorities, makeAuthority, openssl } from '../helpers/loopback-tsa.ts';
+
+type Authority = Awaited<ReturnType<typeof makeAuthority>>;
+let tsa: Authority;
+let other: Authority;
+let roots: Uint8Array[];
+
+const CHECKPOINT = 'svc/epochs/abc\n3\nq6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=\n\n\u2014 svc/epochs/abc AAAAAAAA\n';
+const body = timestampedBytes(CHECKPOINT);
+
+beforeAll(async () => {
+  [tsa, other] = await Promise.all([makeAuthority('Test'), makeAuthority('Other')]);
+  roots = certificatesFromPem(tsa.caPem);
+}, 60_000);
+afterAll(cleanupAuthorities);
+
+async function stamp(data = body, nonce = newNonce(), by = tsa) {
+  const response = await by.reply(timeStampRequest(data, nonce));
+  return { response, nonce };
+}
+
+const failed = (r: { checks: { name: string; ok: boolean }[] }) => r.checks.filter((c) => !c.ok).map((c) => c.name);
+
+describe('timestamped bytes', () => {
+  it('are the checkpoint body: the note up to the newline before its blank line', () => {
+    expect(new TextDecoder().decode(body)).toBe('svc/epochs/abc\n3\nq6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=\n');
+    expect(() => timestampedBytes('no blank line\n')).toThrow(RangeError);
+  });
+});
+
+describe('verifyTimeStampResponse', () => {
+  it('passes every check for a token over our bytes from a trusted authority', async () => {
+    const { response, nonce } = await stamp();
+    const r = await verifyTimeStampResponse(response, { data: body, nonce, roots });
+    expect(r.checks.map((c) => [c.name, c.ok])).toEqual([
+      ['tsa_status', true],
+      ['tsa_token', true],
+      ['tsa_imprint', true],
+      ['tsa_nonce', true],
+      ['tsa_signature', true],
+      ['tsa_chain', true],
+      ['tsa_eku', true],
+    ]);
+    expect(r.verified).toBe(true);
+    expect(r.signer).toBe('O=Test Trust, CN=Test TSA');
+    expect(Math.abs(Date.parse(r.genTime!) - Date.now())).toBeLessThan(5 * 60_000);
+  });
+
+  it('fails tsa_imprint for a token over another digest', async () => {
+    const { response, nonce } = await stamp(new TextEncoder().encode('another checkpoint\n'));
+    const r = await verifyTimeStampResponse(response, { data: body, nonce, roots });
+    expect(failed(r)).toContain('tsa_imprint');
+    expect(r.verified).toBe(false);
+  });
+
+  it('fails tsa_nonce when the nonce is not the one sent', async () => {
+    const { response } = await stamp();
+    const r = await verifyTimeStampResponse(response, { data: body, nonce: newNonce(), roots });
+    expect(failed(r)).toEqual(['tsa_nonce']);
+  });
+
+  it('fails tsa_chain for an authority under another root', async () => {
+    const { response, nonce } = await stamp(body, newNonce(), other);
+    const r = await verifyTimeStampResponse(response, { data: body, nonce, roots });
+    expect(failed(r)).toEqual(['tsa_chain']);
+    // Trusted once its own root is given.
+    expect((await verifyTimeStampResponse(response, { data: body, nonce, roots: certificatesFromPem(other.caPem) })).verified).toBe(true);
+  });
+
+  it('fails tsa_chain with no roots at all', async () => {
+    const { response, nonce } = await stamp();
+    expect(failed(await verifyTimeStampResponse(response, { data: body, nonce, roots: [] }))).toEqual(['tsa_chain']);
+  });
+
+  it('fails tsa_status when the authority refuses the request', async () => {
+    // The authority accepts SHA-256 imprints only: a SHA-1 query is rejected (status 2).
+    const file = path.join(tsa.dir, 'sha1-data.txt');
+    fs.writeFileSync(file, body);
+    const query = path.join(tsa.dir, 'sha1.tsq');
+    await openssl(['ts', '-query', '-data', file, '-sha1', '-cert', '-out', query]);
+    const response = await tsa.reply(new Uint8Array(fs.readFileSync(query)));
+    const r = await verifyTimeStampResponse(response, { data: body, roots });
+    expect(r.checks).toEqual([expect.objectContaining({ name: 'tsa_status', ok: false })]);
+    expect(r.token).toBeUndefined();
+  });
+
+  it('fails on bytes that are not a response, never throwing', async () => {
+    const r = await verifyTimeStampResponse(new Uint8Array([1, 2, 3]), { data: body, roots });
+    expect(failed(r)).toEqual(['tsa_status']);
+  });
+});
+
+describe('verifyTimestampToken', () => {
+  it('fails tsa_signature when one byte of the signature is flipped', async () => {
+    const { response, nonce } = await stamp();
+    const token = (await verifyTimeStampResponse(response, { data: body, nonce, roots })).token!;
+    expect((await verifyTimestampToken(token, { data: body, roots })).verified).toBe(true);
+    // The SignerInfo's signature is the token's last element: its final byte is signature.
+    const bad = token.slice();
+    bad[bad.length - 2]! ^= 0x01;
+    const r = await verifyTimestampToken(bad, { data: body, roots });
+    expect(failed(r)).toEqual(['tsa_signature']);
+  });
+
+  it('fails tsa_eku when the signer certificate lacks a critical timeStamping key usage', async () => {
+    const { response, nonce } = await stamp();
+    const token = (await verifyTimeStampResponse(response, { data: body, nonce, roots })).token!;
+    // The same TSA key and serial re-issued by the same CA with a non-critical, server-auth
+    // extended key usage: the signature and chain still verify, only the key usage is wrong.
+    const ext = path.join(tsa.dir, 'bad-eku.cnf');
+    fs.writeFileSync(ext, '[ bad ]\nbasicConstraints = critical, CA:FALSE\nextendedKeyUsage = serverAuth\n');
+    const cert = path.join(tsa.dir, 'bad-eku.crt');
+    await openssl([
+      'x509', '-req', '-in', path.join(tsa.dir, 'tsa.csr'), '-CA', tsa.caFile, '-CAkey', path.join(tsa.dir, 'ca.key'),
+      '-set_serial', String(TSA_CERT_SERIAL), '-days', '30', '-extfile', ext, '-extensions', 'bad', '-out', cert,
+    ]);
+    const swapped = withSignerCertificate(token, certificatesFromPem(fs.readFileSync(cert, 'utf8'))[0]!);
+    const r = await verifyTimestampToken(swapped, { data: body, roots });
+    expect(failed(r)).toEqual(['tsa_eku']);
+  });
+
+  it('reports a malformed token as tsa_token', async () => {
+    expect(failed(await verifyTimestampToken(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01]), { data: body, roots }))).toEqual(['tsa_token']);
+  });
+});
+
+describe('verifyEpochTimestamps', () => {
+  it('verifies served tokens against the checkpoint and refuses one whose gen_time was edited', async () => {
+    const { response, nonce } = await stamp();
+    const r = await verifyTimeStampResponse(response, { data: body, nonce, roots });
+    const served = { tsa: 'http://127.0.0.1/tsa', gen_time: r.genTime, token_b64: Buffer.from(r.token!).toString('base64') };
+    const [ok] = await verifyEpochTimestamps([served], CHECKPOINT, roots);
+    expect(ok!.verified).toBe(true);
+    const [edited] = await verifyEpochTimestamps([{ ...served, gen_time: '2020-01-01T00:00:00.000Z' }], CHECKPOINT, roots);
+    expect(edited!.verified).toBe(false);
+    const [elsewhere] = await verifyEpochTimestamps([served], CHECKPOINT.replace('\n3\n', '\n4\n'), roots);
+    expect(failed(elsewhere!)).toEqual(['tsa_imprint']);
+    const [garbage] = await verifyEpochTimestamps([{ tsa: 'x', gen_time: 'y', token_b64: '%%%' }], CHECKPOINT, roots);
+    expect(failed(garbage!)).toEqual(['tsa_token']);
+  });
+});
+
+/** The token with its certificates replaced by `cert` (DER), everything signed left as it was. */
+function withSignerCertificate(token: Uint8Array, cert: Uint8Array): Uint8Array {
+  const info = pkijs.ContentInfo.fromBER(token.slice().buffer as ArrayBuffer);
+  const signed = new pkijs.SignedData({ schema: info.content });
+  signed.certificates = [pkijs.Certificate.fromBER(cert.slice().buffer as ArrayBuffer)];
+  const out = new pkijs.ContentInfo({ contentType: info.contentType, content: signed.toSchema(true) });
+  return new Uint8Array(out.toSchema().toBER(false));
+}
