@@ -79,9 +79,12 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
         ORDER BY recorded_at, receipt_action_key`;
       return rows.map(toReceipt);
     },
-    async listOpen(tenantId, now, { route, limit }) {
+    async listOpen(tenantId, now, { route, pack, actionType, createdBefore, after, limit }) {
       const rows = await sql<ItemDbRow[]>`SELECT * FROM review_items WHERE tenant_id = ${tenantId} AND ${open()} AND expires_at > ${now}
-        ${route === undefined ? sql`` : sql`AND review_route = ${route}`} ORDER BY created_at, id LIMIT ${limit}`;
+        ${route === undefined ? sql`` : sql`AND review_route = ${route}`} ${pack === undefined ? sql`` : sql`AND pack = ${pack}`}
+        ${actionType === undefined ? sql`` : sql`AND action_type = ${actionType}`} ${createdBefore === undefined ? sql`` : sql`AND created_at <= ${createdBefore}`}
+        ${after === undefined ? sql`` : sql`AND (created_at, action_key) > (${after.createdAt}, ${after.actionKey})`}
+        ORDER BY created_at, action_key LIMIT ${limit}`;
       return rows.map(toItem);
     },
     async listDue(now, limit) {

@@ -116,11 +116,13 @@ export function reviewRoutes(deps: RouteDeps) {
     responses: { 200: jsonContent(ActiveManifest, 'Paused actions, oldest first') },
   });
   router.openapi(board, async (c) => {
-    const { route, limit: rawLimit } = c.req.valid('query');
+    const { route, limit: rawLimit, pack, action_type: actionType, min_age_seconds: minAge, cursor } = c.req.valid('query');
     const limit = rawLimit === undefined ? BOARD_DEFAULT_LIMIT : Number(rawLimit);
     const now = deps.clock.now();
     const at = rfc3339(now);
-    const rows = await deps.store.reviews.listOpen(c.var.auth.tenantId, at, { route, limit: limit + 1 });
+    const createdBefore = minAge === undefined ? undefined : rfc3339(new Date(now.getTime() - Number(minAge) * 1000));
+    const after = cursor === undefined ? undefined : decodeBoardCursor(cursor);
+    const rows = await deps.store.reviews.listOpen(c.var.auth.tenantId, at, { route, pack, actionType, createdBefore, after, limit: limit + 1 });
     const summary = await reviewInsights(deps.store.reviews, c.var.auth.tenantId, now, null);
     c.header('cache-control', 'no-store');
     return c.json(
@@ -130,6 +132,7 @@ export function reviewRoutes(deps: RouteDeps) {
         route: route ?? null,
         limit,
         truncated: rows.length > limit,
+        next_cursor: rows.length > limit ? encodeBoardCursor(rows[limit - 1]!) : null,
         raw_content_stored: false as const,
         items: rows.slice(0, limit).map((item) => boardItem(item, now)),
         insights: summary,
@@ -186,6 +189,21 @@ function boardItem(item: ReviewItem, now: Date) {
     escalation_level: item.escalationLevel,
     reminded_at: item.remindedAt,
   };
+}
+
+/** The board's page cursor: the last item shown, as base64url JSON [created_at, action_key]. */
+function encodeBoardCursor(item: ReviewItem): string {
+  return Buffer.from(JSON.stringify([item.createdAt, item.actionKey]), 'utf8').toString('base64url');
+}
+
+function decodeBoardCursor(cursor: string): { createdAt: string; actionKey: string } {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return { createdAt: v[0], actionKey: v[1] };
+  } catch {
+    // Not ours: refused below like any other malformed cursor.
+  }
+  throw ProblemError.validation([{ in: 'query', path: '/cursor', message: 'expected the next_cursor of a previous page', code: 'invalid_cursor' }]);
 }
 
 function isExpiredRefusal(err: unknown): boolean {

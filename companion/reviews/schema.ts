@@ -147,6 +147,15 @@ export const ActiveManifestQuery = z.strictObject({
     .refine((v) => Number(v) >= 1 && Number(v) <= 200, { error: 'expected an integer from 1 to 200' })
     .optional()
     .openapi({ description: 'Most items returned, 1 to 200 (default 50)' }),
+  pack: z.string().min(1).max(64).optional().openapi({ description: 'Exact pack, e.g. law' }),
+  action_type: z.string().min(1).max(200).optional().openapi({ description: 'Exact action type, e.g. proposed-action' }),
+  min_age_seconds: z
+    .string()
+    .max(10, { error: 'expected a whole number of seconds', abort: true })
+    .regex(/^\d{1,10}$/, { error: 'expected a whole number of seconds' })
+    .optional()
+    .openapi({ description: 'Only items paused at least this long ago' }),
+  cursor: z.string().min(1).max(400).optional().openapi({ description: 'next_cursor of the previous page (with the same filters)' }),
 });
 
 export const ActiveManifestItem = z.strictObject({
@@ -208,6 +217,7 @@ export const ActiveManifest = z
     route: z.string().nullable(),
     limit: z.number().int(),
     truncated: z.boolean().openapi({ description: 'More paused items exist than were returned' }),
+    next_cursor: z.string().nullable().openapi({ description: 'Pass as cursor for the next page; null on the last page' }),
     raw_content_stored: z.literal(false),
     items: z.array(ActiveManifestItem),
     insights: ReviewInsights.openapi({ description: 'GET /reviews/insights for all time' }),

@@ -77,11 +77,14 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
   const receipts = db.prepare<[string, string], ReceiptDbRow>(
     'SELECT * FROM review_receipts WHERE tenant_id = ? AND reviewed_action_key = ? ORDER BY recorded_at, receipt_action_key',
   );
-  const open = db.prepare<[string, string, number], ItemDbRow>(
-    `SELECT * FROM review_items WHERE tenant_id = ? AND ${OPEN} AND expires_at > ? ORDER BY created_at, id LIMIT ?`,
-  );
-  const openOnRoute = db.prepare<[string, string, string, number], ItemDbRow>(
-    `SELECT * FROM review_items WHERE tenant_id = ? AND ${OPEN} AND expires_at > ? AND review_route = ? ORDER BY created_at, id LIMIT ?`,
+  // One statement for every filter: an absent one is NULL and passes. The page start is a
+  // range on created_at (coalesced, so the board's index still serves it), then action_key.
+  const open = db.prepare<Record<string, string | number | null>, ItemDbRow>(
+    `SELECT * FROM review_items WHERE tenant_id = @tenantId AND ${OPEN} AND expires_at > @now
+       AND (@route IS NULL OR review_route = @route) AND (@pack IS NULL OR pack = @pack) AND (@actionType IS NULL OR action_type = @actionType)
+       AND created_at <= coalesce(@createdBefore, created_at)
+       AND created_at >= coalesce(@afterAt, '') AND (created_at > coalesce(@afterAt, '') OR action_key > @afterKey)
+     ORDER BY created_at, action_key LIMIT @limit`,
   );
   const due = db.prepare<[string, number], ItemDbRow>(`SELECT * FROM review_items WHERE ${OPEN} AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`);
   const scheduled = db.prepare<{ now: string; limit: number }, ItemDbRow>(`SELECT * FROM review_items
@@ -138,8 +141,18 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
     receiptsFor(tenantId, actionKey) {
       return receipts.all(tenantId, actionKey).map(toReceipt);
     },
-    listOpen(tenantId, now, { route, limit }) {
-      const rows = route === undefined ? open.all(tenantId, now, limit) : openOnRoute.all(tenantId, now, route, limit);
+    listOpen(tenantId, now, { route, pack, actionType, createdBefore, after, limit }) {
+      const rows = open.all({
+        tenantId,
+        now,
+        route: route ?? null,
+        pack: pack ?? null,
+        actionType: actionType ?? null,
+        createdBefore: createdBefore ?? null,
+        afterAt: after?.createdAt ?? null,
+        afterKey: after?.actionKey ?? '',
+        limit,
+      });
       return rows.map(toItem);
     },
     listDue(now, limit) {

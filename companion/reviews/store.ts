@@ -87,6 +87,15 @@ export interface ReviewReceiptRow {
   recordedAt: string;
 }
 
+/** What the board (GET /active-manifest) narrows its open items to, and where a page starts. */
+export interface BoardFilter {
+  route?: string | undefined;
+  pack?: string | undefined;
+  actionType?: string | undefined;
+  createdBefore?: string | undefined;
+  after?: { createdAt: string; actionKey: string } | undefined;
+}
+
 export interface ReviewStore {
   /** Opens the item of a needs_review gate action (inside the gate seal's transaction). */
   openItem(item: NewReviewItem): Promise<void>;
@@ -113,8 +122,12 @@ export interface ReviewStore {
   addReceipt(row: ReviewReceiptRow): Promise<void>;
   /** The receipts of one reviewed action, oldest first. */
   receiptsFor(tenantId: string, actionKey: string): Promise<ReviewReceiptRow[]>;
-  /** Open items whose window is still running at `now`, oldest first; `route` filters exactly. */
-  listOpen(tenantId: string, now: string, options: { route?: string | undefined; limit: number }): Promise<ReviewItem[]>;
+  /**
+   * Open items whose window is still running at `now`, oldest first (created_at, then
+   * action_key); `route`, `pack` and `actionType` filter exactly, `createdBefore` keeps items
+   * paused at or before it, `after` starts past that item (the board's pages).
+   */
+  listOpen(tenantId: string, now: string, options: BoardFilter & { limit: number }): Promise<ReviewItem[]>;
   /** Open items whose window ended by `now`, across tenants, earliest deadline first. */
   listDue(now: string, limit: number): Promise<ReviewItem[]>;
   /** Open items, window running at `now`, whose reminder or escalation step is due; across tenants. */
