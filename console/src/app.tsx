@@ -9,6 +9,7 @@ import { PAGES } from './pages/index.ts';
 import { currentSession, signIn, signOut } from './session.ts';
 import type { Me } from './session.ts';
 import { Field } from './ui/field.tsx';
+import { selfName } from './ui/names.tsx';
 import { ErrorNotice, Notice } from './ui/notice.tsx';
 
 function pageFromHash(): string {
@@ -100,7 +101,9 @@ function Shell({ me, page, onSignedOut }: { me: Me; page: string; onSignedOut: (
         <div class="who">
           <span class="tenant">{me.display_name}</span>
           <span class={`kind kind-${me.tenant_kind}`}>{me.tenant_kind}</span>
-          <span class="person">{me.person ? `${me.person.role} ${me.person.id}` : 'key without a person'}</span>
+          <span class="person" title={me.principal?.id}>
+            {selfName(me)} · {me.person ? me.person.role : 'service account'}
+          </span>
           <button type="button" class="secondary" onClick={() => signOut().finally(onSignedOut)}>
             Sign out
           </button>

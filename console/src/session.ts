@@ -20,6 +20,8 @@ export interface Me {
   tenant_kind: 'sandbox' | 'production';
   display_name: string;
   person: { id: string; role: 'owner' | 'member' } | null;
+  /** Who acts: the person, or the service account of the key the session was opened with. */
+  principal: { id: string; kind: 'person' | 'service_account'; display_name: string };
   capabilities: Capability[];
   usage: Usage;
 }

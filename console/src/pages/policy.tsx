@@ -12,6 +12,7 @@ import { when } from '../format.ts';
 import { Badge, decisionTone } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
+import { Name, useDirectory } from '../ui/names.tsx';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
 import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
@@ -102,7 +103,7 @@ export default function Policy({ me }: PageProps) {
           </select>
         )}
       </Field>
-      <PackPolicy key={pack} pack={pack} canEdit={me.capabilities.includes('policy:manage')} />
+      <PackPolicy key={pack} pack={pack} canEdit={me.capabilities.includes('policy:manage')} me={me} />
     </div>
   );
 }
@@ -113,7 +114,8 @@ interface Saved {
   verification: Verification;
 }
 
-function PackPolicy({ pack, canEdit }: { pack: string; canEdit: boolean }) {
+function PackPolicy({ pack, canEdit, me }: { pack: string; canEdit: boolean; me: PageProps['me'] }) {
+  const dir = useDirectory(me);
   const options = useLoad(() => api<Options>(`/tenant/policy/options${query({ policy_pack: pack })}`));
   const receipts = useLoad(() => api<{ receipts: PolicyVersion[] }>(`/tenant/policy/receipts${query({ policy_pack: pack, limit: 20 })}`));
   // Kept here: the editor starts afresh from the version it saved.
@@ -131,7 +133,7 @@ function PackPolicy({ pack, canEdit }: { pack: string; canEdit: boolean }) {
         <h2 id="current-h">Current version</h2>
         {options.data.current ? (
           <p>
-            Version {options.data.current.version}, saved {when(options.data.current.created_at)} by <code>{options.data.current.actor}</code>
+            Version {options.data.current.version}, saved {when(options.data.current.created_at)} by <Name id={options.data.current.actor} dir={dir} />
             {options.data.current.document.label ? ` — “${options.data.current.document.label}”` : ''}.
           </p>
         ) : (
@@ -159,7 +161,7 @@ function PackPolicy({ pack, canEdit }: { pack: string; canEdit: boolean }) {
                     <td>{v.version}</td>
                     <td>{when(v.created_at)}</td>
                     <td>
-                      <code>{v.actor}</code>
+                      <Name id={v.actor} dir={dir} />
                     </td>
                     <td>
                       {v.document.allow_action_types.length} / {v.document.review_action_types.length} / {v.document.deny_action_types.length}

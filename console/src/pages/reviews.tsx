@@ -1,21 +1,39 @@
 /**
- * Review board: the paused actions of GET /active-manifest, newest first, with age and route.
- * A decision (approve, reject, escalate) is posted with a reason and, for law, the five grades
- * of the grading mirror; it shows as done only once its sealed receipt has verified in this
- * browser against the pinned keys (console/src/evidence.ts).
+ * Review board: the paused actions of GET /active-manifest, longest waiting first, filtered on
+ * the service by pack, action type, route and age, 200 to a page (its next_cursor), and read
+ * again every few seconds while the page is visible, so items that arrive or are decided
+ * elsewhere show without a refresh. Each row says who has approved so far, by name; a person
+ * who already approved cannot decide again (the rule wants another person), and the row says
+ * why. A decision (approve, reject, escalate) is posted with a reason and, for law, the five
+ * grades of the grading mirror; it shows as done only once its sealed receipt has verified in
+ * this browser against the pinned keys (console/src/evidence.ts).
  */
 import { Fragment } from 'preact';
-import { useState } from 'preact/hooks';
-import { ApiError, api } from '../api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, query, seg } from '../api.ts';
 import { verifyReceipt } from '../evidence.ts';
 import type { Verification } from '../evidence.ts';
-import { duration, shortKey } from '../format.ts';
+import { count, duration, shortKey, when } from '../format.ts';
+import type { Me } from '../session.ts';
 import { Badge } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
+import { nameOf, useDirectory } from '../ui/names.tsx';
+import type { Directory } from '../ui/names.tsx';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
+import { usePolled } from '../ui/poll.ts';
 import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
+
+/** One approval as the service names it: the principal behind the credential, and who asserted a delegated one. */
+export interface Approval {
+  principal_id?: string | null;
+  display_name?: string | null;
+  /** The reviewer the receipt names (the spec's field): the principal itself, or a delegated identity. */
+  reviewer?: string | null;
+  asserted_by?: { principal_id: string; display_name?: string | null } | null;
+  at?: string | null;
+}
 
 interface BoardItem {
   action_key: string;
@@ -26,7 +44,10 @@ interface BoardItem {
   created_at: string;
   age_seconds: number;
   expires_in_seconds: number;
-  approvals: number;
+  /** A count (the spec's field), or the approvals themselves. */
+  approvals: number | Approval[];
+  approved_by?: Approval[];
+  approvers?: Approval[];
   approvals_required: number;
   escalation_level: number;
 }
@@ -34,6 +55,8 @@ interface BoardItem {
 interface Board {
   items: BoardItem[];
   truncated: boolean;
+  next_cursor?: string | null;
+  insights?: { pending: number; action_types: { action_type: string }[] };
 }
 
 interface Mirror {
@@ -58,86 +81,275 @@ interface Outcome {
   verification: Verification;
 }
 
+interface Filters {
+  pack: string;
+  actionType: string;
+  route: string;
+  minAge: string;
+}
+
+export const PAGE_SIZE = 200;
+/** How often the board is read again while visible. */
+const POLL_MS = 4000;
+const AGES: { seconds: string; label: string }[] = [
+  { seconds: '', label: 'Any age' },
+  { seconds: '3600', label: 'Waiting over 1 hour' },
+  { seconds: '14400', label: 'Waiting over 4 hours' },
+  { seconds: '86400', label: 'Waiting over 1 day' },
+  { seconds: '259200', label: 'Waiting over 3 days' },
+];
+
+function approvalCount(item: BoardItem): number {
+  return typeof item.approvals === 'number' ? item.approvals : item.approvals.length;
+}
+
+/** The approvals as the board item carries them, or undefined when it only counts them. */
+function listedApprovals(item: BoardItem): Approval[] | undefined {
+  if (Array.isArray(item.approvals)) return item.approvals;
+  return item.approved_by ?? item.approvers;
+}
+
+/** The receipts of the action (GET /v1/records/{key}): today's way to see who approved. */
+async function approvalsFromRecord(actionKey: string): Promise<Approval[]> {
+  const rec = await api<{ review?: { receipts?: { decision: string; reviewer: string | null; recorded_at: string }[] } }>(`/v1/records/${seg(actionKey)}`);
+  return (rec.review?.receipts ?? []).filter((r) => r.decision === 'approved').map((r) => ({ reviewer: r.reviewer, at: r.recorded_at }));
+}
+
+/** Whether this approval counts for the signed-in principal. */
+function isMine(a: Approval, me: Me): boolean {
+  const mine = new Set([me.principal?.id, me.person?.id].filter((x): x is string => Boolean(x)));
+  // An approval counts for the person it binds (a delegated one: the person its identity maps
+  // to), not for whoever asserted it.
+  if (a.principal_id) return mine.has(a.principal_id);
+  return a.reviewer ? mine.has(a.reviewer) : false;
+}
+
+function approverName(a: Approval, dir: Directory | undefined): string {
+  const who = a.principal_id ? nameOf(a.principal_id, dir, a.display_name) : a.reviewer ? nameOf(a.reviewer, dir) : 'someone';
+  const asserted = a.asserted_by ? ` (asserted by ${nameOf(a.asserted_by.principal_id, dir, a.asserted_by.display_name)})` : '';
+  return who + asserted;
+}
+
 export default function Reviews({ me }: PageProps) {
-  const board = useLoad(() => api<Board>('/active-manifest?limit=200'));
+  const [filters, setFilters] = useState<Filters>({ pack: '', actionType: '', route: '', minAge: '' });
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const board = usePolled(
+    () =>
+      api<Board>(
+        `/active-manifest${query({
+          limit: PAGE_SIZE,
+          pack: filters.pack,
+          action_type: filters.actionType,
+          route: filters.route.trim(),
+          min_age_seconds: filters.minAge,
+          cursor,
+        })}`,
+      ),
+    [filters, cursor],
+    POLL_MS,
+  );
+  const packs = useLoad(() => api<{ packs: { name: string }[] }>('/v1/packs'));
+  const dir = useDirectory(me);
   const [open, setOpen] = useState<string | null>(null);
   const [outcomes, setOutcomes] = useState<Outcome[]>([]);
+  const [gone, setGone] = useState<string | null>(null);
+  const approvals = useApprovals(board.data?.items ?? []);
   const canDecide = me.capabilities.includes('reviews:decide');
-  const items = [...(board.data?.items ?? [])].sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const items = board.data?.items ?? [];
+  const routes = [...new Set(items.map((i) => i.review_route).filter((r): r is string => r !== null))].sort();
+  const actionTypes = (board.data?.insights?.action_types ?? []).map((t) => t.action_type).sort();
+
+  // The open item was decided or ended elsewhere: close its form and say so.
+  useEffect(() => {
+    if (open && board.data && !board.loading && !items.some((i) => i.action_key === open)) {
+      setOpen(null);
+      if (!outcomes.some((o) => o.actionKey === open)) setGone(open);
+    }
+  }, [board.data]);
+
   const done = (o: Outcome) => {
     setOutcomes((list) => [o, ...list]);
     setOpen(null);
     board.reload();
   };
+  const change = (next: Partial<Filters>) => {
+    setFilters({ ...filters, ...next });
+    setCursors([]);
+  };
+  const page = cursors.length + 1;
+  const first = cursors.length * PAGE_SIZE + 1;
   return (
     <div>
       {!canDecide ? <NeedsCapability capability="reviews:decide" what="approve, reject or escalate" /> : null}
+      <form class="filters" aria-label="Filter the board" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Pack">
+          {(a11y) => (
+            <select {...a11y} value={filters.pack} onChange={(e) => change({ pack: e.currentTarget.value })}>
+              <option value="">All packs</option>
+              {(packs.data?.packs ?? []).map((p) => (
+                <option key={p.name}>{p.name}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Action type">
+          {(a11y) => (
+            <select {...a11y} value={filters.actionType} onChange={(e) => change({ actionType: e.currentTarget.value })}>
+              <option value="">All action types</option>
+              {actionTypes.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Route" hint="Exact, e.g. browser:legal-review">
+          {(a11y) => (
+            <>
+              <input {...a11y} list="board-routes" maxLength={200} value={filters.route} onChange={(e) => change({ route: e.currentTarget.value })} />
+              <datalist id="board-routes">
+                {routes.map((r) => (
+                  <option key={r} value={r} />
+                ))}
+              </datalist>
+            </>
+          )}
+        </Field>
+        <Field label="Age">
+          {(a11y) => (
+            <select {...a11y} value={filters.minAge} onChange={(e) => change({ minAge: e.currentTarget.value })}>
+              {AGES.map((a) => (
+                <option key={a.seconds} value={a.seconds}>
+                  {a.label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </form>
       <div class="toolbar">
         <button type="button" class="secondary" onClick={board.reload} disabled={board.loading}>
           Refresh
         </button>
         <span class="muted" aria-live="polite">
-          {board.loading ? 'Loading…' : `${items.length} paused${board.data?.truncated ? ' (more than shown)' : ''}`}
+          {board.data === undefined
+            ? 'Loading…'
+            : items.length === 0
+              ? ''
+              : `Page ${page}: ${count(first)}–${count(first + items.length - 1)}${board.data.next_cursor ? ', more on the next page' : ''}${board.data.insights ? `; ${count(board.data.insights.pending)} paused in all` : ''}`}
         </span>
       </div>
+      {gone ? (
+        <Notice tone="info">
+          <code>{shortKey(gone)}</code> was decided or ended elsewhere while its form was open.
+        </Notice>
+      ) : null}
       {outcomes.map((o) => (
         <OutcomeNotice key={o.answer.action_key} outcome={o} />
       ))}
       {board.error ? <ErrorNotice error={board.error} /> : null}
-      {board.data && items.length === 0 ? <p>Nothing is waiting for a review.</p> : null}
+      {board.data && items.length === 0 ? <p>Nothing here is waiting for a review.</p> : null}
       {items.length > 0 ? (
         <TableWrap label="Paused actions">
           <table>
-            <caption class="visually-hidden">Paused actions, newest first</caption>
+            <caption class="visually-hidden">Paused actions, longest waiting first</caption>
             <Columns names={['Action', 'Pack', 'Age', 'Route', 'Status', 'Approvals', 'Expires in', { hidden: 'Decide' }]} />
             <tbody>
-              {items.map((item) => (
-                <Fragment key={item.action_key}>
-                  <tr>
-                    <td>
-                      <span class="strong">{item.action_type}</span>
-                      <br />
-                      <code title={item.action_key}>{shortKey(item.action_key)}</code>
-                    </td>
-                    <td>{item.pack}</td>
-                    <td>{duration(item.age_seconds)}</td>
-                    <td>{item.review_route ?? '—'}</td>
-                    <td>
-                      <Badge tone="wait">{item.status}</Badge>
-                      {item.escalation_level > 0 ? <span class="muted"> level {item.escalation_level}</span> : null}
-                    </td>
-                    <td>
-                      {item.approvals} of {item.approvals_required}
-                    </td>
-                    <td>{duration(item.expires_in_seconds)}</td>
-                    <td>
-                      <button
-                        type="button"
-                        aria-expanded={open === item.action_key}
-                        aria-controls={`decide-${item.action_key}`}
-                        disabled={!canDecide}
-                        title={canDecide ? undefined : 'Needs the reviews:decide capability'}
-                        onClick={() => setOpen(open === item.action_key ? null : item.action_key)}
-                      >
-                        Decide<span class="visually-hidden"> on {item.action_type} {shortKey(item.action_key)}</span>
-                      </button>
-                    </td>
-                  </tr>
-                  {open === item.action_key ? (
-                    <tr class="decide-row">
-                      <td colSpan={8} id={`decide-${item.action_key}`}>
-                        <DecideForm item={item} reviewer={me.person?.id} onDone={done} />
+              {items.map((item) => {
+                const listed = listedApprovals(item) ?? approvals.get(item.action_key);
+                const mine = listed?.find((a) => isMine(a, me));
+                const blocked = !canDecide ? 'Needs the reviews:decide capability' : mine ? `You approved this${mine.at ? ` on ${when(mine.at)}` : ''}; the rule needs another person’s approval.` : undefined;
+                const reasonId = `why-${item.action_key}`;
+                return (
+                  <Fragment key={item.action_key}>
+                    <tr>
+                      <td>
+                        <span class="strong">{item.action_type}</span>
+                        <br />
+                        <code title={item.action_key}>{shortKey(item.action_key)}</code>
+                      </td>
+                      <td>{item.pack}</td>
+                      <td>{duration(item.age_seconds)}</td>
+                      <td>{item.review_route ?? '—'}</td>
+                      <td>
+                        <Badge tone="wait">{item.status}</Badge>
+                        {item.escalation_level > 0 ? <span class="muted"> level {item.escalation_level}</span> : null}
+                      </td>
+                      <td>
+                        {approvalCount(item)} of {item.approvals_required}
+                        {listed && listed.length > 0 ? <span class="approvers">: {listed.map((a) => approverName(a, dir)).join(', ')}</span> : null}
+                      </td>
+                      <td>{duration(item.expires_in_seconds)}</td>
+                      <td>
+                        <button
+                          type="button"
+                          aria-expanded={open === item.action_key}
+                          aria-controls={`decide-${item.action_key}`}
+                          aria-describedby={mine ? reasonId : undefined}
+                          disabled={blocked !== undefined}
+                          title={blocked}
+                          onClick={() => {
+                            setGone(null);
+                            setOpen(open === item.action_key ? null : item.action_key);
+                          }}
+                        >
+                          Decide<span class="visually-hidden"> on {item.action_type} {shortKey(item.action_key)}</span>
+                        </button>
+                        {mine ? (
+                          <p class="hint" id={reasonId}>
+                            {blocked}
+                          </p>
+                        ) : null}
                       </td>
                     </tr>
-                  ) : null}
-                </Fragment>
-              ))}
+                    {open === item.action_key && !blocked ? (
+                      <tr class="decide-row">
+                        <td colSpan={8} id={`decide-${item.action_key}`}>
+                          <DecideForm item={item} me={me} onDone={done} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
+                );
+              })}
             </tbody>
           </table>
         </TableWrap>
       ) : null}
+      {cursors.length > 0 || board.data?.next_cursor ? (
+        <nav class="toolbar" aria-label="Board pages">
+          <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+            Previous page
+          </button>
+          <span>Page {page}</span>
+          <button type="button" class="secondary" disabled={!board.data?.next_cursor} onClick={() => board.data?.next_cursor && setCursors([...cursors, board.data.next_cursor])}>
+            Next page
+          </button>
+        </nav>
+      ) : null}
     </div>
   );
+}
+
+/**
+ * Who approved the items that only count their approvals: read from each action's receipts,
+ * once per item and approval count (so a new approval is read again, nothing else is).
+ */
+function useApprovals(items: BoardItem[]): Map<string, Approval[]> {
+  const [known, setKnown] = useState<Map<string, Approval[]>>(new Map());
+  const asked = useRef(new Map<string, number>());
+  useEffect(() => {
+    for (const item of items) {
+      const n = approvalCount(item);
+      if (n === 0 || listedApprovals(item) !== undefined || asked.current.get(item.action_key) === n) continue;
+      asked.current.set(item.action_key, n);
+      approvalsFromRecord(item.action_key).then(
+        (list) => setKnown((m) => new Map(m).set(item.action_key, list)),
+        () => asked.current.delete(item.action_key),
+      );
+    }
+  }, [items]);
+  return known;
 }
 
 function OutcomeNotice({ outcome }: { outcome: Outcome }) {
@@ -159,10 +371,12 @@ function OutcomeNotice({ outcome }: { outcome: Outcome }) {
   );
 }
 
-function DecideForm({ item, reviewer, onDone }: { item: BoardItem; reviewer: string | undefined; onDone: (o: Outcome) => void }) {
+function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o: Outcome) => void }) {
+  // A person decides as themselves; a service account's session may name the reviewer it acts for.
+  const person = me.person?.id;
   const [decision, setDecision] = useState<'approved' | 'rejected' | 'escalated'>('approved');
   const [reason, setReason] = useState('');
-  const [reviewerName, setReviewerName] = useState(reviewer ?? '');
+  const [reviewerName, setReviewerName] = useState(person ?? me.principal?.id ?? '');
   const [grades, setGrades] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>(undefined);
   const [stage, setStage] = useState<'idle' | 'sending' | 'verifying'>('idle');
@@ -174,7 +388,7 @@ function DecideForm({ item, reviewer, onDone }: { item: BoardItem; reviewer: str
     setError(undefined);
     setStage('sending');
     try {
-      const body: Record<string, unknown> = { pack: item.pack, action_key: item.action_key, reviewer: reviewerName.trim(), decision };
+      const body: Record<string, unknown> = { pack: item.pack, action_key: item.action_key, reviewer: (person ?? reviewerName).trim(), decision };
       if (reason.trim()) body.reason = reason.trim();
       if (mirror.data && graded > 0) {
         body.mirror_grades = Object.fromEntries(mirror.data.keys.map((k) => [k, grades[k]]).filter(([, v]) => v));
@@ -202,8 +416,8 @@ function DecideForm({ item, reviewer, onDone }: { item: BoardItem; reviewer: str
           </label>
         ))}
       </fieldset>
-      {reviewer === undefined ? (
-        <Field label="Reviewer" hint="Who decides; recorded in the receipt" error={fieldError('/reviewer')}>
+      {person === undefined ? (
+        <Field label="Reviewer" hint="Who decides; recorded in the receipt. Naming anyone but this account needs reviews:delegate" error={fieldError('/reviewer')}>
           {(a11y) => <input {...a11y} required maxLength={200} value={reviewerName} onInput={(e) => setReviewerName(e.currentTarget.value)} />}
         </Field>
       ) : null}
