@@ -31,7 +31,8 @@ export interface Approval {
   display_name?: string | null;
   /** The reviewer the receipt names (the spec's field): the principal itself, or a delegated identity. */
   reviewer?: string | null;
-  asserted_by?: { principal_id: string; display_name?: string | null } | null;
+  /** Who named the reviewer when someone else did: a principal (delegation), or a route's callback. */
+  asserted_by?: { principal_id: string | null; display_name?: string | null; route?: string | null } | null;
   at?: string | null;
 }
 
@@ -46,8 +47,8 @@ interface BoardItem {
   expires_in_seconds: number;
   /** A count (the spec's field), or the approvals themselves. */
   approvals: number | Approval[];
+  /** Who has approved so far, as principals (absent from services that only count). */
   approved_by?: Approval[];
-  approvers?: Approval[];
   approvals_required: number;
   escalation_level: number;
 }
@@ -106,27 +107,37 @@ function approvalCount(item: BoardItem): number {
 /** The approvals as the board item carries them, or undefined when it only counts them. */
 function listedApprovals(item: BoardItem): Approval[] | undefined {
   if (Array.isArray(item.approvals)) return item.approvals;
-  return item.approved_by ?? item.approvers;
+  return item.approved_by;
 }
 
-/** The receipts of the action (GET /v1/records/{key}): today's way to see who approved. */
+/**
+ * Who approved, from the action's record (GET /v1/records/{key}), for a board that only counts:
+ * its approved_by where the service names principals, else its receipts' reviewers.
+ */
 async function approvalsFromRecord(actionKey: string): Promise<Approval[]> {
-  const rec = await api<{ review?: { receipts?: { decision: string; reviewer: string | null; recorded_at: string }[] } }>(`/v1/records/${seg(actionKey)}`);
+  const rec = await api<{ review?: { approved_by?: Approval[]; receipts?: { decision: string; reviewer: string | null; recorded_at: string }[] } }>(
+    `/v1/records/${seg(actionKey)}`,
+  );
+  if (rec.review?.approved_by) return rec.review.approved_by;
   return (rec.review?.receipts ?? []).filter((r) => r.decision === 'approved').map((r) => ({ reviewer: r.reviewer, at: r.recorded_at }));
 }
 
-/** Whether this approval counts for the signed-in principal. */
+/**
+ * Whether the signed-in principal already took part in this approval: as the person it counts
+ * for, or as whoever named the reviewer. The service refuses either one a second approval
+ * (review_duplicate_approver), so Decide is closed to them.
+ */
 function isMine(a: Approval, me: Me): boolean {
   const mine = new Set([me.principal?.id, me.person?.id].filter((x): x is string => Boolean(x)));
-  // An approval counts for the person it binds (a delegated one: the person its identity maps
-  // to), not for whoever asserted it.
-  if (a.principal_id) return mine.has(a.principal_id);
-  return a.reviewer ? mine.has(a.reviewer) : false;
+  if (a.principal_id && mine.has(a.principal_id)) return true;
+  if (a.asserted_by?.principal_id && mine.has(a.asserted_by.principal_id)) return true;
+  return a.principal_id === undefined && a.asserted_by === undefined && a.reviewer ? mine.has(a.reviewer) : false;
 }
 
 function approverName(a: Approval, dir: Directory | undefined): string {
   const who = a.principal_id ? nameOf(a.principal_id, dir, a.display_name) : a.reviewer ? nameOf(a.reviewer, dir) : 'someone';
-  const asserted = a.asserted_by ? ` (asserted by ${nameOf(a.asserted_by.principal_id, dir, a.asserted_by.display_name)})` : '';
+  const by = a.asserted_by;
+  const asserted = by ? ` (asserted by ${by.principal_id ? nameOf(by.principal_id, dir, by.display_name) : (by.display_name ?? by.route ?? 'a route')})` : '';
   return who + asserted;
 }
 
