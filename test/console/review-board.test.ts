@@ -60,7 +60,7 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     return { key: res.body.api_key as string, id: res.body.person.id as string };
   };
-  ({ key: carlKey, id: carlId } = await person('carl@firm.example', 'Carl Counsel', ['reviews:decide', 'people:manage']));
+  ({ key: carlKey, id: carlId } = await person('carl@firm.example', 'Carl Counsel', ['reviews:decide', 'people:manage', 'exports:read']));
   ({ key: beaKey, id: beaId } = await person('bea@firm.example', 'Bea Reviewer', ['reviews:decide']));
   // Four eyes for medicine's phi-export: two different people must approve.
   const rules = await world.ctx.request('/tenant/policy?policy_pack=medicine', {
@@ -227,5 +227,20 @@ describe('the board in the console', () => {
     // The service agrees: a second approval by the same person is refused.
     const again = await world.ctx.request('/v1/reviews', { json: { pack: 'medicine', action_key: target, reviewer: carlId, decision: 'approved' }, key: carlKey });
     expect(again.status).toBe(409);
+  });
+
+  it('names the people behind the review receipts on the Records page, never their ids', async () => {
+    const { page } = world;
+    await openPage(world, 'records', 'Records');
+    await page.getByLabel('Kind').selectOption('review');
+    await page.getByRole('button', { name: 'Load records' }).click();
+    const rows = page.locator('tbody tr');
+    // Bea's approval and rejection, Carl's two approvals.
+    await expect.poll(() => rows.count()).toBe(4);
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('Bea Reviewer');
+    expect(text).toContain('Carl Counsel');
+    expect(text).not.toMatch(/\b(per|key|sva)_[0-9A-Z]{26}\b/);
+    expect(await page.locator('header .person').textContent()).toContain('Carl Counsel');
   });
 });

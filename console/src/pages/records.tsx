@@ -12,6 +12,8 @@ import { Badge, decisionTone } from '../ui/badge.tsx';
 import { saveResponse } from '../ui/download.ts';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
+import { Name, useDirectory } from '../ui/names.tsx';
+import type { Directory } from '../ui/names.tsx';
 import { ErrorNotice, NeedsCapability } from '../ui/notice.tsx';
 import { Columns, TableWrap } from '../ui/table.tsx';
 import type { PageProps } from './types.ts';
@@ -34,6 +36,22 @@ const SHOWN = 25;
 const KINDS = ['gate', 'record', 'review', 'policy'];
 const DECISIONS = ['allow', 'needs_review', 'blocked', 'approved', 'rejected', 'escalated'];
 
+/**
+ * Who a receipt names as acting, from its signed context: a review's `principal` (or, before
+ * receipts named one, its `reviewer`), an admin or policy receipt's `actor`. Gate records and
+ * records name nobody.
+ */
+function actorOf(record: ExportedRecord): { id: string; name: string | null } | null {
+  const seal = (record.verify_request as { seal?: { attestation?: { context?: Record<string, unknown> } } } | null)?.seal;
+  const ctx = seal?.attestation?.context ?? {};
+  const principal = ctx.principal as { principal_id?: string; display_name?: string } | null | undefined;
+  if (principal?.principal_id) return { id: principal.principal_id, name: principal.display_name ?? null };
+  const actor = ctx.actor as { id?: string; display_name?: string } | string | undefined;
+  if (typeof actor === 'string') return { id: actor, name: null };
+  if (actor?.id) return { id: actor.id, name: actor.display_name ?? null };
+  return typeof ctx.reviewer === 'string' ? { id: ctx.reviewer, name: null } : null;
+}
+
 /** A datetime-local value (the browser's zone) as RFC 3339 UTC, or undefined when empty. */
 function utc(local: string): string | undefined {
   if (!local) return undefined;
@@ -48,6 +66,7 @@ export default function Records({ me }: PageProps) {
   const [kind, setKind] = useState('');
   const [decision, setDecision] = useState('');
   const packs = useLoad(() => api<{ packs: { name: string }[] }>('/v1/packs'));
+  const dir = useDirectory(me);
   const [records, setRecords] = useState<ExportedRecord[]>([]);
   const [total, setTotal] = useState<number | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -148,10 +167,10 @@ export default function Records({ me }: PageProps) {
         <TableWrap label="Records">
           <table>
             <caption class="visually-hidden">Sealed records, newest first</caption>
-            <Columns names={['Recorded', 'Record', 'Pack', 'Decision', 'Seal', 'Anchoring', 'Bundle']} />
+            <Columns names={['Recorded', 'Record', 'Pack', 'Decision', 'By', 'Seal', 'Anchoring', 'Bundle']} />
             <tbody>
               {newest.slice(0, shown).map((r) => (
-                <RecordRow key={r.action_key} record={r} generation={generation} />
+                <RecordRow key={r.action_key} record={r} generation={generation} dir={dir} />
               ))}
             </tbody>
           </table>
@@ -175,7 +194,8 @@ export default function Records({ me }: PageProps) {
 
 type Anchoring = { state: 'anchored'; epoch: number } | { state: 'waiting' } | { state: 'error'; detail: string };
 
-function RecordRow({ record, generation }: { record: ExportedRecord; generation: number }) {
+function RecordRow({ record, generation, dir }: { record: ExportedRecord; generation: number; dir: Directory | undefined }) {
+  const actor = actorOf(record);
   const [verification, setVerification] = useState<Verification | null>(null);
   const [anchoring, setAnchoring] = useState<Anchoring | null>(null);
   const [downloadError, setDownloadError] = useState<unknown>(undefined);
@@ -205,6 +225,9 @@ function RecordRow({ record, generation }: { record: ExportedRecord; generation:
       </td>
       <td>{record.pack}</td>
       <td>{record.decision ? <Badge tone={decisionTone(record.decision)}>{record.decision}</Badge> : '—'}</td>
+      <td>
+        <Name id={actor?.id} dir={dir} fallback={actor?.name} />
+      </td>
       <td>
         {verification === null ? (
           <Badge tone="neutral">checking…</Badge>
