@@ -34,3 +34,14 @@ CREATE TABLE review_contexts (
 ) STRICT, WITHOUT ROWID;
 
 CREATE INDEX review_contexts_by_key ON review_contexts (review_key_id);
+
+-- Who submitted each paused gate request (the principal and the credential it used), written in
+-- the gate seal's transaction: only they may share or withdraw the action's review context.
+-- Identifiers only; kept while the review is open, erased with the contexts when it ends.
+CREATE TABLE review_context_submitters (
+  tenant_id     TEXT NOT NULL REFERENCES tenants (id),
+  action_key    TEXT NOT NULL,
+  principal_id  TEXT,                                     -- per_… or sva_…
+  credential_id TEXT,                                     -- key_… or ses_…
+  PRIMARY KEY (tenant_id, action_key)
+) STRICT, WITHOUT ROWID;

@@ -50,15 +50,16 @@ export function assertOpen(deps: ContextDeps, item: ReviewItem): void {
   if (!isOpen(effectiveStatus(item, now))) throw notOpen(item, now);
 }
 
-/** Whether the caller is who submitted the paused gate request: its key, or the person behind it. */
-export async function assertSubmitter(deps: ContextDeps, auth: AuthContext, record: SealedRecordRow): Promise<void> {
-  if (record.keyId === auth.keyId) return;
-  const principal = auth.principal;
-  if (principal?.kind === 'person') {
-    // A session's record carries the person's id as its key id (account/people.ts).
-    if (record.keyId === principal.id) return;
-    const keyPerson = await deps.store.account.getKeyPerson(record.keyId);
-    if (keyPerson?.id === principal.id) return;
+/**
+ * Whether the caller is who submitted the paused gate request: the same principal (any of its
+ * credentials: the extension's key, the person's session), or, for a request no principal made,
+ * the same credential. Recorded in the gate seal's transaction (./participant.ts).
+ */
+export async function assertSubmitter(deps: ContextDeps, auth: AuthContext, item: ReviewItem): Promise<void> {
+  const submitter = await deps.store.reviewContexts.findSubmitter(item.tenantId, item.actionKey);
+  if (submitter) {
+    if (submitter.principalId !== null && submitter.principalId === auth.principal?.id) return;
+    if (submitter.principalId === null && submitter.credentialId !== null && submitter.credentialId === auth.credentialId) return;
   }
   throw new ProblemError({
     status: 403,

@@ -1,5 +1,7 @@
 /**
- * The review-context capability's part of every seal: a review receipt that ends an action's
+ * The review-context capability's part of every seal. A gate seal that pauses its action records
+ * who submitted it (the principal and credential), so only they may later share or withdraw its
+ * review context (./context.ts). A review receipt that ends an action's
  * review (its final approval, a rejection, or the expiry) erases the context ciphertexts held
  * for that action in the seal's own transaction, so no decided or expired action keeps them
  * for a moment longer, and a seal that rolls back (a concurrent decision won) erases nothing.
@@ -23,9 +25,14 @@ export function reviewEndedBy(request: Pick<SealRequest, 'kind' | 'context' | 'd
 export function reviewContextParticipant(): SealParticipant {
   return {
     name: 'review-context',
-    async sealed({ request }, tx) {
+    async sealed({ request, record }, tx) {
+      const { auth } = request;
+      if (request.pauseForReview) {
+        await tx.reviewContexts.recordSubmitter({ tenantId: auth.tenantId, actionKey: record.actionKey, principalId: auth.principal?.id ?? null, credentialId: auth.credentialId ?? null });
+        return;
+      }
       const ended = reviewEndedBy(request);
-      if (ended !== undefined) await tx.reviewContexts.eraseContexts(request.auth.tenantId, ended);
+      if (ended !== undefined) await tx.reviewContexts.forgetAction(auth.tenantId, ended);
     },
   };
 }

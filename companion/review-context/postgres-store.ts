@@ -8,12 +8,29 @@
  */
 import { atomically } from '../core/postgres/connect.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
-import { toContext, toKey } from './rows.ts';
-import type { ContextDbRow, KeyDbRow } from './rows.ts';
+import { toContext, toKey, toSubmitter } from './rows.ts';
+import type { ContextDbRow, KeyDbRow, SubmitterDbRow } from './rows.ts';
 import type { ReviewContextStore } from './store.ts';
 
 export function createPostgresReviewContextStore(sql: Queryable): ReviewContextStore {
   return {
+    async recordSubmitter(row) {
+      await sql`INSERT INTO review_context_submitters (tenant_id, action_key, principal_id, credential_id)
+        VALUES (${row.tenantId}, ${row.actionKey}, ${row.principalId}, ${row.credentialId}) ON CONFLICT (tenant_id, action_key) DO NOTHING`;
+    },
+
+    async findSubmitter(tenantId, actionKey) {
+      const [r] = await sql<SubmitterDbRow[]>`SELECT * FROM review_context_submitters WHERE tenant_id = ${tenantId} AND action_key = ${actionKey}`;
+      return r && toSubmitter(r);
+    },
+
+    async forgetAction(tenantId, actionKey) {
+      await atomically(sql, async (tx) => {
+        await tx`DELETE FROM review_contexts WHERE tenant_id = ${tenantId} AND action_key = ${actionKey}`;
+        await tx`DELETE FROM review_context_submitters WHERE tenant_id = ${tenantId} AND action_key = ${actionKey}`;
+      });
+    },
+
     async addKey(row) {
       const inserted = await sql`INSERT INTO review_keys (id, tenant_id, person_id, public_key, label, created_at, last_used_at, revoked_at)
         VALUES (${row.id}, ${row.tenantId}, ${row.personId}, ${row.publicKey}, ${row.label}, ${row.createdAt}, NULL, NULL)
@@ -76,6 +93,11 @@ export function createPostgresReviewContextStore(sql: Queryable): ReviewContextS
       const erased = await sql`DELETE FROM review_contexts WHERE (tenant_id, action_key, review_key_id) IN (
           SELECT c.tenant_id, c.action_key, c.review_key_id FROM review_contexts c
           WHERE NOT EXISTS (SELECT 1 FROM review_items i WHERE i.tenant_id = c.tenant_id AND i.action_key = c.action_key
+            AND i.status IN ('pending', 'escalated') AND i.expires_at > ${now})
+          LIMIT ${limit})`;
+      await sql`DELETE FROM review_context_submitters WHERE (tenant_id, action_key) IN (
+          SELECT s.tenant_id, s.action_key FROM review_context_submitters s
+          WHERE NOT EXISTS (SELECT 1 FROM review_items i WHERE i.tenant_id = s.tenant_id AND i.action_key = s.action_key
             AND i.status IN ('pending', 'escalated') AND i.expires_at > ${now})
           LIMIT ${limit})`;
       return erased.count;

@@ -65,7 +65,7 @@ export function reviewContextRoutes(deps: RouteDeps) {
   router.openapi(recipients, async (c) => {
     const auth = c.var.auth;
     const { item, record } = await findPaused(deps, auth.tenantId, c.req.valid('param').action_key);
-    await assertSubmitter(deps, auth, record);
+    await assertSubmitter(deps, auth, item);
     assertOpen(deps, item);
     const mode = await policyMode(deps, item);
     const keys = mode === 'encrypted' ? (await recipientKeys(deps, auth.tenantId)).slice(0, RECIPIENTS_MAX) : [];
@@ -106,8 +106,8 @@ export function reviewContextRoutes(deps: RouteDeps) {
   router.openapi(upload, async (c) => {
     const auth = c.var.auth;
     const body = c.req.valid('json');
-    const { item, record } = await findPaused(deps, auth.tenantId, c.req.valid('param').action_key);
-    await assertSubmitter(deps, auth, record);
+    const { item } = await findPaused(deps, auth.tenantId, c.req.valid('param').action_key);
+    await assertSubmitter(deps, auth, item);
     assertOpen(deps, item);
     if ((await policyMode(deps, item)) !== 'encrypted') {
       throw ProblemError.conflict('review_context_off', 'the tenant policy does not share review context for this action type; nothing was stored');
@@ -166,8 +166,8 @@ export function reviewContextRoutes(deps: RouteDeps) {
   });
   router.openapi(withdraw, async (c) => {
     const auth = c.var.auth;
-    const { item, record } = await findPaused(deps, auth.tenantId, c.req.valid('param').action_key);
-    await assertSubmitter(deps, auth, record);
+    const { item } = await findPaused(deps, auth.tenantId, c.req.valid('param').action_key);
+    await assertSubmitter(deps, auth, item);
     const erased = await contexts.eraseContexts(auth.tenantId, item.actionKey);
     return c.json({ action_key: item.actionKey, erased, status: contextStatus(item, now(), 0) }, 200);
   });

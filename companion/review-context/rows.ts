@@ -3,7 +3,16 @@
  * BLOB/bytea arriving as a Buffer), and how they map to the store's records: shared by
  * ./sqlite-store.ts and ./postgres-store.ts, so the two cannot drift apart.
  */
-import type { ContextRow, ReviewKeyRow } from './store.ts';
+import type { ContextRow, ReviewKeyRow, SubmitterRow } from './store.ts';
+
+export interface SubmitterDbRow {
+  tenant_id: string;
+  action_key: string;
+  principal_id: string | null;
+  credential_id: string | null;
+}
+
+export const toSubmitter = (r: SubmitterDbRow): SubmitterRow => ({ tenantId: r.tenant_id, actionKey: r.action_key, principalId: r.principal_id, credentialId: r.credential_id });
 
 export interface KeyDbRow {
   id: string;

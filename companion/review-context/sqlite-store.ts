@@ -12,8 +12,8 @@
  */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import { toContext, toKey } from './rows.ts';
-import type { ContextDbRow, KeyDbRow } from './rows.ts';
+import { toContext, toKey, toSubmitter } from './rows.ts';
+import type { ContextDbRow, KeyDbRow, SubmitterDbRow } from './rows.ts';
 import type { ReviewContextStore } from './store.ts';
 
 export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore> {
@@ -35,6 +35,15 @@ export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore>
       WHERE NOT EXISTS (SELECT 1 FROM review_items i WHERE i.tenant_id = c.tenant_id AND i.action_key = c.action_key
         AND i.status IN ('pending', 'escalated') AND i.expires_at > ?)
       LIMIT ?)`);
+  const orphanSubmitters = db.prepare(`DELETE FROM review_context_submitters WHERE (tenant_id, action_key) IN (
+      SELECT s.tenant_id, s.action_key FROM review_context_submitters s
+      WHERE NOT EXISTS (SELECT 1 FROM review_items i WHERE i.tenant_id = s.tenant_id AND i.action_key = s.action_key
+        AND i.status IN ('pending', 'escalated') AND i.expires_at > ?)
+      LIMIT ?)`);
+  const insertSubmitter = db.prepare(`INSERT INTO review_context_submitters (tenant_id, action_key, principal_id, credential_id) VALUES (?, ?, ?, ?)
+    ON CONFLICT (tenant_id, action_key) DO NOTHING`);
+  const findSubmitter = db.prepare<[string, string], SubmitterDbRow>('SELECT * FROM review_context_submitters WHERE tenant_id = ? AND action_key = ?');
+  const forgetSubmitter = db.prepare('DELETE FROM review_context_submitters WHERE tenant_id = ? AND action_key = ?');
   const replace = db.transaction((tenantId: string, actionKey: string, rows: Parameters<ReviewContextStore['replaceContexts']>[2]) => {
     eraseAction.run(tenantId, actionKey);
     for (const r of rows) insertContext.run(r.tenantId, r.actionKey, r.reviewKeyId, Buffer.from(r.enc), Buffer.from(r.ct), r.createdAt);
@@ -46,6 +55,17 @@ export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore>
   });
 
   return {
+    recordSubmitter(row) {
+      insertSubmitter.run(row.tenantId, row.actionKey, row.principalId, row.credentialId);
+    },
+    findSubmitter(tenantId, actionKey) {
+      const r = findSubmitter.get(tenantId, actionKey);
+      return r && toSubmitter(r);
+    },
+    forgetAction(tenantId, actionKey) {
+      eraseAction.run(tenantId, actionKey);
+      forgetSubmitter.run(tenantId, actionKey);
+    },
     addKey(row) {
       const added = insertKey.run(row.id, row.tenantId, row.personId, Buffer.from(row.publicKey), row.label, row.createdAt).changes === 1;
       return added ? 'added' : 'taken';
@@ -72,6 +92,10 @@ export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore>
       return out;
     },
     eraseContexts: (tenantId, actionKey) => eraseAction.run(tenantId, actionKey).changes,
-    eraseOrphans: (now, limit) => eraseOrphans.run(now, limit).changes,
+    eraseOrphans(now, limit) {
+      const erased = eraseOrphans.run(now, limit).changes;
+      orphanSubmitters.run(now, limit);
+      return erased;
+    },
   };
 }

@@ -30,7 +30,18 @@ export interface ContextRow {
   createdAt: string;
 }
 
+/** Who submitted a paused gate request: the principal and the credential (interface core/auth.ts AuthContext). */
+export interface SubmitterRow {
+  tenantId: string;
+  actionKey: string;
+  principalId: string | null;
+  credentialId: string | null;
+}
+
 export interface ReviewContextStore {
+  /** Records who submitted a paused gate request (inside the gate seal's transaction). */
+  recordSubmitter(row: SubmitterRow): Promise<void>;
+  findSubmitter(tenantId: string, actionKey: string): Promise<SubmitterRow | undefined>;
   /** Registers a key; 'taken' (nothing written) when the tenant already has this public key. */
   addKey(row: ReviewKeyRow): Promise<'added' | 'taken'>;
   /** A person's keys, revoked ones included, oldest first. */
@@ -50,11 +61,14 @@ export interface ReviewContextStore {
   findContext(tenantId: string, actionKey: string, reviewKeyId: string): Promise<ContextRow | undefined>;
   /** How many ciphertexts are held for each of these actions (absent: none). */
   countContexts(tenantId: string, actionKeys: readonly string[]): Promise<Map<string, number>>;
-  /** Erases every ciphertext of one action; returns how many. */
+  /** Erases every ciphertext of one action (its submitter stays: the review is still open); returns how many. */
   eraseContexts(tenantId: string, actionKey: string): Promise<number>;
+  /** The review ended: erases the action's ciphertexts and its submitter row. */
+  forgetAction(tenantId: string, actionKey: string): Promise<void>;
   /**
    * Erases, across tenants, at most `limit` ciphertexts whose action has no review item still
-   * open at `now` (decided, expired, window ended, or never paused); returns how many.
+   * open at `now` (decided, expired, window ended, or never paused), and as many submitter rows
+   * of such actions; returns how many ciphertexts.
    */
   eraseOrphans(now: string, limit: number): Promise<number>;
 }

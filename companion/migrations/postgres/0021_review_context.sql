@@ -26,3 +26,11 @@ CREATE TABLE review_contexts (
 );
 
 CREATE INDEX review_contexts_by_key ON review_contexts (review_key_id);
+
+CREATE TABLE review_context_submitters (
+  tenant_id     text NOT NULL REFERENCES tenants (id),
+  action_key    text NOT NULL,
+  principal_id  text,
+  credential_id text,
+  PRIMARY KEY (tenant_id, action_key)
+);
