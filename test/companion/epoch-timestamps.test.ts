@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import { certificatesFromPem, timestampedBytes, verifyEpochTimestamps } from '../../shared/timestamp.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
+import { main as verifyMain } from '../../companion/cli/verify.ts';
 import { DATABASE_FILE } from '../../companion/core/db.ts';
 import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
 import { cleanupAuthorities, openssl, startTsa } from '../helpers/loopback-tsa.ts';
@@ -101,6 +102,35 @@ describe('epoch timestamps from a loopback TSA', () => {
     const keys = trustedKeySet((await c.request('/.well-known/service-keys.json')).body);
     expect((await verifyInclusionProof(proof.body, keys)).verified).toBe(true);
 
+    // svc-verify's policy: enough tokens under the trusted roots, or the check epoch_timestamps fails.
+    const proofFile = path.join(dir, 'proof.json');
+    const keysFile = path.join(dir, 'service-keys.json');
+    fs.writeFileSync(proofFile, JSON.stringify(proof.body));
+    fs.writeFileSync(keysFile, JSON.stringify((await c.request('/.well-known/service-keys.json')).body));
+    const cli = async (...args: string[]) => {
+      const out: string[] = [];
+      const code = await verifyMain([proofFile, '--keys', keysFile, ...args], (x) => out.push(x), (x) => out.push(x));
+      return { code, out: out.join('\n') };
+    };
+    const strict = await cli('--tsa-roots', tsa.caFile, '--min-timestamps', '1');
+    expect(strict.code).toBe(0);
+    expect(strict.out).toMatch(/PASS\s+epoch_timestamps\s+1 of 1 RFC 3161 token verify/);
+    const two = await cli('--tsa-roots', tsa.caFile, '--min-timestamps', '2');
+    expect(two.code).toBe(1);
+    expect(two.out).toMatch(/FAIL\s+epoch_timestamps/);
+    expect(two.out).toContain('NOT VERIFIED (epoch_timestamps)');
+    const untrusted = await cli('--tsa-roots', other.caFile);
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.out).toMatch(/FAIL\s+epoch_timestamps.*tsa_chain/);
+    const stripped = path.join(dir, 'stripped.json');
+    fs.writeFileSync(stripped, JSON.stringify({ ...proof.body, epoch_header: { ...proof.body.epoch_header, timestamps: [] } }));
+    const none: string[] = [];
+    expect(await verifyMain([stripped, '--keys', keysFile, '--tsa-roots', tsa.caFile, '--json'], (x) => none.push(x), (x) => none.push(x))).toBe(1);
+    expect(JSON.parse(none.join('')).checks).toContainEqual(expect.objectContaining({ name: 'epoch_timestamps', ok: false }));
+    // Without a policy the proof verifies as before.
+    expect((await cli()).code).toBe(0);
+    expect((await cli('--min-timestamps', '1')).code).toBe(2);
+
     // The list answers the same.
     const list = await c.request('/epochs');
     expect(list.body.epochs[0]).toMatchObject({ timestamp_status: 'timestamped', timestamps: epoch.timestamps });
@@ -125,7 +155,6 @@ describe('epoch timestamps from a loopback TSA', () => {
 
       // Not due before its backoff ends.
       expect(await tick(c)).toMatchObject({ claimed: 0 });
-      await tsa.up();
       c.clock.set(Number(req!.run_at) + 1);
     } finally {
       await tsa.up();

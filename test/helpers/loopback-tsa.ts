@@ -152,6 +152,7 @@ export async function startTsa(name = 'Test'): Promise<TsaAuthority> {
       for (const res of held.splice(0)) res.destroy();
     },
     async up() {
+      if (server) return;
       server = http.createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
