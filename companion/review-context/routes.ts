@@ -49,7 +49,7 @@ export function reviewContextRoutes(deps: RouteDeps) {
     method: 'get',
     path: '/v1/reviews/{action_key}/context-recipients',
     operationId: 'listReviewContextRecipients',
-    tags: ['review context'],
+    tags: ['reviews'],
     auth: deps.auth.keyOrSession('gate:submit'),
     summary: 'For the submitter of a paused action: the device keys to seal its review context to, and the policy that says whether to',
     description:
@@ -88,7 +88,7 @@ export function reviewContextRoutes(deps: RouteDeps) {
     method: 'post',
     path: '/v1/reviews/{action_key}/context',
     operationId: 'createReviewContext',
-    tags: ['review context'],
+    tags: ['reviews'],
     auth: deps.auth.keyOrSession('gate:submit'),
     summary: 'For the submitter of a paused action: store its review context, one HPKE ciphertext per recipient device key',
     description:
@@ -154,7 +154,7 @@ export function reviewContextRoutes(deps: RouteDeps) {
     method: 'delete',
     path: '/v1/reviews/{action_key}/context',
     operationId: 'submitReviewContextWithdrawal',
-    tags: ['review context'],
+    tags: ['reviews'],
     auth: deps.auth.keyOrSession('gate:submit'),
     summary: 'For the submitter of a paused action: erase the review context it shared (the employee withdrew the action)',
     request: { params: ActionKeyParam },
@@ -176,7 +176,7 @@ export function reviewContextRoutes(deps: RouteDeps) {
     method: 'get',
     path: '/v1/reviews/{action_key}/context',
     operationId: 'getReviewContext',
-    tags: ['review context'],
+    tags: ['reviews'],
     auth: deps.auth.keyOrSession('reviews:decide'),
     summary: 'For a person who may decide the action: the review context ciphertext sealed to one of their own device keys',
     description:

@@ -18,6 +18,7 @@ import { CompanionError } from './companion-api.ts';
 import type { CompanionApi } from './companion-api.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { verifySealed } from './evidence.ts';
+import { shareReviewContext } from './review-context.ts';
 import type { KeyPins } from './key-pins.ts';
 
 /** interface-spec "Gate request": redacted_text and proposed_action are bounded by the companion. */
@@ -133,6 +134,8 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
       return { action: 'release', decision: 'allow', action_key: a.action_key, next_step: a.next_step, reasons, verification: v };
     case 'needs_review':
       await logged;
+      // Sealed to the reviewers' devices when the tenant policy asks (./review-context.ts); best effort, never awaited by the page.
+      if (verified) void shareReviewContext(deps.api, a, body, submit.files).catch((e: unknown) => console.warn('[action-gate] review context:', e));
       return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, reasons, verification: v };
     case 'blocked':
       await logged;
