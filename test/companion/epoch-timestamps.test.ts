@@ -14,7 +14,9 @@ import { verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import { certificatesFromPem, timestampedBytes, verifyEpochTimestamps } from '../../shared/timestamp.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { main as verifyMain } from '../../companion/cli/verify.ts';
+import { ConfigError, loadConfig } from '../../companion/core/config.ts';
 import { DATABASE_FILE } from '../../companion/core/db.ts';
+import { settingProblems } from '../../companion/core/settings-check.ts';
 import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
 import { cleanupAuthorities, openssl, startTsa } from '../helpers/loopback-tsa.ts';
 import type { TsaAuthority } from '../helpers/loopback-tsa.ts';
@@ -192,6 +194,26 @@ describe('epoch timestamps from a loopback TSA', () => {
     await sealAndClose(ctx);
     expect((await ctx.request('/epochs/0')).body).toMatchObject({ timestamp_status: 'not_requested', timestamps: [] });
   }, 60_000);
+});
+
+describe('the TSA settings', () => {
+  const dataDir = () => fs.mkdtempSync(path.join(tsa.dir, 'data-'));
+  it('are http(s) URLs without credentials, at most 8', () => {
+    expect(loadConfig({ SVC_TSA_URLS: `${tsa.url}, https://tsa.example.com/tsr` }, []).tsaUrls).toEqual([tsa.url, 'https://tsa.example.com/tsr']);
+    for (const bad of ['ftp://tsa.example.com', 'https://user:pw@tsa.example.com', 'not a url', Array.from({ length: 9 }, (_, i) => `https://t${i}.example.com`).join(',')]) {
+      expect(() => loadConfig({ SVC_TSA_URLS: bad }, []), bad).toThrow(ConfigError);
+    }
+  });
+
+  it('need a roots file that holds certificates; the start-up check names the setting', async () => {
+    const problems = (env: Record<string, string>) => settingProblems(loadConfig({ SVC_DATA_DIR: dataDir(), ...env }, []));
+    expect(await problems({ SVC_TSA_URLS: tsa.url })).toEqual([expect.stringMatching(/^SVC_TSA_URLS is set but SVC_TSA_ROOTS_FILE is not/)]);
+    expect(await problems({ SVC_TSA_URLS: tsa.url, SVC_TSA_ROOTS_FILE: '/nonexistent/roots.pem' })).toEqual(['SVC_TSA_ROOTS_FILE is not a readable file: /nonexistent/roots.pem']);
+    const notPem = path.join(tsa.dir, 'not.pem');
+    fs.writeFileSync(notPem, 'hello');
+    expect(await problems({ SVC_TSA_URLS: tsa.url, SVC_TSA_ROOTS_FILE: notPem })).toEqual([expect.stringMatching(/^SVC_TSA_ROOTS_FILE holds no usable certificate/)]);
+    expect(await problems({ SVC_TSA_URLS: tsa.url, SVC_TSA_ROOTS_FILE: tsa.caFile })).toEqual([]);
+  });
 });
 
 const rootFiles: string[] = [];
