@@ -33,6 +33,7 @@ import type { AppDeps, RouteDeps } from './deps.ts';
 import { evidencePacketRoutes } from './evidence/packet-routes.ts';
 import { evidenceRoutes } from './evidence/routes.ts';
 import { reviewRecordPart } from './reviews/record-review.ts';
+import { reviewContextRecordPart } from './review-context/record-part.ts';
 import { requestTelemetry, routePattern, UNMATCHED_ROUTE } from './ops/access-log.ts';
 import { opsRoutes, PROBE_PATHS } from './ops/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
@@ -71,7 +72,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   gateRoutes,
   recordRoutes,
   // Each capability's live part of GET /v1/records/{action_key} registers here.
-  evidenceRoutes([reviewRecordPart]),
+  evidenceRoutes([reviewRecordPart, reviewContextRecordPart]),
   evidencePacketRoutes,
   anchoringRoutes,
   policyRoutes,

@@ -291,6 +291,7 @@ describe('review context with the policy on', () => {
     const paused = await pause(employee, 'CANARY-APPROVE-5d1e');
     const { ciphertexts } = await share(employee, paused, 'CANARY-FILE-APPROVE');
     expect((await http(`/v1/reviews/${paused.actionKey}/context`, { key: employee.key, json: { ciphertexts } })).status).toBe(201);
+    expect((await http(`/v1/records/${paused.actionKey}`, { key: employee.key })).body.review_context).toEqual({ status: 'available', policy: 'encrypted', ciphertexts: 2 });
     const ctCanary = fromBase64Url(ciphertexts[0]!.ct).slice(0, 48);
     expect(filesHolding(ctCanary).length).toBeGreaterThan(0);
 
@@ -301,6 +302,7 @@ describe('review context with the policy on', () => {
     const after = await http(`/v1/reviews/${paused.actionKey}/context?key_id=${aliceDevice.keyId}`, { key: alice.key });
     expect(after.status).toBe(410);
     expect(after.body.code).toBe('review_context_expired');
+    expect((await http(`/v1/records/${paused.actionKey}`, { key: employee.key })).body.review_context).toEqual({ status: 'expired', policy: 'encrypted', ciphertexts: 0 });
 
     const swept = await sweepReviewContexts(ctx.deps);
     expect(swept.walTruncated).toBe(true);
