@@ -1,0 +1,426 @@
+/**
+ * Witnessed checkpoints against a witness stand-in on loopback that implements the C2SP
+ * tlog-witness protocol as its text says (its own Ed25519 key; per log origin the last size
+ * and root it cosigned; the log's signature checked against the log key it was configured with;
+ * the RFC 9162 consistency proof checked; 400/403/404/409/422 as specified; answers with
+ * cosignature/v1 lines): every closed epoch is cosigned from the size the witness last saw, a
+ * 409 teaches that size, the cosigned checkpoint is served and verifies in the C2SP note
+ * format, a forked log (two checkpoints of one size with different roots, both signed with the
+ * service's key) is refused, svc-verify's witness policy fails a proof without cosignatures
+ * naming the check, and a companion killed with -9 while a submission is pending sends it after
+ * restart.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointOrigin } from '../../companion/anchoring/epochs.ts';
+import { main as verifyMain } from '../../companion/cli/verify.ts';
+import { DATABASE_FILE } from '../../companion/core/db.ts';
+import { getPublicKey } from '../../shared/ed25519.ts';
+import { constantTimeEqual, fromBase64Url, utf8 } from '../../shared/encoding.ts';
+import { checkpointBody, parseCheckpoint, signedNote } from '../../shared/epoch.ts';
+import { verifyConsistency } from '../../shared/merkle.ts';
+import { NOTE_TYPE_COSIGNATURE_V1, formatVerifierKey, parseNote, parseVerifierKey, verifyNoteSignature } from '../../shared/note.ts';
+import type { VerifierKey } from '../../shared/note.ts';
+import { TLOG_SIZE_CONTENT_TYPE, addCheckpointBody, checkCosignatures, cosign, logVerifierKeyText, parseAddCheckpointBody } from '../../shared/witness.ts';
+import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
+import { createTestContext, makeTempDir } from './helpers.ts';
+import type { TestContext } from './helpers.ts';
+import { recordBody } from './pack-fixtures.ts';
+
+// ---- the witness stand-in (c2sp.org/tlog-witness "add-checkpoint") ----
+
+interface Seen {
+  oldSize: number;
+  proofLines: number;
+  size: number | undefined;
+  status: number;
+}
+
+class WitnessStandIn {
+  readonly name: string;
+  readonly seed: Uint8Array;
+  readonly publicKey: Uint8Array;
+  readonly vkey: string;
+  url = '';
+  /** Per origin, the latest checkpoint it cosigned. */
+  readonly state = new Map<string, { size: number; root: Uint8Array }>();
+  readonly logs = new Map<string, VerifierKey>();
+  readonly seen: Seen[] = [];
+  #server: http.Server | undefined;
+  #held: (() => void)[] = [];
+  #holding = false;
+  #heldWaiters: { n: number; resolve: () => void }[] = [];
+
+  constructor(name: string, seedByte: number) {
+    this.name = name;
+    this.seed = new Uint8Array(32).fill(seedByte);
+    this.publicKey = getPublicKey(this.seed);
+    this.vkey = formatVerifierKey(name, NOTE_TYPE_COSIGNATURE_V1, this.publicKey);
+  }
+
+  /** The log's origin and its verifier key (type 0x01), as a witness operator configures them. */
+  trustLog(origin: string, vkey: string): void {
+    this.logs.set(origin, parseVerifierKey(vkey));
+  }
+
+  async listen(): Promise<void> {
+    this.#server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void (async () => {
+          if (this.#holding) {
+            await new Promise<void>((resolve) => {
+              this.#held.push(resolve);
+              for (const w of [...this.#heldWaiters]) if (this.#held.length >= w.n) w.resolve();
+            });
+          }
+          const answer = req.method === 'POST' && req.url === '/w/add-checkpoint' ? await this.addCheckpoint(Buffer.concat(chunks).toString('utf8')) : { status: 404, type: 'text/plain', text: 'not found\n' };
+          if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.text);
+        })();
+      });
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/w`;
+  }
+
+  /** The protocol, check by check, in the order the spec gives them. */
+  async addCheckpoint(body: string): Promise<{ status: number; type: string; text: string }> {
+    const reply = (status: number, text = '', type = 'text/plain; charset=utf-8') => ({ status, type, text });
+    let req;
+    let cp;
+    let note;
+    try {
+      req = parseAddCheckpointBody(body);
+      cp = parseCheckpoint(req.checkpoint);
+      note = parseNote(req.checkpoint);
+    } catch {
+      this.seen.push({ oldSize: -1, proofLines: 0, size: undefined, status: 400 });
+      return reply(400, 'malformed request\n');
+    }
+    const record = (status: number) => this.seen.push({ oldSize: req.oldSize, proofLines: req.proof.length, size: cp.size, status });
+    const key = this.logs.get(cp.origin);
+    if (!key) return record(404), reply(404, 'unknown log\n');
+    if (!(await verifyNoteSignature(note, key))) return record(403), reply(403, 'no trusted signature\n');
+    if (req.oldSize > cp.size) return record(400), reply(400, 'old size beyond the checkpoint\n');
+    // From here to the update there is no await: the check and the write are atomic.
+    const latest = this.state.get(cp.origin) ?? { size: 0, root: new Uint8Array(0) };
+    if (req.oldSize !== latest.size) return record(409), reply(409, `${latest.size}\n`, TLOG_SIZE_CONTENT_TYPE);
+    if (req.oldSize === cp.size) {
+      if (!constantTimeEqual(latest.root, cp.root)) return record(409), reply(409, `${latest.size}\n`, TLOG_SIZE_CONTENT_TYPE);
+      if (req.proof.length !== 0) return record(422), reply(422, 'expected no proof for equal sizes\n');
+    } else if (req.oldSize === 0) {
+      if (req.proof.length !== 0) return record(422), reply(422, 'expected no proof from size 0\n');
+    } else if (!verifyConsistency(req.oldSize, cp.size, latest.root, cp.root, req.proof)) {
+      return record(422), reply(422, 'consistency proof does not verify\n');
+    }
+    this.state.set(cp.origin, { size: cp.size, root: cp.root });
+    record(200);
+    return reply(200, `${cosign(this.name, this.seed, this.publicKey, note.text, Math.floor(Date.now() / 1000))}\n`);
+  }
+
+  hold(): void {
+    this.#holding = true;
+  }
+  /** Lets the held requests through (their clients may be gone by then). */
+  release(): void {
+    this.#holding = false;
+    for (const r of this.#held.splice(0)) r();
+  }
+  waitForHeld(n: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#held.length >= n) resolve();
+      else this.#heldWaiters.push({ n, resolve });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.release();
+    this.#server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server?.close(() => resolve()));
+  }
+}
+
+// ---- the companion side ----
+
+let witness: WitnessStandIn;
+let ctx: TestContext | undefined;
+let key: string;
+const tmpDirs: string[] = [];
+
+beforeAll(async () => {
+  witness = new WitnessStandIn('witness.test/w1', 0x5a);
+  await witness.listen();
+});
+afterAll(async () => {
+  await witness.close();
+  for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+afterEach(async () => {
+  await ctx?.close();
+  ctx = undefined;
+  witness.state.clear();
+  witness.logs.clear();
+  witness.seen.length = 0;
+  cleanupCompanions();
+});
+
+function witnessesEnv(w: WitnessStandIn): Record<string, string> {
+  return { SVC_WITNESSES: JSON.stringify([{ name: w.name, url: w.url, key: w.vkey }]), SVC_WEBHOOK_ALLOW_LOOPBACK: '1' };
+}
+
+async function setup(): Promise<TestContext> {
+  ctx = await createTestContext({ env: witnessesEnv(witness) });
+  ({ apiKey: key } = await ctx.signup());
+  const signer = ctx.deps.keyring.production;
+  const origin = checkpointOrigin(signer);
+  witness.trustLog(origin, logVerifierKeyText(origin, signer.publicKey));
+  return ctx;
+}
+
+/** Seals a record in hour `hour` and closes its epoch; returns the record's action key. */
+async function sealAndClose(c: TestContext, hour: number): Promise<string> {
+  c.clock.set(`2025-01-01T${String(hour).padStart(2, '0')}:15:00.000Z`);
+  const res = await c.request('/v1/record', { json: recordBody(), key });
+  expect(res.status).toBe(201);
+  c.clock.set(`2025-01-01T${String(hour + 1).padStart(2, '0')}:00:01.000Z`);
+  expect((await c.deps.workers.epochs.closeDue()).length).toBe(1);
+  return res.body.evidence_packet.action_key as string;
+}
+
+const tick = (c: TestContext) => c.deps.workers.witnesses.worker.tick();
+const policy = () => ({ minCosignatures: 1, witnessKeys: [parseVerifierKey(witness.vkey)] });
+
+/** A checkpoint of the epoch log the companion never had, signed with its production key. */
+function forgedCheckpoint(c: TestContext, size: number, rootByte: number): string {
+  const signer = c.deps.keyring.production;
+  const origin = checkpointOrigin(signer);
+  const body = checkpointBody(origin, size, new Uint8Array(32).fill(rootByte));
+  return signedNote(body, origin, signer.publicKey, signer.sign(utf8(body)));
+}
+
+async function svcVerify(args: string[]): Promise<{ code: number; out: string }> {
+  const out: string[] = [];
+  const code = await verifyMain(args, (s) => out.push(s), (s) => out.push(s));
+  return { code, out: out.join('\n') };
+}
+
+function tempFile(name: string, content: string): string {
+  const dir = makeTempDir('svc-witness-');
+  tmpDirs.push(dir);
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, content);
+  return file;
+}
+
+describe('witness submissions', () => {
+  it('every closed epoch is cosigned from the size the witness last cosigned; the cosigned checkpoint is served and verifies', async () => {
+    const c = await setup();
+    const firstKey = await sealAndClose(c, 10);
+    expect((await c.request('/epochs/0')).body).toMatchObject({ cosignatures: [] });
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1, retrying: 0 });
+    expect(witness.seen).toEqual([{ oldSize: 0, proofLines: 0, size: 1, status: 200 }]);
+
+    const epoch0 = (await c.request('/epochs/0')).body;
+    expect(epoch0.cosignatures).toEqual([{ witness: witness.name, key_id: parseVerifierKey(witness.vkey).keyIdHex, timestamp: expect.any(Number) }]);
+    // The same note text as the log signed, the log's line first, then the witness's.
+    expect(parseNote(epoch0.cosigned_checkpoint).text).toBe(parseNote(epoch0.checkpoint).text);
+    expect(parseNote(epoch0.cosigned_checkpoint).signatures.map((s) => s.name)).toEqual([checkpointOrigin(c.deps.keyring.production), witness.name]);
+    expect((await checkCosignatures(epoch0.cosigned_checkpoint, policy())).ok).toBe(true);
+    // A key the witness does not hold finds nothing, and the check says which is missing.
+    const stranger = formatVerifierKey('witness.test/w2', NOTE_TYPE_COSIGNATURE_V1, getPublicKey(new Uint8Array(32).fill(1)));
+    expect((await checkCosignatures(epoch0.cosigned_checkpoint, { minCosignatures: 1, witnessKeys: [parseVerifierKey(stranger)] })).detail).toMatch(/missing: witness\.test\/w2/);
+
+    const text = await c.request('/checkpoint');
+    expect(text.status).toBe(200);
+    expect(text.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(text.text).toBe(epoch0.cosigned_checkpoint);
+
+    // The next epoch goes from size 1, with the RFC 9162 proof from 1 to 2.
+    await sealAndClose(c, 11);
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(witness.seen[1]).toEqual({ oldSize: 1, proofLines: 1, size: 2, status: 200 });
+    expect(await c.sql('SELECT witness, size FROM witness_states')).toEqual([{ witness: witness.name, size: 2 }]);
+    expect(await c.sql("SELECT epoch_seq, status, outcome FROM witness_submissions ORDER BY epoch_seq")).toEqual([
+      { epoch_seq: 0, status: 'done', outcome: 'cosigned' },
+      { epoch_seq: 1, status: 'done', outcome: 'cosigned' },
+    ]);
+    expect((await c.request('/checkpoint')).text).toBe((await c.request('/epochs/1')).body.cosigned_checkpoint);
+
+    // The inclusion proof carries the cosignatures; svc-verify's witness policy passes it.
+    const proof = await c.request(`/v1/records/${firstKey}/inclusion-proof`, { key });
+    expect(proof.status).toBe(200);
+    expect(proof.body.epoch_header.cosigned_checkpoint).toBe(epoch0.cosigned_checkpoint);
+    const jwks = tempFile('keys.json', JSON.stringify((await c.request('/.well-known/service-keys.json')).body));
+    const file = tempFile('proof.json', JSON.stringify(proof.body));
+    const ok = await svcVerify([file, '--keys', jwks, '--witness-key', witness.vkey, '--json']);
+    expect(ok.code, ok.out).toBe(0);
+    expect(JSON.parse(ok.out).checks.at(-1)).toMatchObject({ name: 'witness_cosignatures', ok: true });
+  }, 60_000);
+
+  it("learns the witness's size from a 409 and submits again from there", async () => {
+    const c = await setup();
+    await sealAndClose(c, 10);
+    expect(await tick(c)).toMatchObject({ succeeded: 1 });
+    // This companion forgets what the witness holds (a restore, another companion...).
+    await c.sql('DELETE FROM witness_states');
+    await sealAndClose(c, 11);
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(witness.seen.slice(1)).toEqual([
+      { oldSize: 0, proofLines: 0, size: 2, status: 409 },
+      { oldSize: 1, proofLines: 1, size: 2, status: 200 },
+    ]);
+    expect((await c.request('/epochs/1')).body.cosignatures).toHaveLength(1);
+  }, 60_000);
+
+  it('an epoch the witness has already seen past is superseded, not retried forever', async () => {
+    const c = await setup();
+    await sealAndClose(c, 10);
+    await sealAndClose(c, 11);
+    // The submission of epoch 1 runs first: the witness then holds size 2.
+    const [later] = await c.sql<{ run_at: number }>('SELECT run_at FROM witness_submissions WHERE epoch_seq = 1');
+    await c.sql('UPDATE witness_submissions SET run_at = ? WHERE epoch_seq = 0', Number(later!.run_at) + 60_000);
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1 });
+    c.clock.set('2025-01-01T12:10:00.000Z');
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(await c.sql('SELECT epoch_seq, outcome FROM witness_submissions ORDER BY epoch_seq')).toEqual([
+      { epoch_seq: 0, outcome: 'superseded' },
+      { epoch_seq: 1, outcome: 'cosigned' },
+    ]);
+    expect(witness.seen).toEqual([{ oldSize: 0, proofLines: 0, size: 2, status: 200 }]);
+  }, 60_000);
+});
+
+describe('a forked log', () => {
+  it('is refused by the witness: same size, other root (409); a proof that does not verify (422); an unknown origin (404); an untrusted key (403)', async () => {
+    const c = await setup();
+    await sealAndClose(c, 10);
+    await sealAndClose(c, 11);
+    // One at a time, oldest first.
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(witness.state.values().next().value!.size).toBe(2);
+    const post = async (body: string) => {
+      const res = await fetch(`${witness.url}/add-checkpoint`, { method: 'POST', body });
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    };
+
+    // Same size as the witness's, another root, signed by the service's own key.
+    const fork = forgedCheckpoint(c, 2, 0xee);
+    expect(await post(addCheckpointBody(2, [], fork))).toEqual({ status: 409, type: TLOG_SIZE_CONTENT_TYPE, text: '2\n' });
+    // Larger, with a proof from the witness's size that cannot reach the forged root.
+    const epoch1 = parseCheckpoint((await c.request('/epochs/1')).body.checkpoint);
+    expect((await post(addCheckpointBody(2, [epoch1.root], forgedCheckpoint(c, 3, 0xee)))).status).toBe(422);
+    expect(witness.state.values().next().value!).toMatchObject({ size: 2 });
+    // Unknown origin; an origin it knows signed by another key.
+    const otherSeed = new Uint8Array(32).fill(3);
+    const otherBody = checkpointBody('example.test/other-log', 1, new Uint8Array(32));
+    expect((await post(addCheckpointBody(0, [], signedNote(otherBody, 'example.test/other-log', getPublicKey(otherSeed), new Uint8Array(64))))).status).toBe(404);
+    const origin = checkpointOrigin(c.deps.keyring.production);
+    const impostor = checkpointBody(origin, 3, new Uint8Array(32));
+    const { signEd25519 } = await import('../../shared/ed25519.ts');
+    expect((await post(addCheckpointBody(2, [], signedNote(impostor, origin, getPublicKey(otherSeed), signEd25519(otherSeed, utf8(impostor)))))).status).toBe(403);
+    // Malformed: old beyond the checkpoint, and not the format at all.
+    expect((await post(addCheckpointBody(3, [], forgedCheckpoint(c, 2, 1)))).status).toBe(400);
+    expect((await post('old two\n\nnothing')).status).toBe(400);
+  }, 60_000);
+
+  it('a companion whose witness cosigned another history at the same size is refused, and keeps no cosignature', async () => {
+    const c = await setup();
+    await sealAndClose(c, 10);
+    // Someone holding the service's key showed the witness a different checkpoint of size 1 first.
+    const fork = forgedCheckpoint(c, 1, 0xee);
+    expect(await witness.addCheckpoint(addCheckpointBody(0, [], fork))).toMatchObject({ status: 200 });
+    expect(await tick(c)).toMatchObject({ claimed: 1, succeeded: 0, retrying: 1 });
+    // 0 → 409 with size 1 → 1 → 409 again at the size sent: the witness holds another root.
+    expect(witness.seen.slice(1).map((s) => [s.oldSize, s.status])).toEqual([[0, 409], [1, 409]]);
+    const [row] = await c.sql<{ status: string; last_error: string }>('SELECT status, last_error FROM witness_submissions');
+    expect(row).toMatchObject({ status: 'failed' });
+    expect(row!.last_error).toMatch(/different root at size 1 \(split view\)/);
+    expect(await c.sql('SELECT * FROM epoch_cosignatures')).toEqual([]);
+    expect(c.log.entries.some((l) => l.level === 'error' && /split view/.test(l.message))).toBe(true);
+  }, 60_000);
+});
+
+describe('svc-verify witness policy', () => {
+  it('fails an inclusion proof without cosignatures naming witness_cosignatures; passes once cosigned', async () => {
+    const c = await setup();
+    const actionKey = await sealAndClose(c, 10);
+    const jwks = tempFile('keys.json', JSON.stringify((await c.request('/.well-known/service-keys.json')).body));
+    const uncosigned = tempFile('proof.json', JSON.stringify((await c.request(`/v1/records/${actionKey}/inclusion-proof`, { key })).body));
+    // Without the policy the proof verifies: the log's own signatures are all there.
+    expect((await svcVerify([uncosigned, '--keys', jwks])).code).toBe(0);
+    const strict = await svcVerify([uncosigned, '--keys', jwks, '--witness-key', witness.vkey, '--json']);
+    expect(strict.code).toBe(1);
+    const failed = JSON.parse(strict.out).checks.filter((x: { ok: boolean }) => !x.ok);
+    expect(failed).toEqual([{ name: 'witness_cosignatures', ok: false, detail: expect.stringMatching(/0 of the required 1 .*missing: witness\.test\/w1/) }]);
+    const text = await svcVerify([uncosigned, '--keys', jwks, '--witness-key', witness.vkey]);
+    expect(text.out).toMatch(/FAIL {2}witness_cosignatures/);
+    expect(text.out).toMatch(/NOT VERIFIED \(witness_cosignatures\)/);
+
+    // A cosigned checkpoint of another epoch pasted in is not this checkpoint's.
+    expect(await tick(c)).toMatchObject({ succeeded: 1 });
+    const proof = (await c.request(`/v1/records/${actionKey}/inclusion-proof`, { key })).body;
+    const cosigned = tempFile('cosigned.json', JSON.stringify(proof));
+    expect((await svcVerify([cosigned, '--keys', jwks, '--witness-key', witness.vkey])).code).toBe(0);
+    const swapped = { ...proof, epoch_header: { ...proof.epoch_header, cosigned_checkpoint: forgedCheckpoint(c, 1, 7) } };
+    const bad = await svcVerify([tempFile('swapped.json', JSON.stringify(swapped)), '--keys', jwks, '--witness-key', witness.vkey, '--json']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.out).checks.at(-1)).toMatchObject({ name: 'witness_cosignatures', ok: false, detail: 'cosigned_checkpoint is not the checkpoint the log signed' });
+
+    // Usage: more required than trusted keys, and a key that is not a cosigner's.
+    expect((await svcVerify([cosigned, '--keys', jwks, '--witness-key', witness.vkey, '--min-cosignatures', '2'])).code).toBe(2);
+    const logKey = logVerifierKeyText(checkpointOrigin(c.deps.keyring.production), c.deps.keyring.production.publicKey);
+    expect((await svcVerify([cosigned, '--keys', jwks, '--witness-key', logKey])).out).toMatch(/type 0x04/);
+  }, 60_000);
+});
+
+describe('a companion killed while a submission is pending', () => {
+  it('sends it after restart: the submission survives kill -9 and the cosignature is stored', async () => {
+    const dataDir = tempDataDir();
+    const env = { SVC_EPOCH_SECONDS: '1', ...witnessesEnv(witness), SVC_WEBHOOK_LEASE_SECONDS: '2' };
+    witness.hold();
+    try {
+      const first = await start(dataDir, env);
+      const jwks = (await (await fetch(`${first.url}/.well-known/service-keys.json`)).json()) as { keys: { kid: string; x: string }[] };
+      // The witness operator configures the log's key: the production key's origin is svc/epochs/<kid>.
+      for (const { kid, x } of jwks.keys) witness.trustLog(`svc/epochs/${kid}`, logVerifierKeyText(`svc/epochs/${kid}`, fromBase64Url(x)));
+      const signup = await fetch(`${first.url}/signup/checkout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `witness-crash.${process.pid}@example.com` }) });
+      expect(signup.ok).toBe(true);
+      const apiKey = ((await signup.json()) as { api_key: string }).api_key;
+      const rec = await fetch(`${first.url}/v1/record`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': apiKey }, body: JSON.stringify(recordBody()) });
+      expect(rec.status).toBe(201);
+      // The epoch closes within a second; its submission reaches the witness and hangs there.
+      await witness.waitForHeld(1);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const pending = readRows(dataDir, 'SELECT status, lease_owner FROM witness_submissions');
+      expect(pending.length).toBeGreaterThan(0);
+      expect(pending.every((r) => r.status === 'pending' && r.lease_owner !== null)).toBe(true);
+      expect(readRows(dataDir, 'SELECT * FROM epoch_cosignatures')).toEqual([]);
+    } finally {
+      witness.release();
+    }
+    const second = await start(dataDir, env);
+    await second.waitForLog(/"message":"checkpoint cosigned".*"epoch_seq":0/);
+    const epoch = (await (await fetch(`${second.url}/epochs/0`)).json()) as { cosigned_checkpoint: string; cosignatures: unknown[] };
+    expect(epoch.cosignatures).toHaveLength(1);
+    expect((await checkCosignatures(epoch.cosigned_checkpoint, policy())).ok).toBe(true);
+    // Sent again after the restart (the held request was answered to a dead socket, if at all).
+    expect(witness.seen.filter((s) => s.status === 200).length).toBeGreaterThanOrEqual(1);
+    expect(readRows(dataDir, "SELECT status FROM witness_submissions WHERE epoch_seq = 0")).toEqual([{ status: 'done' }]);
+  }, 90_000);
+});
+
+function readRows(dataDir: string, sql: string): Record<string, unknown>[] {
+  const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all() as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
