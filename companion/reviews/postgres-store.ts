@@ -83,8 +83,8 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
       const rows = await sql<ItemDbRow[]>`SELECT * FROM review_items WHERE tenant_id = ${tenantId} AND ${open()} AND expires_at > ${now}
         ${route === undefined ? sql`` : sql`AND review_route = ${route}`} ${pack === undefined ? sql`` : sql`AND pack = ${pack}`}
         ${actionType === undefined ? sql`` : sql`AND action_type = ${actionType}`} ${createdBefore === undefined ? sql`` : sql`AND created_at <= ${createdBefore}`}
-        ${after === undefined ? sql`` : sql`AND (created_at, action_key) > (${after.createdAt}, ${after.actionKey})`}
-        ORDER BY created_at, action_key LIMIT ${limit}`;
+        ${after === undefined ? sql`` : sql`AND (created_at, id) > (${after.createdAt}, coalesce((SELECT id FROM review_items WHERE action_key = ${after.actionKey} AND tenant_id = ${tenantId}), -1))`}
+        ORDER BY created_at, id LIMIT ${limit}`;
       return rows.map(toItem);
     },
     async listDue(now, limit) {

@@ -78,13 +78,15 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
     'SELECT * FROM review_receipts WHERE tenant_id = ? AND reviewed_action_key = ? ORDER BY recorded_at, receipt_action_key',
   );
   // One statement for every filter: an absent one is NULL and passes. The page start is a
-  // range on created_at (coalesced, so the board's index still serves it), then action_key.
+  // range on created_at (coalesced, so the board's index still serves it), then insertion order
+  // after the cursor's item.
   const open = db.prepare<Record<string, string | number | null>, ItemDbRow>(
     `SELECT * FROM review_items WHERE tenant_id = @tenantId AND ${OPEN} AND expires_at > @now
        AND (@route IS NULL OR review_route = @route) AND (@pack IS NULL OR pack = @pack) AND (@actionType IS NULL OR action_type = @actionType)
        AND created_at <= coalesce(@createdBefore, created_at)
-       AND created_at >= coalesce(@afterAt, '') AND (created_at > coalesce(@afterAt, '') OR action_key > @afterKey)
-     ORDER BY created_at, action_key LIMIT @limit`,
+       AND created_at >= coalesce(@afterAt, '')
+       AND (created_at > coalesce(@afterAt, '') OR id > coalesce((SELECT id FROM review_items WHERE action_key = @afterKey AND tenant_id = @tenantId), -1))
+     ORDER BY created_at, id LIMIT @limit`,
   );
   const due = db.prepare<[string, number], ItemDbRow>(`SELECT * FROM review_items WHERE ${OPEN} AND expires_at <= ? ORDER BY expires_at, id LIMIT ?`);
   const scheduled = db.prepare<{ now: string; limit: number }, ItemDbRow>(`SELECT * FROM review_items

@@ -123,9 +123,10 @@ export interface ReviewStore {
   /** The receipts of one reviewed action, oldest first. */
   receiptsFor(tenantId: string, actionKey: string): Promise<ReviewReceiptRow[]>;
   /**
-   * Open items whose window is still running at `now`, oldest first (created_at, then
-   * action_key); `route`, `pack` and `actionType` filter exactly, `createdBefore` keeps items
-   * paused at or before it, `after` starts past that item (the board's pages).
+   * Open items whose window is still running at `now`, oldest first (created_at, then the
+   * order they were opened in); `route`, `pack` and `actionType` filter exactly,
+   * `createdBefore` keeps items paused at or before it, `after` starts past that item (the
+   * board's pages).
    */
   listOpen(tenantId: string, now: string, options: BoardFilter & { limit: number }): Promise<ReviewItem[]>;
   /** Open items whose window ended by `now`, across tenants, earliest deadline first. */
