@@ -32,12 +32,15 @@ import { Readiness, databaseWritable, migrationsCurrent, postgresMigrationsCurre
 import { openPostgresStore } from './postgres-store.ts';
 import type { PostgresStore } from './postgres-store.ts';
 import { SecretResolver, secretResolverOptions } from './core/secret-refs.ts';
+import type { StoreCipher } from './core/secrets/envelope.ts';
+import { openStoreCipher } from './core/secrets/store-kek.ts';
 import { createRoutingService } from './routing/service.ts';
 import type { RoutingService } from './routing/service.ts';
 import type { SqliteStore, Store } from './store.ts';
 import { openSqliteStore } from './store.ts';
 import { registerWorkers } from './workers.ts';
 import type { Workers } from './workers.ts';
+import { sealSigningKeysAtStart } from './webhooks/sealed-keys.ts';
 import { createWebhookService } from './webhooks/service.ts';
 import type { WebhookService } from './webhooks/service.ts';
 
@@ -107,9 +110,9 @@ export interface OpenDepsOptions {
  * The engine: PostgreSQL when SVC_DATABASE_URL names a database (several companions share it),
  * otherwise the embedded SQLite file in the data directory.
  */
-async function openStore(config: Config, options: OpenDepsOptions, board: DurabilityBoard | undefined): Promise<SqliteStore | PostgresStore> {
-  if (config.databaseUrl !== undefined) return openPostgresStore({ url: config.databaseUrl });
-  return openSqliteStore({ dataDir: config.dataDir, sharedWriters: board !== undefined, walSync: { ...options.walSync, ...(board ? { watch: board } : {}) } });
+async function openStore(config: Config, options: OpenDepsOptions, board: DurabilityBoard | undefined, storeCipher: StoreCipher): Promise<SqliteStore | PostgresStore> {
+  if (config.databaseUrl !== undefined) return openPostgresStore({ url: config.databaseUrl, storeCipher });
+  return openSqliteStore({ dataDir: config.dataDir, sharedWriters: board !== undefined, walSync: { ...options.walSync, ...(board ? { watch: board } : {}) }, storeCipher });
 }
 
 /**
@@ -126,12 +129,24 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
   installNativeSha256();
   // The sealing thread's commits, for this thread's readers (core/wal-sync.ts).
   const board = usesSealThread(config) ? new DurabilityBoard() : undefined;
-  const store = await openStore(config, options, board);
+  const secrets = new SecretResolver(secretResolverOptions(config));
+  let cipher: StoreCipher;
+  let store: SqliteStore | PostgresStore;
+  try {
+    // The key-encryption key of the secrets the store holds (core/secrets/store-kek.ts), before
+    // the store opens: no store of this process ever writes such a secret in clear.
+    cipher = await openStoreCipher(config, secrets);
+    store = await openStore(config, options, board, cipher);
+  } catch (err) {
+    secrets.close();
+    throw err;
+  }
   let production: Signer | undefined;
-  let secrets: SecretResolver | undefined;
   try {
     const log = options.log ?? createJsonLogger({ level: config.logLevel });
-    secrets = new SecretResolver(secretResolverOptions(config));
+    // Keys written before migration 0020 are sealed now, before anything reads them.
+    const sealed = await sealSigningKeysAtStart(store.webhooks, cipher);
+    if (sealed > 0) log.info('stored secrets sealed', { reason: `${sealed} webhook signing key(s) stored in clear before this release are now sealed under the store's key-encryption key` });
     // SVC_SIGNER's custody (core/signers/select.ts); the sandbox key is always the dev key.
     production = await openProductionSigner(config, secrets, log);
     const retired = await store.productionKeys.activate(production, clock.now().toISOString());
@@ -176,7 +191,7 @@ export async function openDeps(config: Config, options: OpenDepsOptions = {}): P
     return { config, store, keyring, clock, ids, log, lifecycle, sealer, workers, metrics, readiness, secrets, webhooks, routing };
   } catch (err) {
     production?.close?.();
-    secrets?.close();
+    secrets.close();
     await store.close();
     throw err;
   }

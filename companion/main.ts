@@ -14,6 +14,7 @@ import type { Config } from './core/config.ts';
 import { createJsonLogger, errorFields } from './core/log.ts';
 import { DataFilesError } from './core/db.ts';
 import { NewerDatabaseError } from './core/migrations.ts';
+import { StoreKekError } from './core/secrets/store-kek.ts';
 import { API_VERSION } from './core/openapi.ts';
 import { startServer } from './core/server.ts';
 import { settingProblems } from './core/settings-check.ts';
@@ -111,7 +112,8 @@ function banner(url: string, config: Config, [sandboxKid, productionKid]: string
 
 main().catch((err: unknown) => {
   process.stderr.write(`action-gate companion failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  // A database a newer release wrote, or a data directory that cannot be made private, is a
-  // setting problem, like a bad setting: exit 2.
-  process.exit(err instanceof NewerDatabaseError || err instanceof DataFilesError ? 2 : 1);
+  // A database a newer release wrote, a data directory that cannot be made private, or stored
+  // secrets sealed under a key-encryption key not configured, is a setting problem, like a bad
+  // setting: exit 2.
+  process.exit(err instanceof NewerDatabaseError || err instanceof DataFilesError || err instanceof StoreKekError ? 2 : 1);
 });

@@ -1,6 +1,6 @@
 /**
  * The admin command line, `svc-admin` (package bin; compiled to dist/companion/cli/svc-admin.js):
- * backup, verify-store and restore of the service's store. It reads the same settings as the
+ * backup, verify-store and restore of the service's store, and rewrap-secrets. It reads the same settings as the
  * service, from the same variables and flags (core/config.ts SETTINGS), so SVC_DATA_DIR or
  * --data-dir names the same data directory for both.
  *
@@ -21,6 +21,7 @@ import { backupStore } from '../admin/backup.ts';
 import { AdminRefusal } from '../admin/refusal.ts';
 import { restoreBackup, verifyBackup } from '../admin/restore.ts';
 import { reportTable, verifyStore } from '../admin/verify-store.ts';
+import { rewrapSecrets } from '../admin/rewrap-secrets.ts';
 import type { StoreReport } from '../admin/verify-store.ts';
 
 export const USAGE = `usage: svc-admin <command> [options] [settings]
@@ -39,6 +40,11 @@ commands:
   restore <folder> [--keys <jwks.json>]
         restores a backup into the configured data directory, which must be empty or absent,
         after its manifest and verify-store pass; otherwise writes nothing.
+  rewrap-secrets
+        re-seals every secret the store holds (the minted webhook signing keys) under the
+        current key-encryption key, SVC_STORE_KEK_REF (or the local store-kek.key), opening
+        each with the KEK that sealed it (SVC_STORE_KEK_PREVIOUS_REFS, store-kek.key); safe
+        while the service serves; SQLite and PostgreSQL alike.
 
 options:
   -h, --help     print this help and exit
@@ -60,10 +66,10 @@ const ADMIN_OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const;
 
-const COMMANDS = ['backup', 'verify-store', 'restore'] as const;
+const COMMANDS = ['backup', 'verify-store', 'restore', 'rewrap-secrets'] as const;
 type Command = (typeof COMMANDS)[number];
 /** Which admin options each command takes. */
-const ALLOWED: Record<Command, readonly string[]> = { backup: ['out', 'include-keys'], 'verify-store': ['from', 'keys'], restore: ['keys'] };
+const ALLOWED: Record<Command, readonly string[]> = { backup: ['out', 'include-keys'], 'verify-store': ['from', 'keys'], restore: ['keys'], 'rewrap-secrets': [] };
 
 export const PG_DUMP_ROUTE = `SVC_DATABASE_URL is set: this store is PostgreSQL. Back it up with pg_dump -Fc "$SVC_DATABASE_URL" -f gate.dump (or your platform's snapshots), restore with pg_restore --no-owner -d "$SVC_DATABASE_URL" gate.dump into an empty database, then start the service once; see the README, "Backup and restore"`;
 
@@ -183,6 +189,15 @@ async function run(p: Parsed, io: Io): Promise<number> {
       }
       io.out(`restored into ${p.config.dataDir}${result.manifest?.private_key_included ? ' with the production key' : ' (no private key in the backup: the service makes a new production key; the old one stays published as retired)'}`);
       return code;
+    }
+    case 'rewrap-secrets': {
+      const r = await rewrapSecrets(p.config);
+      io.out(`re-sealed ${r.resealed} stored secret(s) under ${r.current.kekId} (${r.current.source})`);
+      io.out(`stored webhook signing keys per key-encryption key: ${r.counts.map((c) => `${c.kekId ?? 'clear'} ${c.count}`).join(', ') || 'none stored'}`);
+      const others = r.counts.filter((c) => c.kekId !== r.current.kekId);
+      const earlier = r.current.source === 'SVC_STORE_KEK_REF' ? 'SVC_STORE_KEK_PREVIOUS_REFS and the local store-kek.key' : 'SVC_STORE_KEK_PREVIOUS_REFS';
+      io.out(others.length === 0 ? `nothing is left under any other key: ${earlier} may now be removed` : 'some values are still under another key: run again');
+      return others.length === 0 ? 0 : 1;
     }
   }
 }

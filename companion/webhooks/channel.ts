@@ -9,11 +9,13 @@
 import { WEBHOOK_KEY_DERIVATION_PREFIX, deriveWebhookKey, newSigningSecret } from '../../shared/webhook-signature.ts';
 import { standardSecretForKey } from '../../shared/webhook-standard.ts';
 import type { FieldError } from '../core/errors.ts';
+import { SealedSecretError } from '../core/secrets/envelope.ts';
 import type { IntegrationChannel, Readiness } from '../integrations/channel.ts';
 import { checkTargetUrl } from '../net/address-policy.ts';
 import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES, SIGNING_KEY_OVERLAP_SECONDS, WebhookConfigSchema } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { signingKeys } from './delivery.ts';
+import type { WebhookStore } from './store.ts';
 
 /** How the HMAC key is derived from the secret shown once (interface-spec Events rule 5). */
 export const SIGNING_KEY_DERIVATION = {
@@ -22,6 +24,16 @@ export const SIGNING_KEY_DERIVATION = {
   key: 'lowercase hex of that digest (64 characters); HMAC-SHA256 uses the UTF-8 bytes of this hex string as its key',
   signature: 'X-Service-Signature: t=<X-Service-Timestamp>,v1=<hex HMAC-SHA256(key, "<timestamp>.<X-Service-Id>.<raw body>")>',
 } as const;
+
+/** Whether the target has a current minted key, and whether it opens (core/secrets/envelope.ts). */
+async function currentKey(webhooks: WebhookStore, tenantId: string, target: string, at: string): Promise<'none' | 'readable' | 'unreadable'> {
+  try {
+    return (await webhooks.activeKeys(tenantId, target, at)).some((k) => k.retiresAt === null) ? 'readable' : 'none';
+  } catch (err) {
+    if (err instanceof SealedSecretError) return 'unreadable';
+    throw err;
+  }
+}
 
 export const webhookChannel: IntegrationChannel<WebhookConfig> = {
   name: 'webhook',
@@ -43,15 +55,19 @@ export const webhookChannel: IntegrationChannel<WebhookConfig> = {
   async saved({ tenantId, target, now }, input, tx) {
     if (input.secret_ref) return { signing: { key_source: 'secret_ref' } };
     const at = now.toISOString();
-    const current = (await tx.webhooks.activeKeys(tenantId, target, at)).find((k) => k.retiresAt === null);
-    if (current && !input.rotate_signing_secret) return { signing: { key_source: 'minted' } };
+    const current = await currentKey(tx.webhooks, tenantId, target, at);
+    if (current !== 'none' && !input.rotate_signing_secret) return { signing: { key_source: 'minted' } };
 
     const secret = newSigningSecret();
     const key = deriveWebhookKey(secret);
     let previousRetiresAt: string | undefined;
-    if (current) {
+    if (current === 'readable') {
       previousRetiresAt = new Date(now.getTime() + SIGNING_KEY_OVERLAP_SECONDS * 1000).toISOString();
       await tx.webhooks.retireCurrentKey(tenantId, target, previousRetiresAt);
+    } else if (current === 'unreadable') {
+      // A key that no longer opens cannot sign during an overlap: it retires now, and the
+      // rotation is how a tenant recovers from it.
+      await tx.webhooks.retireCurrentKey(tenantId, target, at);
     }
     await tx.webhooks.addSigningKey(tenantId, target, key, at);
     return {

@@ -10,6 +10,7 @@
 import { signEvent, ID_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../shared/webhook-signature.ts';
 import { buildStandardHeaders } from '../../shared/webhook-standard.ts';
 import type { Clock } from '../core/clock.ts';
+import { SealedSecretError } from '../core/secrets/envelope.ts';
 import type { ClaimedJob } from '../core/jobs/queue.ts';
 import type { JobOutcome } from '../core/jobs/worker.ts';
 import type { IntegrationStore } from '../integrations/store.ts';
@@ -38,7 +39,15 @@ export async function signingKeys(deps: Pick<DeliveryDeps, 'webhooks' | 'secrets
     const r = await deps.secrets.resolve(tenantId, secretRef);
     return r.ok ? { ok: true, keys: [r.value] } : { ok: false, error: `secret_ref unresolvable (${r.provider}: ${r.error})` };
   }
-  const keys = (await deps.webhooks.activeKeys(tenantId, target, at.toISOString())).map((k) => k.key);
+  let keys: string[];
+  try {
+    keys = (await deps.webhooks.activeKeys(tenantId, target, at.toISOString())).map((k) => k.key);
+  } catch (err) {
+    // A sealed key that does not open (core/secrets/envelope.ts) waits like an unresolvable
+    // secret_ref: the message names the row and the KEK id, never a value.
+    if (err instanceof SealedSecretError) return { ok: false, error: `signing key unreadable (${err.message})` };
+    throw err;
+  }
   return keys.length > 0 ? { ok: true, keys } : { ok: false, error: 'no signing key' };
 }
 

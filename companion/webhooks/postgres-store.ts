@@ -18,9 +18,23 @@
  * true. retireCurrentKey and addSigningKey are single statements; a rotation (retire then add)
  * is kept whole by the caller's transaction, and two rotations of one target at once are
  * serialised by that caller (the integration's upsert locks its row first), not here.
+ *
+ * Signing keys are sealed with the store's cipher (core/secrets/envelope.ts), bound to their
+ * row id, which is drawn from the identity's sequence before the insert (nextval never hands
+ * one value out twice, so two companions never bind two keys to one id). A reseal updates a
+ * row only where it still holds the value read, so two companions resealing at once re-seal
+ * each key once.
  */
 import type { Queryable } from '../core/postgres/connect.ts';
-import type { DeliveryRow, DeliveryStatus, WebhookStore } from './store.ts';
+import { SealedSecretError, noStoreKey } from '../core/secrets/envelope.ts';
+import type { StoreCipher } from '../core/secrets/envelope.ts';
+import { openStoredKey } from './sealed-keys.ts';
+import type { StoredKey } from './sealed-keys.ts';
+import { DERIVED_KEY, signingKeyBinding } from './store.ts';
+import type { DeliveryRow, DeliveryStatus, ResealScope, WebhookStore } from './store.ts';
+
+/** Keys re-sealed per transaction. */
+const RESEAL_BATCH = 500;
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'dead'];
 
@@ -28,7 +42,7 @@ const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', '
 const TEXT = 25;
 const statusArray = (sql: Queryable, statuses: readonly DeliveryStatus[]) => sql.array([...statuses], TEXT);
 
-export function createPostgresWebhookStore(sql: Queryable): WebhookStore {
+export function createPostgresWebhookStore(sql: Queryable, cipher?: StoreCipher): WebhookStore {
   return {
     async subscribedTargets(tenantId, event) {
       const rows = await sql<{ target: string }[]>`SELECT i.target FROM tenant_integrations i
@@ -82,16 +96,45 @@ export function createPostgresWebhookStore(sql: Queryable): WebhookStore {
       return r;
     },
     async addSigningKey(tenantId, target, key, at) {
-      await sql`INSERT INTO webhook_signing_keys (tenant_id, target, key, created_at) VALUES (${tenantId}, ${target}, ${key}, ${at})`;
+      if (!cipher) throw noStoreKey('a new webhook signing key');
+      if (!DERIVED_KEY.test(key)) throw new TypeError('expected a derived signing key: 64 lowercase hex digits');
+      const [next] = await sql<{ id: number }[]>`SELECT nextval(pg_get_serial_sequence('webhook_signing_keys', 'id'))::float8 AS id`;
+      const id = next!.id;
+      const sealed = cipher.seal(key, signingKeyBinding(tenantId, id));
+      await sql`INSERT INTO webhook_signing_keys (id, tenant_id, target, key, kek_id, created_at) VALUES (${id}, ${tenantId}, ${target}, ${sealed.sealed}, ${sealed.kekId}, ${at})`;
     },
     async retireCurrentKey(tenantId, target, retiresAt) {
       await sql`UPDATE webhook_signing_keys SET retires_at = ${retiresAt} WHERE tenant_id = ${tenantId} AND target = ${target} AND retires_at IS NULL`;
     },
     async activeKeys(tenantId, target, at) {
-      const rows = await sql<{ key: string; created_at: string; retires_at: string | null }[]>`SELECT key, created_at, retires_at
+      const rows = await sql<(StoredKey & { created_at: string; retires_at: string | null })[]>`SELECT id::float8 AS id, tenant_id, key, kek_id, created_at, retires_at
         FROM webhook_signing_keys
         WHERE tenant_id = ${tenantId} AND target = ${target} AND (retires_at IS NULL OR retires_at > ${at}) ORDER BY id DESC`;
-      return rows.map((r) => ({ key: r.key, createdAt: r.created_at, retiresAt: r.retires_at }));
+      return rows.map((r) => ({ key: openStoredKey(cipher, r), createdAt: r.created_at, retiresAt: r.retires_at }));
+    },
+    async sealedKeyCounts() {
+      const rows = await sql<{ kek_id: string | null; n: number }[]>`SELECT kek_id, count(*)::float8 AS n FROM webhook_signing_keys GROUP BY kek_id ORDER BY kek_id`;
+      return rows.map((r) => ({ kekId: r.kek_id, count: r.n }));
+    },
+    async resealSigningKeys(scope: ResealScope) {
+      if (!cipher) throw noStoreKey('resealing webhook signing keys');
+      let resealed = 0;
+      for (let after = 0; ; ) {
+        const rows = await sql<StoredKey[]>`SELECT id::float8 AS id, tenant_id, key, kek_id FROM webhook_signing_keys
+          WHERE ${scope === 'clear' ? sql`kek_id IS NULL` : sql`(kek_id IS NULL OR kek_id <> ${cipher.current.id})`} AND id > ${after}
+          ORDER BY id LIMIT ${RESEAL_BATCH}`;
+        if (rows.length === 0) break;
+        for (const r of rows) {
+          const clear = r.kek_id === null ? r.key : openStoredKey(cipher, r);
+          if (!DERIVED_KEY.test(clear)) throw new SealedSecretError('unreadable', `webhook_signing_keys.key of row ${r.id} is not a derived signing key`);
+          const sealed = cipher.seal(clear, signingKeyBinding(r.tenant_id, r.id));
+          const done = await sql`UPDATE webhook_signing_keys SET key = ${sealed.sealed}, kek_id = ${sealed.kekId}
+            WHERE id = ${r.id} AND key = ${r.key} AND kek_id IS NOT DISTINCT FROM ${r.kek_id}`;
+          resealed += done.count;
+        }
+        after = rows.at(-1)!.id;
+      }
+      return resealed;
     },
   };
 }

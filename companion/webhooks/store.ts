@@ -33,6 +33,21 @@ export interface SigningKeyRow {
   retiresAt: string | null;
 }
 
+/** How many signing keys each KEK sealed; kekId null: stored in clear, awaiting its seal. */
+export interface SealedKeyCount {
+  kekId: string | null;
+  count: number;
+}
+
+/** Which stored signing keys a reseal takes: those still clear, or every one not under the current KEK. */
+export type ResealScope = 'clear' | 'not_current';
+
+/** Where a minted signing key is sealed to (its associated data, core/secrets/envelope.ts). */
+export const signingKeyBinding = (tenantId: string, id: number | string) => ({ table: 'webhook_signing_keys', column: 'key', tenantId, rowId: id });
+
+/** A derived signing key: lowercase hex of a SHA-256 digest (Events rule 5). */
+export const DERIVED_KEY = /^[0-9a-f]{64}$/;
+
 export interface DeliveryQuery {
   tenantId: string;
   target: string;
@@ -54,9 +69,23 @@ export interface WebhookStore {
   deliveriesInRange(tenantId: string, target: string, from: string, to: string, statuses: readonly DeliveryStatus[]): Promise<string[]>;
   findDelivery(tenantId: string, target: string, id: string): Promise<DeliveryRow | undefined>;
 
+  /**
+   * Stores a derived key sealed under the store's current KEK (core/secrets/envelope.ts), bound
+   * to its tenant and row; the clear key never reaches the database.
+   */
   addSigningKey(tenantId: string, target: string, key: string, at: string): Promise<void>;
   /** Gives the current key an end date (rotation overlap). */
   retireCurrentKey(tenantId: string, target: string, retiresAt: string): Promise<void>;
-  /** Keys that still sign at `at`, newest first. */
+  /**
+   * Keys that still sign at `at`, newest first, opened. Throws SealedSecretError when one does
+   * not open (sealed for another row, or under a KEK this store does not hold).
+   */
   activeKeys(tenantId: string, target: string, at: string): Promise<SigningKeyRow[]>;
+  /** Stored signing keys per KEK id (null: clear), for the start's check and svc-admin. */
+  sealedKeyCounts(): Promise<SealedKeyCount[]>;
+  /**
+   * Seals the keys in `scope` under the current KEK, every tenant's, in batches; returns how
+   * many it re-sealed. A key that does not open stops it with SealedSecretError.
+   */
+  resealSigningKeys(scope: ResealScope): Promise<number>;
 }

@@ -65,8 +65,10 @@ describe('PUT /tenant/integrations/webhook/{target}', () => {
     expect(again.body.signing_secret).toBeUndefined();
     expect(again.body.config.events).toEqual(['record.sealed', 'verify.failed']);
 
-    const stored = await ctx.sql('SELECT key FROM webhook_signing_keys');
-    expect(stored).toEqual([{ key: createHash('sha256').update(`service-webhook-signing:${secret}`).digest('hex') }]);
+    // Stored sealed under the store's key-encryption key, never as the derived key itself (store-encryption.test.ts).
+    const [stored] = await ctx.sql<{ key: string; kek_id: string }>('SELECT key, kek_id FROM webhook_signing_keys');
+    expect(stored!.key).not.toContain(createHash('sha256').update(`service-webhook-signing:${secret}`).digest('hex'));
+    expect(stored!.kek_id).toMatch(/^kek_[0-9a-f]{16}$/);
     const dump = JSON.stringify(await ctx.sql('SELECT * FROM tenant_integrations'));
     expect(dump).not.toContain(secret.slice(6));
   });

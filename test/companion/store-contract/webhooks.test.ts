@@ -1,5 +1,6 @@
 /** The webhook outbox, subscriptions and signing keys behave the same on SQLite and PostgreSQL. */
 import { describe, expect, it } from 'vitest';
+import { StoreCipher, newKek } from '../../../companion/core/secrets/envelope.ts';
 import { createPostgresWebhookStore } from '../../../companion/webhooks/postgres-store.ts';
 import { createSqliteWebhookStore } from '../../../companion/webhooks/sqlite-store.ts';
 import type { DeliveryRow, NewDelivery, WebhookStore } from '../../../companion/webhooks/store.ts';
@@ -7,7 +8,9 @@ import { sha256Hex } from '../../../shared/hash.ts';
 import { databasePerCase, engines, interleave, interleaved, seedTenants } from './engines.ts';
 import type { StoreFactories } from './engines.ts';
 
-const WEBHOOKS: StoreFactories<WebhookStore> = { sqlite: createSqliteWebhookStore, postgres: createPostgresWebhookStore };
+/** Signing keys are stored sealed (core/secrets/envelope.ts): the stores are given a cipher. */
+const CIPHER = new StoreCipher(newKek(Buffer.alloc(32, 7), 'test'));
+const WEBHOOKS: StoreFactories<WebhookStore> = { sqlite: (db) => createSqliteWebhookStore(db, CIPHER), postgres: (sql) => createPostgresWebhookStore(sql, CIPHER) };
 const AT = '2025-01-01T00:00:00.000Z';
 /** 2025-01-01 in Unix ms: above 2^32, so a bigint column that came back as anything but a number shows. */
 const RUN_AT = 1735689600000;
