@@ -55,6 +55,7 @@ import { webhookChannel } from './webhooks/channel.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { wellKnownRoutes } from './well-known/routes.ts';
 import { deviceGrantRoutes } from './sign-in/device-grant-routes.ts';
+import { oidcRoutes } from './sign-in/oidc-routes.ts';
 
 type CapabilityRoutes = (deps: RouteDeps) => OpenAPIHono<any, any, any>;
 
@@ -68,6 +69,7 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   accountRoutes,
   accountSessionRoutes,
   deviceGrantRoutes,
+  oidcRoutes,
   packRoutes,
   gateRoutes,
   recordRoutes,

@@ -26,12 +26,17 @@ CREATE INDEX identity_provider_domains_by_tenant ON identity_provider_domains (t
 
 -- An IdP subject (OpenID Connect Core §2: iss + sub identify the end-user) linked to a person on
 -- the first sign-in by verified email; later sign-ins find the person by the subject alone.
+-- Every account session names the key it was opened with (0012), and is narrowed by that key's
+-- capabilities; a session opened by OpenID Connect names session_key_id, a key of the person with
+-- no subset whose secret was never kept and which is revoked as it is made: it anchors sessions
+-- and authenticates nothing.
 CREATE TABLE oidc_subjects (
-  tenant_id  TEXT NOT NULL REFERENCES tenants (id),
-  issuer     TEXT NOT NULL,
-  subject    TEXT NOT NULL,
-  person_id  TEXT NOT NULL REFERENCES people (id),
-  created_at TEXT NOT NULL,
+  tenant_id      TEXT NOT NULL REFERENCES tenants (id),
+  issuer         TEXT NOT NULL,
+  subject        TEXT NOT NULL,
+  person_id      TEXT NOT NULL REFERENCES people (id),
+  session_key_id TEXT NOT NULL REFERENCES api_keys (id),
+  created_at     TEXT NOT NULL,
   PRIMARY KEY (tenant_id, issuer, subject)
 ) STRICT, WITHOUT ROWID;
 

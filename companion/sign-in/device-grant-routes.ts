@@ -115,7 +115,7 @@ export function deviceGrantRoutes(deps: RouteDeps) {
   const now = () => rfc3339(nowDate());
   const base = deps.config.publicBaseUrl.replace(/\/$/, '');
   // RFC 8628 §5.2: the verification page is the console, on the service's own public origin.
-  const verificationUri = `${base}/console/#/device`;
+  const verificationUri = `${base}/console#/device`;
 
   // Unauthenticated and writes a row: the signup limiter's per-address and global buckets.
   router.use(DEVICE_AUTHORIZATION_PATH, signupRateLimit(deps.config, deps.clock));

@@ -58,11 +58,14 @@ export function createPostgresSignInStore(sql: Queryable): SignInStore {
       return row?.id;
     },
     async linkedPerson(tenantId, issuer, subject) {
-      const [row] = await sql<{ person_id: string }[]>`SELECT person_id FROM oidc_subjects WHERE tenant_id = ${tenantId} AND issuer = ${issuer} AND subject = ${subject}`;
-      return row?.person_id;
+      const [row] = await sql<{ person_id: string; session_key_id: string }[]>`SELECT person_id, session_key_id FROM oidc_subjects
+        WHERE tenant_id = ${tenantId} AND issuer = ${issuer} AND subject = ${subject}`;
+      return row && { personId: row.person_id, sessionKeyId: row.session_key_id };
     },
-    async linkSubject(tenantId, issuer, subject, personId, at) {
-      await sql`INSERT INTO oidc_subjects (tenant_id, issuer, subject, person_id, created_at) VALUES (${tenantId}, ${issuer}, ${subject}, ${personId}, ${at}) ON CONFLICT DO NOTHING`;
+    async linkSubject(tenantId, issuer, subject, link, at) {
+      const r = await sql`INSERT INTO oidc_subjects (tenant_id, issuer, subject, person_id, session_key_id, created_at)
+        VALUES (${tenantId}, ${issuer}, ${subject}, ${link.personId}, ${link.sessionKeyId}, ${at}) ON CONFLICT DO NOTHING`;
+      return r.count > 0;
     },
     async createLogin(row) {
       await sql`INSERT INTO oidc_logins (state_sha256, tenant_id, nonce, code_verifier, created_at, expires_at)

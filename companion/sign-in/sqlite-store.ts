@@ -28,8 +28,10 @@ export function createSqliteSignInStore(db: Db): Sync<SignInStore> {
   const deleteLogins = db.prepare('DELETE FROM oidc_logins WHERE tenant_id = ?');
   const deleteProvider = db.prepare('DELETE FROM identity_providers WHERE tenant_id = ?');
   const personByDigest = db.prepare<[string, Buffer], string>('SELECT id FROM people WHERE tenant_id = ? AND email_digest = ?').pluck();
-  const selectLinked = db.prepare<[string, string, string], string>('SELECT person_id FROM oidc_subjects WHERE tenant_id = ? AND issuer = ? AND subject = ?').pluck();
-  const insertLink = db.prepare('INSERT INTO oidc_subjects (tenant_id, issuer, subject, person_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
+  const selectLinked = db.prepare<[string, string, string], { person_id: string; session_key_id: string }>(
+    'SELECT person_id, session_key_id FROM oidc_subjects WHERE tenant_id = ? AND issuer = ? AND subject = ?',
+  );
+  const insertLink = db.prepare('INSERT INTO oidc_subjects (tenant_id, issuer, subject, person_id, session_key_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
   const insertLogin = db.prepare('INSERT INTO oidc_logins (state_sha256, tenant_id, nonce, code_verifier, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
   const takeLogin = db.prepare<[Buffer, string], OidcLoginDbRow>('DELETE FROM oidc_logins WHERE state_sha256 = ? AND expires_at > ? RETURNING *');
   const insertDevice = db.prepare(
@@ -74,10 +76,11 @@ export function createSqliteSignInStore(db: Db): Sync<SignInStore> {
     deleteIdentityProvider: (tenantId) => removeProvider(tenantId),
     tenantForDomain: (domain) => domainOwner.get(domain),
     personByEmailDigest: (tenantId, digest) => personByDigest.get(tenantId, Buffer.from(digest)),
-    linkedPerson: (tenantId, issuer, subject) => selectLinked.get(tenantId, issuer, subject),
-    linkSubject(tenantId, issuer, subject, personId, at) {
-      insertLink.run(tenantId, issuer, subject, personId, at);
+    linkedPerson(tenantId, issuer, subject) {
+      const row = selectLinked.get(tenantId, issuer, subject);
+      return row && { personId: row.person_id, sessionKeyId: row.session_key_id };
     },
+    linkSubject: (tenantId, issuer, subject, link, at) => insertLink.run(tenantId, issuer, subject, link.personId, link.sessionKeyId, at).changes > 0,
     createLogin(row) {
       insertLogin.run(Buffer.from(row.stateHash), row.tenantId, row.nonce, row.codeVerifier, row.createdAt, row.expiresAt);
     },

@@ -74,6 +74,12 @@ export interface DeviceTokenRecord {
   revokedAt: string | null;
 }
 
+export interface LinkedSubject {
+  personId: string;
+  /** The no-secret, revoked key of the person that the subject's sessions name (migrations/0019). */
+  sessionKeyId: string;
+}
+
 export interface SignInStore {
   /** Saves the tenant's provider and replaces its domains; 'domain_taken' (nothing written) when another tenant holds one. */
   putIdentityProvider(row: IdentityProviderRecord): Promise<'saved' | 'domain_taken'>;
@@ -83,8 +89,10 @@ export interface SignInStore {
   tenantForDomain(domain: string): Promise<string | undefined>;
   /** The tenant's person with this email digest (account/signup.ts emailDigest), if any. */
   personByEmailDigest(tenantId: string, digest: Uint8Array): Promise<string | undefined>;
-  linkedPerson(tenantId: string, issuer: string, subject: string): Promise<string | undefined>;
-  linkSubject(tenantId: string, issuer: string, subject: string, personId: string, at: string): Promise<void>;
+  /** The person an IdP subject is linked to, and the key that anchors its sessions. */
+  linkedPerson(tenantId: string, issuer: string, subject: string): Promise<LinkedSubject | undefined>;
+  /** Links the subject; false (nothing written) when it was already linked. */
+  linkSubject(tenantId: string, issuer: string, subject: string, link: LinkedSubject, at: string): Promise<boolean>;
   createLogin(row: OidcLoginRow): Promise<void>;
   /** Removes and returns the unexpired login with this state digest: each state is used once. */
   takeLogin(stateHash: Uint8Array, now: string): Promise<OidcLoginRow | undefined>;

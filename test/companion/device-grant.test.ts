@@ -69,8 +69,8 @@ describe('POST /oauth/device_authorization (RFC 8628 §3.1, §3.2)', () => {
     expect(res.body).toEqual({
       device_code: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       user_code: expect.stringMatching(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/),
-      verification_uri: `${ctx.config.publicBaseUrl}/console/#/device`,
-      verification_uri_complete: `${ctx.config.publicBaseUrl}/console/#/device?user_code=${res.body.user_code}`,
+      verification_uri: `${ctx.config.publicBaseUrl}/console#/device`,
+      verification_uri_complete: `${ctx.config.publicBaseUrl}/console#/device?user_code=${res.body.user_code}`,
       expires_in: 600,
       interval: 5,
     });

@@ -21,8 +21,9 @@ CREATE TABLE oidc_subjects (
   tenant_id  text NOT NULL REFERENCES tenants (id),
   issuer     text NOT NULL,
   subject    text NOT NULL,
-  person_id  text NOT NULL REFERENCES people (id),
-  created_at text NOT NULL,
+  person_id      text NOT NULL REFERENCES people (id),
+  session_key_id text NOT NULL REFERENCES api_keys (id),
+  created_at     text NOT NULL,
   PRIMARY KEY (tenant_id, issuer, subject)
 );
 
