@@ -7,6 +7,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, onSignedOut } from './api.ts';
 import { PAGES } from './pages/index.ts';
 import { currentSession, signIn, signOut } from './session.ts';
+import DevicePage from './pages/device.tsx';
+import { ProviderSignIn, completeProviderSignIn } from './sign-in-provider.tsx';
 import type { Me } from './session.ts';
 import { Field } from './ui/field.tsx';
 import { selfName } from './ui/names.tsx';
@@ -20,9 +22,15 @@ function pageFromHash(): string {
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [page, setPage] = useState(pageFromHash());
+  const [device, setDevice] = useState(location.hash.startsWith('#/device'));
   useEffect(() => {
+    completeProviderSignIn();
+    setPage(pageFromHash());
     currentSession().then(setMe);
-    const onHash = () => setPage(pageFromHash());
+    const onHash = () => {
+      setPage(pageFromHash());
+      setDevice(location.hash.startsWith('#/device'));
+    };
     addEventListener('hashchange', onHash);
     const off = onSignedOut(() => setMe(null));
     return () => {
@@ -32,6 +40,17 @@ export function App() {
   }, []);
   if (me === undefined) return <p class="loading">Loading…</p>;
   if (me === null) return <SignIn onSignedIn={setMe} />;
+  // RFC 8628 §3.3: the device's verification page, reached from the extension's link.
+  if (device)
+    return (
+      <main id="main" class="device-approval">
+        <h1>Approve a device</h1>
+        <DevicePage />
+        <p>
+          <a href="#/overview">Back to the console</a>
+        </p>
+      </main>
+    );
   return <Shell me={me} page={page} onSignedOut={() => setMe(null)} />;
 }
 
@@ -75,6 +94,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
         </button>
       </form>
       {error && !keyError ? <ErrorNotice error={error} /> : null}
+      <ProviderSignIn />
     </main>
   );
 }
