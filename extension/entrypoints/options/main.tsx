@@ -6,6 +6,9 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { OptionsForm } from '../../components/options-form.tsx';
+import { OrganisationSignIn } from '../../components/organisation-sign-in.tsx';
+import type { OrganisationSignInState } from '../../components/organisation-sign-in.tsx';
+import { pollDeviceToken, startDeviceSignIn } from '../../utils/device-sign-in.ts';
 import type { OptionsFormProps } from '../../components/options-form.tsx';
 import { HOST_PERMISSIONS } from '../../utils/adapters/hosts.ts';
 import { originPatternsFor } from '../../utils/adapters/match.ts';
@@ -26,6 +29,8 @@ function Options() {
   const [testing, setTesting] = useState(false);
   const [status, setStatus] = useState<OptionsFormProps['status']>(null);
   const [locked, setLocked] = useState<LockableSetting[]>([]);
+  const [orgSignIn, setOrgSignIn] = useState<OrganisationSignInState>({ kind: 'idle' });
+  const [polling, setPolling] = useState<AbortController | null>(null);
 
   useEffect(() => {
     void loadSettings().then((s) => setDraft(draftFromSettings(s)));
@@ -57,19 +62,53 @@ function Options() {
     void sendMessage('packs.list', {}).then(setPacks, () => undefined);
   };
 
+  /** RFC 8628: codes from the companion, the console's approval page opened, then polling until decided. */
+  const signInWithOrganisation = async () => {
+    const companionUrl = draft.companionUrl.trim().replace(/\/+$/, '');
+    const abort = new AbortController();
+    setPolling(abort);
+    try {
+      const device = await startDeviceSignIn(companionUrl);
+      setOrgSignIn({ kind: 'waiting', userCode: device.user_code, verificationUri: device.verification_uri });
+      void browser.tabs.create({ url: device.verification_uri_complete });
+      const result = await pollDeviceToken(companionUrl, device, { signal: abort.signal });
+      if (!result.ok) return setOrgSignIn(result.error === 'cancelled' ? { kind: 'idle' } : { kind: 'failed', detail: result.detail });
+      // The person-bound key takes the API key's place.
+      const current = await loadSettings();
+      const next = { ...current, companionUrl, apiKey: result.token };
+      await saveSettings(next);
+      setDraft(draftFromSettings(next));
+      setOrgSignIn({ kind: 'signed-in', scope: result.scope });
+    } catch (e) {
+      setOrgSignIn({ kind: 'failed', detail: e instanceof Error ? e.message : String(e) });
+    } finally {
+      setPolling(null);
+    }
+  };
+
   return (
-    <OptionsForm
-      draft={draft}
-      locked={locked}
-      packs={packs}
-      report={report}
-      testing={testing}
-      status={status}
-      onChange={setDraft}
-      onTest={() => void test()}
-      onSave={() => void save().catch((e: unknown) => setStatus({ kind: 'error', lines: [String(e)] }))}
-      onExport={async () => downloadJson(`action-gate-log-${Date.now()}.json`, await sendMessage('log.export', {}))}
-    />
+    <>
+      <OptionsForm
+        draft={draft}
+        locked={locked}
+        packs={packs}
+        report={report}
+        testing={testing}
+        status={status}
+        onChange={setDraft}
+        onTest={() => void test()}
+        onSave={() => void save().catch((e: unknown) => setStatus({ kind: 'error', lines: [String(e)] }))}
+        onExport={async () => downloadJson(`action-gate-log-${Date.now()}.json`, await sendMessage('log.export', {}))}
+      />
+      {draft.role === 'reviewer' ? (
+        <OrganisationSignIn
+          state={orgSignIn}
+          disabled={polling !== null || draft.companionUrl.trim() === '' || locked.includes('apiKey')}
+          onStart={() => void signInWithOrganisation()}
+          onCancel={() => polling?.abort()}
+        />
+      ) : null}
+    </>
   );
 }
 
