@@ -90,6 +90,8 @@ export default defineConfig(({ mode }) => ({
             'test/companion/signer-kms.test.ts',
             'test/companion/signer-pkcs11.test.ts',
             'test/companion/webhooks.test.ts',
+            'test/companion/store-encryption.test.ts',
+            'test/companion/routing-ticks.test.ts',
           ],
           env: { SVC_TEST_DATABASE: 'postgres' },
           globalSetup: ['test/helpers/postgres-global-setup.ts'],

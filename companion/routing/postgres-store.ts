@@ -1,5 +1,6 @@
 /**
- * PostgreSQL implementation of RoutingStore (migrations/postgres/0009 and job_ticks of 0006):
+ * PostgreSQL implementation of RoutingStore (migrations/postgres/0009, job_ticks of 0006 and
+ * route_send_receipts of 0020):
  * the statements of ./sqlite-store.ts, with these differences.
  *
  * - Every write is one statement whose condition decides it, so companions sharing the database
@@ -14,6 +15,7 @@
  *   back as numbers (core/postgres/connect.ts), as SQLite's INTEGER does.
  */
 import type { Queryable } from '../core/postgres/connect.ts';
+import { PRUNE_EVERY } from './store.ts';
 import type { DispatchCounts, DispatchRow, NewDispatch, RoutingStore, TickRow } from './store.ts';
 
 export function createPostgresRoutingStore(sql: Queryable): RoutingStore {
@@ -76,6 +78,21 @@ export function createPostgresRoutingStore(sql: Queryable): RoutingStore {
     async ticks(queue, limit) {
       const rows = await sql<TickRow[]>`SELECT worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost
         FROM job_ticks WHERE queue = ${queue} ORDER BY id DESC LIMIT ${limit}`;
+      return [...rows];
+    },
+    async recordSendReceipts(receipts, keep) {
+      for (const r of receipts) {
+        const [row] = await sql<{ id: number }[]>`INSERT INTO route_send_receipts (tenant_id, worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost)
+          VALUES (${r.tenantId}, ${r.worker}, ${r.startedAt}, ${r.finishedAt}, ${r.claimed}, ${r.succeeded}, ${r.retrying}, ${r.dead}, ${r.leaseLost}) RETURNING id`;
+        if (row && row.id % PRUNE_EVERY === 0) {
+          await sql`DELETE FROM route_send_receipts WHERE id IN (
+            SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY tenant_id ORDER BY id DESC) AS n FROM route_send_receipts) ranked WHERE n > ${keep})`;
+        }
+      }
+    },
+    async tenantSendReceipts(tenantId, limit) {
+      const rows = await sql<TickRow[]>`SELECT worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost
+        FROM route_send_receipts WHERE tenant_id = ${tenantId} ORDER BY id DESC LIMIT ${limit}`;
       return [...rows];
     },
     async rememberSignature(tenantId, hash, at) {

@@ -4,7 +4,7 @@
  * POST …/{dispatch_key}/deliver and POST /routing/outbox/process prepare payloads for
  * inspection (pending → prepared), never posting anything; only the send worker posts, and
  * only under SVC_OUTBOX_EXTERNAL_SEND=1. Dead letters are listed and requeued here, beside
- * the send queue's scheduler tick run receipts.
+ * the tenant's own run receipts of the send worker (never the service-wide queue's).
  */
 import { ProblemError } from '../core/errors.ts';
 import { retryPlan } from '../core/jobs/backoff.ts';
@@ -221,7 +221,9 @@ export function routingRoutes(deps: RouteDeps) {
     operationId: 'listRouteOutboxTicks',
     tags: ['routing'],
     auth: deps.auth.keyOrSession('integrations:manage'),
-    summary: 'Scheduler tick run receipts of the route send worker, newest first (service-wide counts only)',
+    summary: "Run receipts of the route send worker for this tenant's dispatches, newest first",
+    description:
+      "One receipt per stored batch of the send worker's outcomes that held this tenant's dispatches: how many were attempted and how each ended. Other tenants' dispatches are never counted here; the service-wide queue is an operator's view (GET /metrics).",
     request: { query: z.object({ limit: Page.limit }).strict() },
     responses: {
       200: jsonContent(
@@ -248,7 +250,7 @@ export function routingRoutes(deps: RouteDeps) {
   });
   router.openapi(ticks, async (c) => {
     const { limit } = c.req.valid('query');
-    const rows = await deps.store.routing.ticks(DISPATCH_QUEUE, limit);
+    const rows = await deps.store.routing.tenantSendReceipts(c.var.auth.tenantId, limit);
     return c.json({ queue: DISPATCH_QUEUE, ticks: rows }, 200);
   });
 

@@ -11,6 +11,7 @@ import type { IdFactory } from '../core/ids.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../core/jobs/backoff.ts';
 import { JobQueue } from '../core/jobs/queue.ts';
 import { JobWorker } from '../core/jobs/worker.ts';
+import type { SettledJob } from '../core/jobs/worker.ts';
 import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
@@ -24,9 +25,32 @@ import type { PausedAction, RoutingTx } from './participant.ts';
 /** What an escalated review item tells routing (the fields of reviews' ReviewItem it reads). */
 export type EscalatedItem = Omit<PausedAction, 'reviewRoute' | 'evidencePacketHref' | 'createdAt'> & { vertical: string; reviewRoute: string | null };
 import { attemptDispatch } from './send.ts';
-import type { DispatchRow } from './store.ts';
+import type { DispatchRow, TenantSendReceipt } from './store.ts';
 
 export const DISPATCH_QUEUE = 'route_dispatches';
+/** Send receipts kept per tenant (about: pruned now and then). */
+export const SEND_RECEIPTS_KEPT = 1000;
+
+/**
+ * Each tenant's share of a batch of stored outcomes: how many of its dispatches were attempted
+ * and how each ended, from when the earliest of them was claimed (its lease's start).
+ */
+export function sendReceipts(results: readonly SettledJob<DispatchRow>[], leaseMs: number, now: Date): TenantSendReceipt[] {
+  const byTenant = new Map<string, TenantSendReceipt>();
+  for (const { job, stored } of results) {
+    const tenantId = job.row.tenant_id;
+    const claimedAt = new Date(job.leaseExpiresAt - leaseMs).toISOString();
+    let r = byTenant.get(tenantId);
+    if (!r) byTenant.set(tenantId, (r = { tenantId, worker: job.owner, startedAt: claimedAt, finishedAt: now.toISOString(), claimed: 0, succeeded: 0, retrying: 0, dead: 0, leaseLost: 0 }));
+    if (claimedAt < r.startedAt) r.startedAt = claimedAt;
+    r.claimed++;
+    if (stored === 'succeeded') r.succeeded++;
+    else if (stored === 'retrying') r.retrying++;
+    else if (stored === 'dead') r.dead++;
+    else r.leaseLost++;
+  }
+  return [...byTenant.values()];
+}
 
 export interface RoutingServiceDeps {
   store: Pick<Store, 'integrations' | 'webhooks' | 'durable' | 'transaction'>;
@@ -69,13 +93,14 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
     claimableWhere: DISPATCH_CLAIMABLE,
   });
   const externalSend = deps.config.outboxExternalSend;
+  const leaseMs = deps.config.webhookLeaseSeconds * 1000;
   const worker = new JobWorker<DispatchRow>({
     name: 'route-outbox',
     queue,
     store,
     clock,
     log: deps.log,
-    leaseMs: deps.config.webhookLeaseSeconds * 1000,
+    leaseMs,
     durable: () => store.durable(),
     handle: (job, signal) =>
       attemptDispatch({ integrations: store.integrations, webhooks: store.webhooks, secrets: deps.secrets, outbound, clock, externalSend }, job, signal),
@@ -85,6 +110,9 @@ export function createRoutingService(deps: RoutingServiceDeps): RoutingService {
         if (stored === 'succeeded') await tx.integrations.recordSuccess(tenantId, channel, target);
         else if (stored !== 'lease_lost') await tx.integrations.recordFailure(tenantId, channel, target, clock.now().toISOString());
       }
+      // The queue's tick receipts (job_ticks) count every tenant's dispatches together; each
+      // tenant is shown only its own share (GET /routing/outbox/ticks).
+      await tx.routing.recordSendReceipts(sendReceipts(results, leaseMs, clock.now()), SEND_RECEIPTS_KEPT);
     },
   });
   const participantDeps = {

@@ -1,6 +1,7 @@
-/** SQLite implementation of RoutingStore (migration 0009); statements are prepared once. */
+/** SQLite implementation of RoutingStore (migrations 0009 and 0020); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
+import { PRUNE_EVERY } from './store.ts';
 import type { DispatchCounts, DispatchRow, RoutingStore, TickRow } from './store.ts';
 
 export function createSqliteRoutingStore(db: Db): Sync<RoutingStore> {
@@ -35,6 +36,14 @@ export function createSqliteRoutingStore(db: Db): Sync<RoutingStore> {
   const ticks = db.prepare<[string, number], TickRow>(
     'SELECT worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost FROM job_ticks WHERE queue = ? ORDER BY id DESC LIMIT ?',
   );
+  const addReceipt = db.prepare(`INSERT INTO route_send_receipts (tenant_id, worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost)
+    VALUES (@tenantId, @worker, @startedAt, @finishedAt, @claimed, @succeeded, @retrying, @dead, @leaseLost)`);
+  // Every tenant's receipts beyond its newest `keep`, pruned together now and then.
+  const pruneReceipts = db.prepare(`DELETE FROM route_send_receipts WHERE id IN (
+    SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY tenant_id ORDER BY id DESC) AS n FROM route_send_receipts) WHERE n > ?)`);
+  const tenantReceipts = db.prepare<[string, number], TickRow>(
+    'SELECT worker, started_at, finished_at, claimed, succeeded, retrying, dead, lease_lost FROM route_send_receipts WHERE tenant_id = ? ORDER BY id DESC LIMIT ?',
+  );
   const remember = db.prepare(`INSERT INTO route_callback_signatures (tenant_id, signature_hash, received_at) VALUES (?, ?, ?)
     ON CONFLICT DO NOTHING`);
 
@@ -54,6 +63,13 @@ export function createSqliteRoutingStore(db: Db): Sync<RoutingStore> {
       return out;
     },
     ticks: (queue, limit) => ticks.all(queue, limit),
+    recordSendReceipts(receipts, keep) {
+      for (const r of receipts) {
+        const id = Number(addReceipt.run(r).lastInsertRowid);
+        if (id % PRUNE_EVERY === 0) pruneReceipts.run(keep);
+      }
+    },
+    tenantSendReceipts: (tenantId, limit) => tenantReceipts.all(tenantId, limit),
     rememberSignature: (tenantId, hash, at) => remember.run(tenantId, hash, at).changes === 1,
   };
 }

@@ -65,6 +65,22 @@ export interface TickRow {
   lease_lost: number;
 }
 
+/** Send receipts are pruned once per this many inserted (of every tenant). */
+export const PRUNE_EVERY = 1000;
+
+/** One tenant's share of a stored batch of send outcomes (route_send_receipts, migration 0020). */
+export interface TenantSendReceipt {
+  tenantId: string;
+  worker: string;
+  startedAt: string;
+  finishedAt: string;
+  claimed: number;
+  succeeded: number;
+  retrying: number;
+  dead: number;
+  leaseLost: number;
+}
+
 export interface DispatchQuery {
   tenantId: string;
   /** Only dead-lettered rows. */
@@ -92,8 +108,12 @@ export interface RoutingStore {
   /** Records the deciding review; an escalation is replaced by the later decision. False when already final. */
   resolve(tenantId: string, actionKey: string, at: string, resolution: Resolution): Promise<boolean>;
   countByTarget(tenantId: string, channel: string, target: string): Promise<DispatchCounts>;
-  /** The newest scheduler tick run receipts of the send queue (job_ticks). */
+  /** The newest scheduler tick run receipts of the send queue (job_ticks), service-wide: for operators, never a tenant. */
   ticks(queue: string, limit: number): Promise<TickRow[]>;
+  /** Stores each tenant's share of a batch of send outcomes, keeping about the newest `keep` per tenant. */
+  recordSendReceipts(receipts: readonly TenantSendReceipt[], keep: number): Promise<void>;
+  /** The newest send receipts of one tenant's dispatches, newest first. */
+  tenantSendReceipts(tenantId: string, limit: number): Promise<TickRow[]>;
   /** Remembers an accepted callback signature; false when it was seen before (a replay). */
   rememberSignature(tenantId: string, signatureHash: string, at: string): Promise<boolean>;
 }
