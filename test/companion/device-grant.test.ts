@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startServer } from '../../companion/core/server.ts';
+import { pollDeviceToken, startDeviceSignIn } from '../../extension/utils/device-sign-in.ts';
 import type { RunningServer } from '../../companion/core/server.ts';
 import { signIn } from './account-helpers.ts';
 import type { Session } from './account-helpers.ts';
@@ -227,5 +228,43 @@ describe('the approved token', () => {
     const approve = await submitter.session.request(`/account/device-authorizations/${dev.user_code}/approve`, { method: 'POST' });
     expect(approve).toMatchObject({ status: 403, body: { code: 'capability_missing' } });
     expect(await poll(dev.device_code)).toMatchObject({ body: { error: 'authorization_pending' } });
+  });
+});
+
+describe("the extension's sign-in (extension/utils/device-sign-in.ts)", () => {
+  it('gets codes, keeps polling while pending, slows down when told, and receives the key once approved', async () => {
+    const reviewer = await member(['reviews:decide', 'records:read']);
+    const device = await startDeviceSignIn(server.url);
+    expect(device.verification_uri_complete).toContain(device.user_code);
+    const waits: number[] = [];
+    let polls = 0;
+    const result = await pollDeviceToken(server.url, device, {
+      // The service's clock stands in for the wall clock; nothing here sleeps.
+      wait: async (ms) => {
+        waits.push(ms);
+        polls++;
+        // A poll too early on the third round (the device's clock ran fast): slow_down.
+        if (polls !== 3) ctx.clock.advance(ms);
+        if (polls === 4) {
+          const approved = await reviewer.session.request(`/account/device-authorizations/${device.user_code}/approve`, { method: 'POST' });
+          expect(approved.status, approved.text).toBe(200);
+        }
+      },
+    });
+    expect(result).toEqual({ ok: true, token: expect.stringMatching(/^svc_test_/), scope: 'reviews:decide records:read' });
+    // 5 s, then 5 s again, the early third poll answered slow_down, then 10 s from there on.
+    expect(waits).toEqual([5000, 5000, 5000, 10000]);
+    if (result.ok) expect((await readRecord(result.token)).status).toBe(404);
+  });
+
+  it('reports a denial', async () => {
+    const device = await startDeviceSignIn(server.url);
+    const result = await pollDeviceToken(server.url, device, {
+      wait: async (ms) => {
+        ctx.clock.advance(ms);
+        await owner.request(`/account/device-authorizations/${device.user_code}/deny`, { method: 'POST' });
+      },
+    });
+    expect(result).toMatchObject({ ok: false, error: 'access_denied' });
   });
 });
