@@ -19,6 +19,7 @@ import Database from 'better-sqlite3';
 import type { Db } from '../core/db.ts';
 import { DATABASE_FILE } from '../core/db.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
+import { LOCAL_KEK_FILE } from '../core/secrets/store-kek.ts';
 import { SERVICE_VERSION } from '../core/version.ts';
 import { signedHeader } from '../anchoring/epochs.ts';
 import { createSqliteAnchoringStore } from '../anchoring/sqlite-store.ts';
@@ -75,6 +76,13 @@ export async function backupStore(options: BackupOptions): Promise<BackupManifes
       fs.mkdirSync(path.join(staging, 'keys'), { mode: 0o700 });
       writePrivate(path.join(staging, PRODUCTION_KEY_FILE), fs.readFileSync(keyFile));
       files.push(PRODUCTION_KEY_FILE.split(path.sep).join('/'));
+      // The service's own key-encryption key, when it has one (no SVC_STORE_KEK_REF): without
+      // it the restored store's minted webhook signing keys would not open.
+      const kekFile = path.join(options.dataDir, LOCAL_KEK_FILE);
+      if (fs.existsSync(kekFile)) {
+        writePrivate(path.join(staging, LOCAL_KEK_FILE), fs.readFileSync(kekFile));
+        files.push(LOCAL_KEK_FILE);
+      }
     }
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT,

@@ -14,6 +14,7 @@ import { keyId } from '../../shared/keys.ts';
 import { DATABASE_FILE } from '../core/db.ts';
 import { readMigrations } from '../core/migrations.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
+import { LOCAL_KEK_FILE } from '../core/secrets/store-kek.ts';
 import { MANIFEST_FILE, PUBLIC_KEYS_FILE, checkManifestFiles, readManifest } from './backup-manifest.ts';
 import type { BackupManifest } from './backup-manifest.ts';
 import { fillEmptyFolder, fsyncPath, isAbsentOrEmptyDir } from './fill-folder.ts';
@@ -106,7 +107,7 @@ export async function restoreBackup(from: string, dataDir: string, options: Veri
   }
   return fillEmptyFolder<RestoreResult>(target, [DATABASE_FILE], async (staging) => {
     // Everything the manifest may list; the checks then run on these copies.
-    for (const name of [DATABASE_FILE, PUBLIC_KEYS_FILE, KEY_FILE, MANIFEST_FILE]) {
+    for (const name of [DATABASE_FILE, PUBLIC_KEYS_FILE, KEY_FILE, LOCAL_KEK_FILE, MANIFEST_FILE]) {
       const source = path.join(from, name);
       if (!fs.existsSync(source)) continue;
       fs.mkdirSync(path.dirname(path.join(staging, name)), { recursive: true, mode: 0o700 });

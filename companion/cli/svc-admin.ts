@@ -31,7 +31,9 @@ commands:
         a consistent copy of the SQLite store while the service serves (SQLite's online
         backup), with the public keys and MANIFEST.json (sizes, SHA-256, schema version, the
         last signed epoch checkpoint). --include-keys adds the production private key
-        (keys/production-ed25519.pem), so a new machine signs with the same key id.
+        (keys/production-ed25519.pem), so a new machine signs with the same key id, and the
+        service's own key-encryption key (store-kek.key, when SVC_STORE_KEK_REF is unset),
+        without which the restored minted webhook signing keys do not open.
   verify-store [--from <folder>] [--keys <jwks.json>]
         walks every tenant chain and log and every epoch, recomputing roots and digests and
         checking signatures and checkpoints; prints one table. --from checks a backup folder
@@ -162,7 +164,7 @@ async function run(p: Parsed, io: Io): Promise<number> {
       const last = manifest.last_epoch;
       io.out(`backup written to ${out}: ${manifest.counts.tenants} tenants, ${manifest.counts.records} records, ${manifest.counts.epochs} epochs; schema ${manifest.schema_version}`);
       io.out(last ? `last epoch ${last.epoch_seq}: epoch log size ${last.epoch_log.size}, root ${last.epoch_log.root}` : 'no epoch has closed yet');
-      io.out(p.admin.includeKeys ? `it holds the production PRIVATE key (${out}/keys): keep it as secret as the data directory` : 'the production private key is not in it (add --include-keys to move the service to a new machine with the same key id)');
+      io.out(p.admin.includeKeys ? `it holds the production PRIVATE key (${out}/keys) and any store-kek.key: keep it as secret as the data directory` : 'the production private key and store-kek.key are not in it (add --include-keys to move the service to a new machine with the same key id and its sealed webhook signing keys)');
       io.out(`check it: svc-admin verify-store --from ${out}`);
       return 0;
     }

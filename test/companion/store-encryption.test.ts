@@ -13,6 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { backupStore } from '../../companion/admin/backup.ts';
+import { restoreBackup } from '../../companion/admin/restore.ts';
 import { main as svcAdmin } from '../../companion/cli/svc-admin.ts';
 import { StoreCipher, SealedSecretError, kekId, newKek, parseKek } from '../../companion/core/secrets/envelope.ts';
 import { LOCAL_KEK_FILE } from '../../companion/core/secrets/store-kek.ts';
@@ -304,6 +306,28 @@ describe.skipIf(onPostgres)('an earlier release\'s SQLite store (test/fixtures/r
     expect((await api.record()).status).toBe(201);
     await drain(ctx);
     expect(lastVerifies(ctx, secret)).toBe(true);
+  });
+
+  it('a backup with --include-keys carries the local KEK, so the restored store\'s signing keys open; without it they do not', async () => {
+    const ctx = await open();
+    const { apiKey } = await ctx.signup();
+    const secret: string = (await client(ctx, apiKey).put('ops', { enabled: true, config: { url: rx.url, events: ['record.sealed'] } })).body.signing_secret;
+    const withKeys = path.join(keptDir(), 'b');
+    const withoutKeys = path.join(keptDir(), 'b');
+    expect((await backupStore({ dataDir: ctx.dataDir, out: withKeys, includeKeys: true })).files.map((f) => f.path)).toContain(LOCAL_KEK_FILE);
+    expect((await backupStore({ dataDir: ctx.dataDir, out: withoutKeys, includeKeys: false })).files.map((f) => f.path)).not.toContain(LOCAL_KEK_FILE);
+
+    const restored = path.join(keptDir(), 'data');
+    expect((await restoreBackup(withKeys, restored)).restored).toBe(true);
+    expect(fs.statSync(path.join(restored, LOCAL_KEK_FILE)).mode & 0o777).toBe(0o600);
+    const again = await open({}, restored);
+    expect((await client(again, apiKey).record()).status).toBe(201);
+    await drain(again);
+    expect(lastVerifies(again, secret)).toBe(true);
+
+    const bare = path.join(keptDir(), 'data');
+    expect((await restoreBackup(withoutKeys, bare)).restored).toBe(true);
+    await expect(open({}, bare)).rejects.toThrow(/sealed under kek_[0-9a-f]{16}, which this service does not hold/);
   });
 
   it('refuses the start of the compiled entry point with one line and exit 2 when the store\'s KEK is missing', async () => {
