@@ -550,11 +550,12 @@ describe('svc-admin usage', { timeout: 60_000 }, () => {
   it('--help names every command and the settings; bad usage is one line and exit 2', async () => {
     const help = await admin(['--help']);
     expect(help.code).toBe(0);
-    for (const word of ['backup --out', 'verify-store', 'restore <folder>', '--include-keys', 'SVC_DATA_DIR', '--data-dir', 'pg_dump']) expect(help.out).toContain(word);
+    for (const word of ['backup --out', 'verify-store', 'restore <folder>', 'rewrap-secrets', '--include-keys', 'SVC_DATA_DIR', 'SVC_STORE_KEK_REF', '--data-dir', 'pg_dump']) expect(help.out).toContain(word);
 
     for (const [args, message] of [
-      [[], 'expected a command: backup, verify-store, restore'],
-      [['backups'], 'unknown command "backups": expected one of backup, verify-store, restore'],
+      [[], 'expected a command: backup, verify-store, restore, rewrap-secrets'],
+      [['backups'], 'unknown command "backups": expected one of backup, verify-store, restore, rewrap-secrets'],
+      [['rewrap-secrets', '--out', 'x'], 'rewrap-secrets does not take --out'],
       [['backup'], 'backup: --out <folder> is required'],
       [['restore'], 'restore: expected the backup folder, e.g. svc-admin restore /backups/gate-2026-11-28'],
       [['verify-store', '--out', 'x'], 'verify-store does not take --out'],
