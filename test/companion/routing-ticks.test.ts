@@ -88,3 +88,28 @@ it("shows each tenant its own dispatches' runs of the send worker, never another
   expect(newest).toMatchObject({ claimed: 1, succeeded: 0, retrying: 1, dead: 0, lease_lost: 0 });
   expect(total(await ticksOf(a.apiKey), 'claimed')).toBe(3);
 });
+
+it("keeps about the newest receipts of each tenant: pruning one tenant's busy history leaves another's quiet one", async () => {
+  platform = await startStandIn();
+  ctx = await createTestContext();
+  const busy = await ctx.signup();
+  const quiet = await ctx.signup();
+  const receipt = (tenantId: string, n: number) => ({
+    tenantId,
+    worker: 'route-outbox:test',
+    startedAt: new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString(),
+    finishedAt: new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString(),
+    claimed: 1,
+    succeeded: 1,
+    retrying: 0,
+    dead: 0,
+    leaseLost: 0,
+  });
+  await ctx.store.routing.recordSendReceipts([receipt(quiet.tenantId, 0), receipt(quiet.tenantId, 1)], 5);
+  // The busy tenant's receipts reach the pruning point (every PRUNE_EVERY-th row of the table).
+  await ctx.store.routing.recordSendReceipts(Array.from({ length: 998 }, (_, i) => receipt(busy.tenantId, i)), 5);
+  const busyLeft = await ctx.store.routing.tenantSendReceipts(busy.tenantId, 100);
+  expect(busyLeft).toHaveLength(5);
+  expect(busyLeft[0]!.started_at).toBe(receipt(busy.tenantId, 997).startedAt); // newest first, the newest kept
+  expect(await ctx.store.routing.tenantSendReceipts(quiet.tenantId, 100)).toHaveLength(2);
+});

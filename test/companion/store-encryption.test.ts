@@ -332,7 +332,7 @@ if (!onPostgres) describe('an earlier release\'s SQLite store, its backup, and t
     await expect(open({}, bare)).rejects.toThrow(/sealed under kek_[0-9a-f]{16}, which this service does not hold/);
   });
 
-  it('refuses the start of the compiled entry point with one line and exit 2 when the store\'s KEK is missing', async () => {
+  it('refuses the start of the entry point (companion/main.ts) with one line and exit 2 when the store\'s KEK is missing', async () => {
     const dir = keptDir();
     const kek = envKek();
     const first = await open({ SVC_STORE_KEK_REF: kek.ref }, dir);
