@@ -32,6 +32,8 @@ export const ADMIN_ACTIONS = [
   'key.created',
   'key.rotated',
   'key.revoked',
+  'identity.linked',
+  'identity.unlinked',
 ] as const;
 export type AdminAction = (typeof ADMIN_ACTIONS)[number];
 

@@ -17,8 +17,8 @@ import { atomically } from '../core/postgres/connect.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
 import { PRINCIPAL_COLUMNS, principalFromJoin } from './principals.ts';
 import type { PrincipalJoinRow } from './principals.ts';
-import { billingFromRow, checkoutFromRow, keyDetailFromRow, keyFromRow, keyMatchFromRow, personFromRow, resolvedKeyFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
-import type { ApiKeyDetailRow, ApiKeyRow, BillingRow, CheckoutRow, KeyMatchRow, PersonRow, ResolvedKeyRow, SessionRow, TenantRow } from './rows.ts';
+import { billingFromRow, checkoutFromRow, identityFromRow, keyDetailFromRow, keyFromRow, keyMatchFromRow, personFromRow, resolvedKeyFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
+import type { ApiKeyDetailRow, ApiKeyRow, BillingRow, CheckoutRow, IdentityRow, KeyMatchRow, PersonRow, ResolvedKeyRow, SessionRow, TenantRow } from './rows.ts';
 import type { AccountStore, NewApiKeyRow, PersonRecord, TenantStore } from './store.ts';
 
 /** The session's person, joined in the same query (all null when it has none). */
@@ -331,6 +331,29 @@ export function createPostgresAccountStore(sql: Queryable): AccountStore {
         VALUES (${row.actionKey}, ${row.tenantId}, ${row.action}, ${row.actorId}, ${row.subjectId}, ${row.createdAt})`;
     },
 
+    async linkIdentity(row) {
+      const r = await sql`INSERT INTO person_identities (id, tenant_id, person_id, provider, subject, created_at)
+        VALUES (${row.id}, ${row.tenantId}, ${row.personId}, ${row.provider}, ${row.subject}, ${row.createdAt})
+        ON CONFLICT (tenant_id, provider, subject) DO NOTHING`;
+      return r.count === 1 ? 'linked' : 'taken';
+    },
+    async listIdentities(tenantId, personId) {
+      const rows = await sql<IdentityRow[]>`SELECT * FROM person_identities WHERE tenant_id = ${tenantId} AND person_id = ${personId} ORDER BY id`;
+      return rows.map(identityFromRow);
+    },
+    async unlinkIdentity(tenantId, personId, identityId) {
+      const r = await sql`DELETE FROM person_identities WHERE tenant_id = ${tenantId} AND person_id = ${personId} AND id = ${identityId}`;
+      return r.count === 1;
+    },
+    async findPersonIdByEmailDigest(tenantId, emailDigest) {
+      const [row] = await sql<{ id: string }[]>`SELECT id FROM people WHERE tenant_id = ${tenantId} AND email_digest = ${emailDigest}`;
+      return row?.id;
+    },
+    async findIdentity(tenantId, provider, subject) {
+      const [row] = await sql<IdentityRow[]>`SELECT * FROM person_identities
+        WHERE tenant_id = ${tenantId} AND provider = ${provider} AND subject = ${subject}`;
+      return row && identityFromRow(row);
+    },
     async listAdminReceipts(tenantId, before, limit) {
       const rows = await sql<{ action_key: string; tenant_id: string; action: string; actor_id: string; subject_id: string; created_at: string }[]>`
         SELECT * FROM admin_receipts WHERE tenant_id = ${tenantId} AND (${before}::text IS NULL OR action_key < ${before}::text)

@@ -25,6 +25,7 @@ import type { RouteDeps } from '../deps.ts';
 import { EvidencePacket, VerifyRequest } from '../evidence/schemas.ts';
 import { viewRecord } from '../evidence/record-view.ts';
 import { ADMIN_ACTIONS, sealAdminChange } from './admin-receipts.ts';
+import { identityRoutes } from './identities.ts';
 import type { AdminAction, AdminChange } from './admin-receipts.ts';
 import type { PrincipalRecord } from './principals.ts';
 import { sortedCapabilities } from './principals.ts';
@@ -647,6 +648,8 @@ export function principalRoutes(deps: RouteDeps) {
     });
     return c.json({ key: keyBody(result, principals, now()), receipt: { action_key: actionKey } }, 200);
   });
+
+  router.route('/', identityRoutes(deps));
 
   // ---- audit ----
 

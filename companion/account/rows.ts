@@ -7,7 +7,7 @@
 import type { ApiKeyMatch, ApiKeyPrefix, ResolvedApiKey, TenantKind } from '../core/auth.ts';
 import { principalFromJoin } from './principals.ts';
 import type { PrincipalJoinRow } from './principals.ts';
-import type { ApiKeyDetail, ApiKeyRecord, ApiKeyStatus, CheckoutRecord, PersonRecord, SessionMatch, TenantBilling, TenantRecord } from './store.ts';
+import type { ApiKeyDetail, ApiKeyRecord, ApiKeyStatus, CheckoutRecord, IdentityRecord, PersonRecord, SessionMatch, TenantBilling, TenantRecord } from './store.ts';
 
 export interface TenantRow {
   id: string;
@@ -183,4 +183,18 @@ export function checkoutFromRow(row: CheckoutRow): CheckoutRecord {
     createdAt: row.created_at,
     completedAt: row.completed_at,
   };
+}
+
+/** A person_identities row (migrations/0018), as both engines read it. */
+export interface IdentityRow {
+  id: string;
+  tenant_id: string;
+  person_id: string;
+  provider: string;
+  subject: string;
+  created_at: string;
+}
+
+export function identityFromRow(r: IdentityRow): IdentityRecord {
+  return { id: r.id, tenantId: r.tenant_id, personId: r.person_id, provider: r.provider, subject: r.subject, createdAt: r.created_at };
 }

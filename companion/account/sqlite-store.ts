@@ -7,8 +7,8 @@ import type { ApiKeyMatch, ResolvedApiKey } from '../core/auth.ts';
 import type { Db } from '../core/db.ts';
 import { PRINCIPAL_COLUMNS, principalFromJoin } from './principals.ts';
 import type { PrincipalJoinRow, PrincipalRecord } from './principals.ts';
-import { billingFromRow, checkoutFromRow, keyDetailFromRow, keyFromRow, keyMatchFromRow, personFromRow, resolvedKeyFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
-import type { ApiKeyDetailRow, ApiKeyRow, BillingRow, CheckoutRow, KeyMatchRow, PersonRow, ResolvedKeyRow, SessionRow, TenantRow } from './rows.ts';
+import { billingFromRow, checkoutFromRow, identityFromRow, keyDetailFromRow, keyFromRow, keyMatchFromRow, personFromRow, resolvedKeyFromRow, sessionFromRow, tenantFromRow } from './rows.ts';
+import type { ApiKeyDetailRow, ApiKeyRow, BillingRow, CheckoutRow, IdentityRow, KeyMatchRow, PersonRow, ResolvedKeyRow, SessionRow, TenantRow } from './rows.ts';
 import type { AccountStore, AdminReceiptRow, NewApiKeyRow, NewSandboxTenant, PersonRecord, PrincipalChange, PrincipalChangeOutcome, TenantStore } from './store.ts';
 
 export function createSqliteTenantStore(db: Db): Sync<TenantStore> {
@@ -294,6 +294,15 @@ export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
      ORDER BY action_key DESC LIMIT @limit`,
   );
 
+  const insertIdentity = db.prepare(
+    `INSERT INTO person_identities (id, tenant_id, person_id, provider, subject, created_at)
+     VALUES (@id, @tenantId, @personId, @provider, @subject, @createdAt) ON CONFLICT (tenant_id, provider, subject) DO NOTHING`,
+  );
+  const selectIdentities = db.prepare<[string, string], IdentityRow>('SELECT * FROM person_identities WHERE tenant_id = ? AND person_id = ? ORDER BY id');
+  const deleteIdentity = db.prepare('DELETE FROM person_identities WHERE tenant_id = ? AND person_id = ? AND id = ?');
+  const selectPersonIdByDigest = db.prepare<[string, Buffer], string>('SELECT id FROM people WHERE tenant_id = ? AND email_digest = ?').pluck();
+  const selectIdentity = db.prepare<[string, string, string], IdentityRow>('SELECT * FROM person_identities WHERE tenant_id = ? AND provider = ? AND subject = ?');
+
   const changePrincipal = db.transaction((tenantId: string, id: string, change: PrincipalChange, at: string): PrincipalChangeOutcome => {
     const params = {
       tenantId,
@@ -411,6 +420,22 @@ export function createSqliteAccountStore(db: Db): Sync<AccountStore> {
     },
     insertAdminReceipt(row: AdminReceiptRow) {
       insertReceipt.run(row);
+    },
+    linkIdentity(row) {
+      return insertIdentity.run(row).changes === 1 ? 'linked' : 'taken';
+    },
+    listIdentities(tenantId, personId) {
+      return selectIdentities.all(tenantId, personId).map(identityFromRow);
+    },
+    unlinkIdentity(tenantId, personId, identityId) {
+      return deleteIdentity.run(tenantId, personId, identityId).changes === 1;
+    },
+    findPersonIdByEmailDigest(tenantId, emailDigest) {
+      return selectPersonIdByDigest.get(tenantId, Buffer.from(emailDigest));
+    },
+    findIdentity(tenantId, provider, subject) {
+      const row = selectIdentity.get(tenantId, provider, subject);
+      return row && identityFromRow(row);
     },
     listAdminReceipts(tenantId, before, limit) {
       return selectReceipts.all({ tenantId, before, limit }).map((r) => ({

@@ -79,6 +79,18 @@ export interface PrincipalChange {
 
 export type PrincipalChangeOutcome = 'updated' | 'not_found' | 'last_owner';
 
+/** A person's identity on a platform that posts review callbacks (migrations/0018, account/identities.ts). */
+export interface IdentityRecord {
+  id: string;
+  tenantId: string;
+  personId: string;
+  /** `slack:<team_id>`, `servicenow:<instance>`, … */
+  provider: string;
+  /** The platform's user id (Slack user.id, ServiceNow sys_user sys_id). */
+  subject: string;
+  createdAt: string;
+}
+
 /** The index row of a sealed admin receipt (migrations/0017). */
 export interface AdminReceiptRow {
   actionKey: string;
@@ -225,6 +237,18 @@ export interface AccountStore {
   /** Revokes one of the tenant's active, unexpired keys; false when there is none. */
   revokeKey(tenantId: string, keyId: string, at: string): Promise<boolean>;
   insertAdminReceipt(row: AdminReceiptRow): Promise<void>;
+
+  // Linked identities (migrations/0018, account/identities.ts).
+  /** 'taken' (nothing written) when the tenant already links this provider and subject to a person. */
+  linkIdentity(row: IdentityRecord): Promise<'linked' | 'taken'>;
+  /** The person's linked identities, oldest first. */
+  listIdentities(tenantId: string, personId: string): Promise<IdentityRecord[]>;
+  /** Removes one of the person's identities; false when the person has no such identity. */
+  unlinkIdentity(tenantId: string, personId: string, identityId: string): Promise<boolean>;
+  /** The id of the tenant's person with this email digest (account/signup.ts emailDigest), or undefined. */
+  findPersonIdByEmailDigest(tenantId: string, emailDigest: Uint8Array): Promise<string | undefined>;
+  /** The person a platform user is linked to in this tenant, or undefined. */
+  findIdentity(tenantId: string, provider: string, subject: string): Promise<IdentityRecord | undefined>;
   /** The tenant's admin receipts, newest first, those older than `before` (an action key) when given. */
   listAdminReceipts(tenantId: string, before: string | null, limit: number): Promise<AdminReceiptRow[]>;
 }

@@ -5,7 +5,9 @@
  *   mirror_rubric      mirror_version is published and mirror_digest = SHA-256(JCS(rubric))
  *   mirror_grades      exactly the five keys, each PASS, PARTIAL, FAIL or NA
  *   mirror_commitment  the signed review attestation commits this exact tuple (context.mirror),
- *                      the reviewed action_key, and is the law review receipt it claims to be
+ *                      the reviewed action_key, and is the law review receipt it claims to be;
+ *                      a seal that names who decided (principal, asserted_by) names exactly
+ *                      what the attestation commits (context.principal, context.asserted_by)
  *   + the evidence checks of shared/verify.ts on the receipt (signature, hashes, key)
  *
  * Everything here is recomputed from the posted object, the published rubric and the trusted
@@ -37,6 +39,9 @@ export interface MirrorSealInput {
   mirror_grades: Record<string, unknown>;
   reviewed_action_key: string;
   review_action_key: string;
+  /** Who decided, as the seal says; when posted, each must equal the signed context's. */
+  principal?: Record<string, unknown> | null;
+  asserted_by?: Record<string, unknown> | null;
   verify_request: { action_key: string; seal: Record<string, unknown> } & Record<string, unknown>;
 }
 
@@ -101,6 +106,9 @@ function checkCommitment(input: MirrorSealInput): MirrorCheck {
   }
   const claimed = { mirror_version: input.mirror_version, mirror_digest: input.mirror_digest, mirror_grades: input.mirror_grades };
   if (!sameJson(context.mirror, claimed)) problems.push('the signed context.mirror differs from the posted mirror_version, mirror_digest and mirror_grades');
+  // A receipt decided as itself has no asserted_by in its context: null on the seal.
+  if (input.principal !== undefined && !sameJson(context.principal ?? null, input.principal)) problems.push('the signed context.principal differs from the posted principal');
+  if (input.asserted_by !== undefined && !sameJson(context.asserted_by ?? null, input.asserted_by)) problems.push('the signed context.asserted_by differs from the posted asserted_by');
   return problems.length > 0
     ? fail('mirror_commitment', problems.join('; '))
     : pass('mirror_commitment', 'the law review attestation commits exactly this tuple for the reviewed action');

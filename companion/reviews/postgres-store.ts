@@ -20,7 +20,7 @@
  */
 import { atomically } from '../core/postgres/connect.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
-import { toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
+import { receiptColumns, toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
 import type { DecisionTimes, EscalationDbRow, InsightsDbRow, ItemDbRow, ReceiptDbRow } from './rows.ts';
 import type { NewReviewItem, ReviewStore } from './store.ts';
 
@@ -71,8 +71,11 @@ export function createPostgresReviewStore(sql: Queryable): ReviewStore {
       return r.count === 1;
     },
     async addReceipt(row) {
-      await sql`INSERT INTO review_receipts (receipt_action_key, tenant_id, reviewed_action_key, decision, reviewer, recorded_at)
-        VALUES (${row.receiptActionKey}, ${row.tenantId}, ${row.reviewedActionKey}, ${row.decision}, ${row.reviewer}, ${row.recordedAt})`;
+      const r = receiptColumns(row);
+      await sql`INSERT INTO review_receipts (receipt_action_key, tenant_id, reviewed_action_key, decision, reviewer, recorded_at,
+          principal_id, principal_name, counts_as, counts_as_name, asserted, asserted_route, identity_provider, identity_subject, principal_person_id)
+        VALUES (${r.receiptActionKey}, ${r.tenantId}, ${r.reviewedActionKey}, ${r.decision}, ${r.reviewer}, ${r.recordedAt},
+          ${r.principalId}, ${r.principalName}, ${r.countsAs}, ${r.countsAsName}, ${r.asserted}, ${r.assertedRoute}, ${r.identityProvider}, ${r.identitySubject}, ${r.actingPerson})`;
     },
     async receiptsFor(tenantId, actionKey) {
       const rows = await sql<ReceiptDbRow[]>`SELECT * FROM review_receipts WHERE tenant_id = ${tenantId} AND reviewed_action_key = ${actionKey}

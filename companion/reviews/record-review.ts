@@ -8,7 +8,7 @@ import type { RecordPart } from '../evidence/routes.ts';
 import type { SealedRecordRow } from '../evidence/store.ts';
 import { RecordReview } from './schema.ts';
 import { effectiveStatus, nextStepFor } from './state.ts';
-import type { ReviewStore } from './store.ts';
+import type { ReviewReceiptRow, ReviewStore } from './store.ts';
 
 export interface RecordReviewView {
   status: string;
@@ -25,6 +25,33 @@ export interface RecordReviewView {
   escalations: { level: number; from_route: string | null; to_route: string; at: string }[];
   next_step: string;
   receipts: { action_key: string; decision: string; reviewer: string | null; recorded_at: string }[];
+  approved_by: ApprovedByEntry[];
+}
+
+export interface ApprovedByEntry {
+  receipt_action_key: string;
+  at: string;
+  reviewer: string | null;
+  principal_id: string | null;
+  display_name: string | null;
+  asserted_by: { principal_id: string | null; display_name: string | null; route: string | null } | null;
+}
+
+/**
+ * Who has approved so far, as principals (schema.ts ApprovedBy): each approval receipt's person
+ * it counts as (or the principal itself), and who named the reviewer when someone else did.
+ */
+export function approvedBy(receipts: readonly ReviewReceiptRow[]): ApprovedByEntry[] {
+  return receipts
+    .filter((r) => r.decision === 'approved')
+    .map((r) => ({
+      receipt_action_key: r.receiptActionKey,
+      at: r.recordedAt,
+      reviewer: r.reviewer,
+      principal_id: r.countsAs ?? (r.asserted ? null : r.principalId),
+      display_name: r.countsAs !== null ? r.countsAsName : r.asserted ? null : r.principalName,
+      asserted_by: r.asserted ? { principal_id: r.principalId, display_name: r.principalName, route: r.assertedRoute } : null,
+    }));
 }
 
 export async function recordReview(reviews: ReviewStore, row: SealedRecordRow, now: string): Promise<RecordReviewView | undefined> {
@@ -58,6 +85,7 @@ export async function recordReview(reviews: ReviewStore, row: SealedRecordRow, n
       reviewer: r.reviewer,
       recorded_at: r.recordedAt,
     })),
+    approved_by: approvedBy(receipts),
   };
 }
 

@@ -23,6 +23,10 @@ import type { ExpiryDeps } from './expiry.ts';
 import { mirrorRoutes } from './mirror-routes.ts';
 import { neverPaused, notOpen } from './refusals.ts';
 import { assertMirrorTuple, assertPackMatches } from './review-checks.ts';
+import { approvedBy } from './record-review.ts';
+import type { ApprovedByEntry } from './record-review.ts';
+import { attributeToCredential } from './reviewer.ts';
+import type { ReviewerAttribution } from './reviewer.ts';
 import { reviewInsights } from './insights.ts';
 import { ActiveManifest, ActiveManifestQuery, ReviewInsights, ReviewInsightsQuery, ReviewRequest, ReviewResponse } from './schema.ts';
 import { sealReview } from './seal-review.ts';
@@ -34,7 +38,8 @@ export const BOARD_DEFAULT_LIMIT = 50;
 
 /**
  * Every review decision goes through here, whatever carried it (POST /v1/reviews, a signed
- * route callback), so the same checks and the same sealing apply to each path.
+ * route callback), so the same checks and the same sealing apply to each path. `who` is the
+ * decider (./reviewer.ts): from the credential unless the caller (a callback) attributed it.
  */
 export async function submitReviewDecision(
   deps: Pick<RouteDeps, 'sealer' | 'store' | 'clock' | 'log'>,
@@ -42,6 +47,7 @@ export async function submitReviewDecision(
   body: ReviewBody,
   /** For the seal's participants only (evidence/sealer.ts SealRequest.annotations). */
   annotations?: SealRequest['annotations'],
+  attributed?: ReviewerAttribution,
 ): Promise<SealOutcome> {
   const expiryDeps: ExpiryDeps = { sealer: deps.sealer, store: deps.store, clock: deps.clock, log: deps.log };
   assertMirrorTuple(body);
@@ -52,9 +58,11 @@ export async function submitReviewDecision(
     throw neverPaused(row);
   }
   assertPackMatches(body, item);
+  // 422 before anything else is read or sealed when the credential may not name this reviewer.
+  const who = attributed ?? (await attributeToCredential(deps.store.account, auth, body.reviewer));
   const reviewed = (await deps.store.evidence.findRecord(auth.tenantId, item.actionKey))!;
   try {
-    return await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, item, reviewed, annotations);
+    return await sealReview({ sealer: deps.sealer, reviews: deps.store.reviews }, auth, body, who, item, reviewed, annotations);
   } catch (err) {
     if (!isExpiredRefusal(err)) throw err;
     // First touch after the deadline commits the expiry as evidence, then refuses.
@@ -76,8 +84,12 @@ export function reviewRoutes(deps: RouteDeps) {
     summary: 'Record a reviewer’s decision on a paused (needs_review) action as a sealed review receipt',
     description:
       'Seals a review receipt (kind review) linked to the reviewed action: its attestation commits the reviewed action_key and attestation hash. ' +
-      'escalated keeps the action paused; rejected is final, and so is approved once the review rule\'s approvals_required distinct reviewers have approved ' +
-      '(each approval is its own receipt; until the last, the action stays paused). A law review may post the mirror tuple (GET /law/grading-mirror); ' +
+      'escalated keeps the action paused; rejected is final, and so is approved once the review rule\'s approvals_required different people have approved ' +
+      '(each approval is its own receipt; until the last, the action stays paused). The reviewer is the principal behind the credential, sealed as ' +
+      'context.principal (id, kind, display name): reviewer absent or naming that principal (its id, or its email in any letter case) decides as itself; naming ' +
+      'anyone else is delegation, for a principal holding reviews:delegate only, sealed as context.asserted_by (a name that is one of the tenant\'s people, by id ' +
+      'or email, decides as that person, who must hold reviews:decide). Approvals count distinct people, under any spelling of reviewer. ' +
+      'A law review may post the mirror tuple (GET /law/grading-mirror); ' +
       'the response then carries mirror_seal, verifiable at POST /law/grading-mirror/verify. The reason is never stored, only committed through payload_hash. ' +
       'A replay of an earlier idempotency_key answers with the original body and the header Idempotent-Replayed: true.',
     request: { body: jsonBody(ReviewRequest) },
@@ -86,20 +98,17 @@ export function reviewRoutes(deps: RouteDeps) {
       404: problem("No such action for this tenant (another tenant's action answers the same)"),
       409: problem(
         'review_not_pending: the action is not paused (an allow or blocked decision, not a gate action), was already approved or rejected, ' +
-          'or its review window ended (expired, fail closed); review_status says which. review_duplicate_approver: this reviewer already approved ' +
-          'the action and the rule needs another reviewer (nothing sealed). review_approvals_changed: concurrent reviews kept moving the action ' +
+          'or its review window ended (expired, fail closed); review_status says which. review_duplicate_approver: this person already approved ' +
+          'the action (as themselves, named by someone else, or naming someone else) and the rule needs another person (nothing sealed). ' +
+          'review_approver_not_a_person: the rule needs several people and this approval counts as none (a delegated name that is no person of ' +
+          'the tenant, or a service account as itself; nothing sealed). review_approvals_changed: concurrent reviews kept moving the action ' +
           'while this approval was sealed (nothing sealed; post it again)',
       ),
     },
   });
   router.openapi(review, async (c) => {
-    const body = c.req.valid('json');
-    // A signed-in person reviews as themselves: the receipt's reviewer is who decided.
-    const personId = c.var.auth.personId;
-    if (personId !== undefined && body.reviewer !== personId) {
-      throw ProblemError.validation([{ in: 'body', path: '/reviewer', message: `a signed-in person reviews as themselves: expected ${personId}`, code: 'reviewer_not_session_person' }]);
-    }
-    return answer(c, await submitReviewDecision(deps, c.var.auth, body));
+    // Keys and sessions alike: the credential's principal decides (./reviewer.ts).
+    return answer(c, await submitReviewDecision(deps, c.var.auth, c.req.valid('json')));
   });
 
   const board = defineRoute({
@@ -111,10 +120,13 @@ export function reviewRoutes(deps: RouteDeps) {
     summary: 'The live board of the tenant’s paused actions and their review routes (raw-safe), oldest first',
     description:
       'What a browser reviewer reads: every action paused for review (pending or escalated) whose review window is still running. ' +
-      'Keys, decisions, action types, routes, hrefs, next steps, age and expiry only; never prompt or document text.',
+      'Keys, decisions, action types, routes, hrefs, next steps, age and expiry only; never prompt or document text. ' +
+      'approved_by lists who has approved each item so far, as principals: a person named there (principal_id or asserted_by.principal_id) cannot approve it again.',
     request: { query: ActiveManifestQuery },
     responses: { 200: jsonContent(ActiveManifest, 'Paused actions, oldest first') },
   });
+  // Who approved an item so far: read only for items with approvals (N-of-M rules), the rest have none.
+  const approvalsShown = async (item: ReviewItem) => (item.approvals === 0 ? [] : approvedBy(await deps.store.reviews.receiptsFor(item.tenantId, item.actionKey)));
   router.openapi(board, async (c) => {
     const { route, limit: rawLimit, pack, action_type: actionType, min_age_seconds: minAge, cursor } = c.req.valid('query');
     const limit = rawLimit === undefined ? BOARD_DEFAULT_LIMIT : Number(rawLimit);
@@ -134,7 +146,7 @@ export function reviewRoutes(deps: RouteDeps) {
         truncated: rows.length > limit,
         next_cursor: rows.length > limit ? encodeBoardCursor(rows[limit - 1]!) : null,
         raw_content_stored: false as const,
-        items: rows.slice(0, limit).map((item) => boardItem(item, now)),
+        items: await Promise.all(rows.slice(0, limit).map(async (item) => boardItem(item, now, await approvalsShown(item)))),
         insights: summary,
       },
       200,
@@ -165,7 +177,7 @@ export function reviewRoutes(deps: RouteDeps) {
   return router;
 }
 
-function boardItem(item: ReviewItem, now: Date) {
+function boardItem(item: ReviewItem, now: Date, approved: ApprovedByEntry[]) {
   const status = effectiveStatus(item, now.toISOString());
   return {
     action_key: item.actionKey,
@@ -188,6 +200,7 @@ function boardItem(item: ReviewItem, now: Date) {
     approvals_required: item.approvalsRequired,
     escalation_level: item.escalationLevel,
     reminded_at: item.remindedAt,
+    approved_by: approved,
   };
 }
 

@@ -5,7 +5,7 @@
  * ./postgres-store.ts, so the two cannot drift apart.
  */
 import type { ReviewRule } from './rules.ts';
-import type { EscalationRow, InsightsRow, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus } from './store.ts';
+import type { EscalationRow, InsightsRow, NewReviewReceipt, ReceiptDecision, ReviewItem, ReviewReceiptRow, ReviewStatus } from './store.ts';
 
 export interface ItemDbRow {
   tenant_id: string;
@@ -38,6 +38,15 @@ export interface ReceiptDbRow {
   decision: ReceiptDecision;
   reviewer: string | null;
   recorded_at: string;
+  principal_id: string | null;
+  principal_name: string | null;
+  counts_as: string | null;
+  counts_as_name: string | null;
+  asserted: number;
+  asserted_route: string | null;
+  identity_provider: string | null;
+  identity_subject: string | null;
+  principal_person_id: string | null;
 }
 
 export interface EscalationDbRow {
@@ -96,6 +105,34 @@ export const toReceipt = (r: ReceiptDbRow): ReviewReceiptRow => ({
   decision: r.decision,
   reviewer: r.reviewer,
   recordedAt: r.recorded_at,
+  principalId: r.principal_id,
+  principalName: r.principal_name,
+  countsAs: r.counts_as,
+  countsAsName: r.counts_as_name,
+  asserted: Number(r.asserted) === 1,
+  assertedRoute: r.asserted_route,
+  identityProvider: r.identity_provider,
+  identitySubject: r.identity_subject,
+  actingPerson: r.principal_person_id,
+});
+
+/** A receipt's columns for INSERT, as both engines bind them. */
+export const receiptColumns = (row: NewReviewReceipt) => ({
+  receiptActionKey: row.receiptActionKey,
+  tenantId: row.tenantId,
+  reviewedActionKey: row.reviewedActionKey,
+  decision: row.decision,
+  reviewer: row.reviewer,
+  recordedAt: row.recordedAt,
+  principalId: row.principalId ?? null,
+  principalName: row.principalName ?? null,
+  countsAs: row.countsAs ?? null,
+  countsAsName: row.countsAsName ?? null,
+  asserted: row.asserted ? 1 : 0,
+  assertedRoute: row.assertedRoute ?? null,
+  identityProvider: row.identityProvider ?? null,
+  identitySubject: row.identitySubject ?? null,
+  actingPerson: row.actingPerson ?? null,
 });
 
 export const toEscalation = (r: EscalationDbRow): EscalationRow => ({ level: r.level, fromRoute: r.from_route, toRoute: r.to_route, at: r.at });

@@ -39,7 +39,13 @@ export const ReviewRequest = z
       .max(200)
       .regex(/\S/, { error: 'expected a reviewer identifier, got only whitespace' })
       .regex(/^\P{Cc}+$/u, { error: 'control characters are not allowed' })
-      .openapi({ description: 'Reviewer identifier; stored and sealed as decision metadata' }),
+      .optional()
+      .openapi({
+        description:
+          'Reviewer identifier; stored and sealed as decision metadata. Absent, or naming the principal behind the credential (its id, or its email in any ' +
+          'letter case), the principal decides as itself. Naming anyone else is delegation: only a principal holding reviews:delegate may, and the receipt ' +
+          'records it as asserted by that principal (422 reviewer_not_authenticated_principal otherwise, nothing sealed)',
+      }),
     decision: z.enum(REVIEW_DECISIONS),
     reason: z
       .string()
@@ -59,11 +65,69 @@ export const ReviewRequest = z
 
 export type ReviewBody = z.infer<typeof ReviewRequest>;
 
+/** A principal as receipts and answers name it (./reviewer.ts NamedPrincipal). */
+export const NamedPrincipalSchema = z
+  .strictObject({
+    principal_id: z.string().openapi({ example: 'per_01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
+    kind: z.enum(['person', 'service_account']),
+    display_name: z.string(),
+  })
+  .openapi('ReviewPrincipal');
+
+/** Who named the reviewer when it was not the decider: a principal (delegation) or a signed route callback's platform user. */
+export const AssertedBySchema = z
+  .union([
+    NamedPrincipalSchema,
+    z.strictObject({
+      route: z.string().openapi({ description: 'The review route whose signed callback carried the decision', example: 'chat:legal-desk' }),
+      provider: z.string().openapi({ example: 'slack:T0123ABCD' }),
+      subject: z.string().openapi({ description: 'The platform user (Slack user.id, ServiceNow sys_user)', example: 'U0123ABCD' }),
+    }),
+  ])
+  .openapi('ReviewAssertedBy', { description: 'Present when someone other than the decider named the reviewer; sealed in context.asserted_by' });
+
+const Attribution = {
+  principal: NamedPrincipalSchema.nullable().openapi({
+    description:
+      'The principal the decision is attributed to, sealed in context.principal: the credential\'s own principal deciding as itself, or the person a ' +
+      'delegated reviewer or a callback\'s platform user maps to; null for a delegated name that maps to no person',
+  }),
+  asserted_by: AssertedBySchema.nullable(),
+};
+
+/**
+ * Who has approved an action so far, as principals (the board and the record view). A person
+ * whose id is principal_id or asserted_by.principal_id here cannot approve the action again.
+ */
+export const ApprovedBy = z
+  .array(
+    z.strictObject({
+      receipt_action_key: z.string(),
+      at: z.string(),
+      reviewer: z.string().nullable().openapi({ description: "The spec's reviewer as sealed" }),
+      principal_id: z.string().nullable().openapi({ description: 'Who the approval counts as (a person, or a principal as itself); null: a delegated name that maps to no person' }),
+      display_name: z.string().nullable(),
+      asserted_by: z
+        .strictObject({ principal_id: z.string().nullable(), display_name: z.string().nullable(), route: z.string().nullable() })
+        .nullable()
+        .openapi({ description: 'Who named the reviewer: a principal (delegation) or a route (a signed callback); null when the principal approved as itself' }),
+    }),
+  )
+  .openapi('ApprovedBy', {
+    description: 'Approvals sealed so far, oldest first. A person named as principal_id or asserted_by.principal_id has approved and cannot approve again',
+  });
+
 const MirrorTupleFields = {
   mirror_version: z.string().max(64),
   mirror_digest: z.string().max(128),
   reviewed_action_key: z.string().max(200),
   review_action_key: z.string().max(200).openapi({ description: 'The review receipt whose signed attestation commits the tuple' }),
+};
+
+/** What a posted seal may say of who decided: checked against the signed context, so loose here. */
+const PostedAttribution = {
+  principal: boundedRecord(z.string().max(64), z.unknown(), 8).nullable().optional(),
+  asserted_by: boundedRecord(z.string().max(64), z.unknown(), 8).nullable().optional(),
 };
 
 export const MirrorSeal = z
@@ -72,6 +136,7 @@ export const MirrorSeal = z
     ...MirrorTupleFields,
     mirror_digest: Sha256Hex,
     mirror_grades: MirrorGradesSchema,
+    ...Attribution,
     committed_in: z.literal('verify_request.seal.attestation.context.mirror'),
     verify_href: z.literal('/law/grading-mirror/verify'),
     verify_request: VerifyRequest,
@@ -91,7 +156,8 @@ export const ReviewResponse = z
     }),
     approvals: z.number().int().openapi({ description: 'Approvals sealed for the action, this one included' }),
     approvals_required: z.number().int().openapi({ description: 'Distinct reviewers who must approve before release (the review rule captured when it paused)' }),
-    reviewer: z.string(),
+    reviewer: z.string().openapi({ description: "The principal's id when it decided as itself, else the reviewer as posted" }),
+    ...Attribution,
     evidence_packet: EvidencePacket,
     payload_hash: Sha256Hex,
     review_route: z.null(),
@@ -135,6 +201,7 @@ export const RecordReview = z
       .openapi({ description: "The review rule's escalation steps taken, in order" }),
     next_step: z.string().openapi({ description: 'Employee-safe instruction for the current status' }),
     receipts: z.array(ReceiptSummary).openapi({ description: 'Every review receipt of this action, oldest first' }),
+    approved_by: ApprovedBy,
   })
   .openapi('RecordReview');
 
@@ -175,6 +242,7 @@ export const ActiveManifestItem = z.strictObject({
   expires_in_seconds: z.number().int(),
   escalation_count: z.number().int(),
   ...RuleProgress,
+  approved_by: ApprovedBy,
 });
 
 const Seconds = z.number().int().nullable();
@@ -242,6 +310,7 @@ export const MirrorVerifyRequest = z
     format: z.string().max(64).optional(),
     ...MirrorTupleFields,
     mirror_grades: boundedRecord(z.string().max(64), z.unknown(), 16),
+    ...PostedAttribution,
     committed_in: z.string().max(128).optional(),
     verify_href: z.string().max(128).optional(),
     verify_request: VerifyRequest,

@@ -22,9 +22,17 @@
  * the earlier approval receipts, so the releasing receipt alone evidences every approver. The
  * item must still be as read when the receipt commits (status and count, checked in the UPDATE);
  * when a concurrent review moved it, the approval is prepared again from the new state, a few
- * times, nothing of the failed attempt having been sealed. The same reviewer approving twice is
- * refused with 409 review_duplicate_approver and nothing sealed; reviewers are compared as the
- * exact identifiers posted.
+ * times, nothing of the failed attempt having been sealed.
+ *
+ * Who decided (./reviewer.ts) is sealed in the receipt's context: `principal` (the principal the
+ * decision is attributed to: the credential's own, or the person a delegated identity maps to;
+ * null when unmapped) and, for delegation and callbacks, `asserted_by`. Approvals count distinct
+ * people: one person never supplies two approvals to an action, whether as themselves, named by
+ * someone else, or naming someone else with their own credential (409 review_duplicate_approver,
+ * nothing sealed); under a rule of more than one approval an approval that counts as no person
+ * (an unmapped delegated identity, a service account as itself) is refused with 409
+ * review_approver_not_a_person, nothing sealed. The store's unique indexes (migrations/0018)
+ * hold the same under any interleaving.
  */
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
@@ -34,6 +42,7 @@ import type { SealedRecordRow } from '../evidence/store.ts';
 import { MIRROR_VERIFY_PATH } from './mirror.ts';
 import type { MirrorTuple } from './mirror.ts';
 import { notOpen } from './refusals.ts';
+import type { ReviewerAttribution } from './reviewer.ts';
 import type { ReviewBody } from './schema.ts';
 import { effectiveStatus, isOpen } from './state.ts';
 import type { OpenStatus, ReviewDecision, ReviewItem, ReviewReceiptRow, ReviewStore } from './store.ts';
@@ -68,6 +77,7 @@ export async function sealReview(
   deps: ReviewSealDeps,
   auth: AuthContext,
   body: ReviewBody,
+  who: ReviewerAttribution,
   item: ReviewItem,
   reviewed: SealedRecordRow,
   annotations?: SealRequest['annotations'],
@@ -75,7 +85,7 @@ export async function sealReview(
   let current = item;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await sealOnce(deps, auth, body, current, reviewed, annotations);
+      return await sealOnce(deps, auth, body, who, current, reviewed, annotations);
     } catch (err) {
       if (!(err instanceof ApprovalsMoved)) throw err;
       if (attempt >= APPROVAL_ATTEMPTS) {
@@ -98,6 +108,7 @@ async function sealOnce(
   deps: ReviewSealDeps,
   auth: AuthContext,
   body: ReviewBody,
+  who: ReviewerAttribution,
   item: ReviewItem,
   reviewed: SealedRecordRow,
   annotations: SealRequest['annotations'],
@@ -106,6 +117,9 @@ async function sealOnce(
   const mirror = mirrorTuple(body);
   const approving = body.decision === 'approved';
   const prior = approving ? await approvalsOf(deps.reviews, item) : [];
+  // Before anything is signed. A second approval by the same person is refused in the seal's
+  // transaction (applyDecision), after the sealer has answered an idempotent replay.
+  if (approving && item.approvalsRequired > 1 && who.countsAs === null) throw notAPerson(item);
   const approvals = item.approvals + (approving ? 1 : 0);
   const releases = approving && approvals >= item.approvalsRequired;
   const after: Outcome = {
@@ -120,7 +134,8 @@ async function sealOnce(
           approvals_required: item.approvalsRequired,
           approval_number: approvals,
           releases,
-          prior_approvals: prior.map((r) => ({ action_key: r.receiptActionKey, reviewer: r.reviewer })),
+          counts_as: who.countsAs,
+          prior_approvals: prior.map((r) => ({ action_key: r.receiptActionKey, reviewer: r.reviewer, counts_as: r.countsAs })),
         }
       : undefined;
 
@@ -144,14 +159,18 @@ async function sealOnce(
       reviewed_decision: reviewed.decision,
       reviewed_review_route: item.reviewRoute,
       review_expires_at: item.expiresAt,
-      reviewer: body.reviewer,
+      reviewer: who.reviewer,
+      principal: who.decidedBy,
+      ...(who.assertedBy ? { asserted_by: who.assertedBy } : {}),
       ...(approval ? { approval } : {}),
       ...(mirror ? { mirror } : {}),
     },
     details: {
       action_type: 'review',
       reviewed_action_key: item.actionKey,
-      reviewer: body.reviewer,
+      reviewer: who.reviewer,
+      principal: who.decidedBy,
+      ...(who.assertedBy ? { asserted_by: who.assertedBy } : {}),
       review_status: after.status,
       next_step: nextStep,
       ...(item.approvalsRequired > 1 ? { approvals: after.approvals, approvals_required: item.approvalsRequired } : {}),
@@ -161,7 +180,7 @@ async function sealOnce(
     ...(body.idempotency_key !== undefined
       ? { idempotency: { scope: REVIEW_IDEMPOTENCY_SCOPE, key: body.idempotency_key, requestHash: hash } }
       : {}),
-    onSealed: (record, tx) => applyDecision(tx.reviews, item, body, record),
+    onSealed: (record, tx) => applyDecision(tx.reviews, item, body, who, record),
     respond: (record) => ({
       action_key: record.actionKey,
       reviewed_action_key: item.actionKey,
@@ -169,21 +188,23 @@ async function sealOnce(
       review_status: after.status,
       approvals: after.approvals,
       approvals_required: item.approvalsRequired,
-      reviewer: body.reviewer,
+      reviewer: who.reviewer,
+      principal: who.decidedBy,
+      asserted_by: who.assertedBy,
       evidence_packet: record.packet,
       payload_hash: hash,
       review_route: null,
       verify_request: record.verifyRequest,
       next_step: nextStep,
       expires_at: item.expiresAt,
-      ...(mirror ? { mirror_seal: mirrorSeal(mirror, item, record) } : {}),
+      ...(mirror ? { mirror_seal: mirrorSeal(mirror, who, item, record) } : {}),
     }),
   });
 }
 
 function partialStep(item: ReviewItem, approvals: number): string {
   return (
-    `Approval ${approvals} of ${item.approvalsRequired} sealed. The action stays paused until ${item.approvalsRequired} different reviewers ` +
+    `Approval ${approvals} of ${item.approvalsRequired} sealed. The action stays paused until ${item.approvalsRequired} different people ` +
     `have approved it; the review window still ends at ${item.expiresAt}.`
   );
 }
@@ -193,34 +214,64 @@ async function approvalsOf(reviews: ReviewStore, item: ReviewItem): Promise<Revi
 }
 
 /** Inside the seal's transaction: the item moves, or the whole seal of this request rolls back. */
-async function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody, record: SealedRecord): Promise<void> {
+async function applyDecision(reviews: ReviewStore, item: ReviewItem, body: ReviewBody, who: ReviewerAttribution, record: SealedRecord): Promise<void> {
   const at = record.recordedAt;
   const fresh = (await reviews.findItem(item.tenantId, item.actionKey))!;
   if (!isOpen(effectiveStatus(fresh, at))) throw notOpen(fresh, at);
   if (body.decision === 'approved') {
-    const earlier = (await approvalsOf(reviews, fresh)).find((r) => r.reviewer === body.reviewer);
-    if (earlier) throw duplicateApprover(fresh, body.reviewer, earlier);
+    const earlier = (await approvalsOf(reviews, fresh)).find((r) => r.reviewer === who.reviewer || samePerson(r, who));
+    if (earlier) throw duplicateApprover(fresh, earlier);
     const expected = { status: item.status as OpenStatus, approvals: item.approvals };
-    if (!(await reviews.approve(item.tenantId, item.actionKey, { reviewer: body.reviewer, at, receiptActionKey: record.actionKey, expected }))) throw new ApprovalsMoved();
+    if (!(await reviews.approve(item.tenantId, item.actionKey, { reviewer: who.reviewer, at, receiptActionKey: record.actionKey, expected }))) throw new ApprovalsMoved();
   } else {
-    const moved = await reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: body.reviewer, at, receiptActionKey: record.actionKey });
+    const moved = await reviews.decide(item.tenantId, item.actionKey, { decision: body.decision, reviewer: who.reviewer, at, receiptActionKey: record.actionKey });
     if (!moved) throw notOpen((await reviews.findItem(item.tenantId, item.actionKey))!, at);
   }
+  const asserted = who.assertedBy;
   await reviews.addReceipt({
     receiptActionKey: record.actionKey,
     tenantId: item.tenantId,
     reviewedActionKey: item.actionKey,
     decision: body.decision,
-    reviewer: body.reviewer,
+    reviewer: who.reviewer,
     recordedAt: at,
+    principalId: who.credential?.principal_id ?? null,
+    principalName: who.credential?.display_name ?? null,
+    countsAs: who.countsAs,
+    countsAsName: who.countsAs === null ? null : (who.decidedBy?.display_name ?? null),
+    asserted: asserted !== null,
+    assertedRoute: asserted && 'route' in asserted ? asserted.route : null,
+    identityProvider: asserted && 'route' in asserted ? asserted.provider : null,
+    identitySubject: asserted && 'route' in asserted ? asserted.subject : null,
+    actingPerson: who.actingPerson,
   });
 }
 
-/** 409: a reviewer's approval counts once; four-eyes needs another reviewer. */
-function duplicateApprover(item: ReviewItem, reviewer: string, earlier: ReviewReceiptRow): ProblemError {
+/**
+ * Whether an earlier approval and this one involve the same person: the person either counts
+ * as, or the person whose own credential made either. One person, one approval, however the
+ * reviewer was spelled.
+ */
+function samePerson(r: ReviewReceiptRow, who: ReviewerAttribution): boolean {
+  const theirs = [r.countsAs, r.actingPerson].filter((p): p is string => p !== null);
+  return [who.countsAs, who.actingPerson].some((p) => p !== null && theirs.includes(p));
+}
+
+/** 409: under a rule of several approvals, each must count as a distinct person. */
+function notAPerson(item: ReviewItem): ProblemError {
+  return ProblemError.conflict(
+    'review_approver_not_a_person',
+    `${item.actionKey} needs approvals from ${item.approvalsRequired} different people, and this approval counts as none: its reviewer is not one of the tenant's ` +
+      'people (a delegated name that maps to no person, or a service account as itself). Nothing was sealed.',
+    { reviewed_action_key: item.actionKey, review_status: item.status, approvals: item.approvals, approvals_required: item.approvalsRequired },
+  );
+}
+
+/** 409: a person's approval counts once; four-eyes needs another person. */
+function duplicateApprover(item: ReviewItem, earlier: ReviewReceiptRow): ProblemError {
   return ProblemError.conflict(
     'review_duplicate_approver',
-    `${reviewer} already approved ${item.actionKey} (receipt ${earlier.receiptActionKey}); ${item.approvalsRequired} different reviewers must approve it, ` +
+    `${item.actionKey} already has an approval by the same person or reviewer (receipt ${earlier.receiptActionKey}); ${item.approvalsRequired} different people must approve it, ` +
       `${item.approvals} have`,
     {
       reviewed_action_key: item.actionKey,
@@ -243,12 +294,14 @@ function mirrorTuple(body: ReviewBody): MirrorTuple | undefined {
  * (context.mirror), so tuple and decision are one atomic, signed fact. This object carries
  * the tuple beside the receipt's verify request, ready to POST to MIRROR_VERIFY_PATH.
  */
-function mirrorSeal(mirror: MirrorTuple, item: ReviewItem, record: SealedRecord) {
+function mirrorSeal(mirror: MirrorTuple, who: ReviewerAttribution, item: ReviewItem, record: SealedRecord) {
   return {
     format: 'svc.law-mirror-seal/v1',
     ...mirror,
     reviewed_action_key: item.actionKey,
     review_action_key: record.actionKey,
+    principal: who.decidedBy,
+    asserted_by: who.assertedBy,
     committed_in: 'verify_request.seal.attestation.context.mirror',
     verify_href: MIRROR_VERIFY_PATH,
     verify_request: record.verifyRequest,

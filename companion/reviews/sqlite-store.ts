@@ -1,7 +1,7 @@
 /** SQLite implementation of ReviewStore (migrations 0004, 0010); statements are prepared once. */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
-import { toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
+import { receiptColumns, toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
 import type { DecisionTimes, EscalationDbRow, InsightsDbRow, ItemDbRow, ReceiptDbRow } from './rows.ts';
 import type { InsightsRow, NewReviewItem, ReviewStore } from './store.ts';
 
@@ -72,8 +72,10 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
     SET status = 'expired', reviewer = NULL, decided_at = expires_at, receipt_action_key = @receiptActionKey, updated_at = @at
     WHERE tenant_id = @tenantId AND action_key = @actionKey AND ${OPEN} AND expires_at <= @at`);
   const insertReceipt = db.prepare(`INSERT INTO review_receipts
-    (receipt_action_key, tenant_id, reviewed_action_key, decision, reviewer, recorded_at)
-    VALUES (@receiptActionKey, @tenantId, @reviewedActionKey, @decision, @reviewer, @recordedAt)`);
+    (receipt_action_key, tenant_id, reviewed_action_key, decision, reviewer, recorded_at,
+     principal_id, principal_name, counts_as, counts_as_name, asserted, asserted_route, identity_provider, identity_subject, principal_person_id)
+    VALUES (@receiptActionKey, @tenantId, @reviewedActionKey, @decision, @reviewer, @recordedAt,
+     @principalId, @principalName, @countsAs, @countsAsName, @asserted, @assertedRoute, @identityProvider, @identitySubject, @actingPerson)`);
   const receipts = db.prepare<[string, string], ReceiptDbRow>(
     'SELECT * FROM review_receipts WHERE tenant_id = ? AND reviewed_action_key = ? ORDER BY recorded_at, receipt_action_key',
   );
@@ -138,7 +140,7 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
       return expire.run({ tenantId, actionKey, at, receiptActionKey }).changes === 1;
     },
     addReceipt(row) {
-      insertReceipt.run(row);
+      insertReceipt.run(receiptColumns(row));
     },
     receiptsFor(tenantId, actionKey) {
       return receipts.all(tenantId, actionKey).map(toReceipt);

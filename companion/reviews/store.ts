@@ -85,7 +85,27 @@ export interface ReviewReceiptRow {
   decision: ReceiptDecision;
   reviewer: string | null;
   recordedAt: string;
+  /** Who decided (migrations/0018, ./reviewer.ts); null on expiry receipts and receipts sealed before. */
+  principalId: string | null;
+  principalName: string | null;
+  /** The person the decision counts as; null when unmapped (or a service account as itself). */
+  countsAs: string | null;
+  countsAsName: string | null;
+  /** The reviewer was named by someone else: the credential's principal (delegation) or a route. */
+  asserted: boolean;
+  assertedRoute: string | null;
+  identityProvider: string | null;
+  identitySubject: string | null;
+  /** The person whose own credential made the decision. */
+  actingPerson: string | null;
 }
+
+/** Who-decided fields of a receipt (./reviewer.ts); absent on a receipt no principal decided (an expiry). */
+export type ReceiptAttribution = Pick<
+  ReviewReceiptRow,
+  'principalId' | 'principalName' | 'countsAs' | 'countsAsName' | 'asserted' | 'assertedRoute' | 'identityProvider' | 'identitySubject' | 'actingPerson'
+>;
+export type NewReviewReceipt = Omit<ReviewReceiptRow, keyof ReceiptAttribution> & Partial<ReceiptAttribution>;
 
 /** What the board (GET /active-manifest) narrows its open items to, and where a page starts. */
 export interface BoardFilter {
@@ -119,7 +139,7 @@ export interface ReviewStore {
   ): Promise<boolean>;
   /** Marks an open item whose window ended by `at` expired; false when it is not (any more). */
   expire(tenantId: string, actionKey: string, at: string, receiptActionKey: string): Promise<boolean>;
-  addReceipt(row: ReviewReceiptRow): Promise<void>;
+  addReceipt(row: NewReviewReceipt): Promise<void>;
   /** The receipts of one reviewed action, oldest first. */
   receiptsFor(tenantId: string, actionKey: string): Promise<ReviewReceiptRow[]>;
   /**

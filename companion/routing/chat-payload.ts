@@ -104,6 +104,13 @@ export function chatPlatform(f: DispatchFacts, config: ChatConfig) {
     platform: {
       review_callback_contract: {
         ...callbackContract(f),
+        // The decision is the person this Slack user is linked to (account/identities.ts).
+        platform_user: {
+          provider: 'slack:<team.id of the view_submission>',
+          subject: '<user.id of the view_submission>',
+          required: true,
+          links: 'POST /account/people/{person_id}/identities {provider, subject}; an unlinked user seals nothing',
+        },
         open_review_modal: {
           method: 'POST',
           path: paths.openReviewModal,

@@ -6,7 +6,7 @@
  * signed, to the callback path.
  */
 import type { WorkflowConfig } from './config.ts';
-import { SHA256_PREFIX, SIGNATURE_HEADER } from './config.ts';
+import { SHA256_PREFIX, SIGNATURE_HEADER, workflowUrl } from './config.ts';
 import type { CallbackContract, DispatchFacts, ReviewField } from './dispatch-payload.ts';
 
 /** The request body members the flow's REST trigger exposes as data pills. */
@@ -51,8 +51,26 @@ export function workflowPlatform(f: DispatchFacts, config: WorkflowConfig, contr
         reviewer: '${u_review_reviewer}',
         reason: '${u_review_reason}',
         external_reference: { sys_id: '${task.sys_id}', number: '${task.number}' },
+        // Who decided: the task's assignee (a sys_user sys_id), which must be linked to a person
+        // (POST /account/people/{person_id}/identities) or the callback seals nothing.
+        platform_user: { provider: `servicenow:${serviceNowInstance(config)}`, subject: '${task.assigned_to}' },
       },
       raw_content_required: false,
     },
   };
+}
+
+/**
+ * The instance a workflow route's flow runs on, as linked identities name it
+ * (servicenow:<instance>): the first label of an *.service-now.com host, else the whole host.
+ */
+export function serviceNowInstance(config: WorkflowConfig): string {
+  const url = workflowUrl(config);
+  let host = '<instance>';
+  try {
+    if (url !== undefined) host = new URL(url).hostname;
+  } catch {
+    // A disabled route may hold no usable URL yet; the placeholder says what goes there.
+  }
+  return host.endsWith('.service-now.com') ? host.slice(0, -'.service-now.com'.length) : host;
 }

@@ -76,11 +76,11 @@ describe('the session on tenant API routes', () => {
 
   it('decides a review as the signed-in person, and refuses another reviewer name at the field', async () => {
     const actionKey = await pause();
-    const s = await signIn(ctx, key);
-    const personId = s.res.body.person.id;
+    // A member who may decide but not delegate (owners hold reviews:delegate and may name others).
+    const { session: s, personId } = await member(['reviews:decide']);
     const other = await s.request('/v1/reviews', { json: { pack: 'law', action_key: actionKey, reviewer: 'someone-else', decision: 'approved' } });
     expect(other.status).toBe(422);
-    expect(other.body.errors).toEqual([expect.objectContaining({ in: 'body', path: '/reviewer', code: 'reviewer_not_session_person' })]);
+    expect(other.body.errors).toEqual([expect.objectContaining({ in: 'body', path: '/reviewer', code: 'reviewer_not_authenticated_principal' })]);
     const ok = await s.request('/v1/reviews', { json: { pack: 'law', action_key: actionKey, reviewer: personId, decision: 'approved' } });
     expect(ok.status).toBe(201);
     expect(ok.body.review_status).toBe('approved');

@@ -53,6 +53,24 @@ async function pause(k = key) {
 const approve = (actionKey: string, reviewer: string, extra: Record<string, unknown> = {}) =>
   review({ pack: 'law', action_key: actionKey, reviewer, decision: 'approved', ...extra });
 
+let added = 0;
+/** A person of the tenant holding reviews:decide, with their own key (N-of-M counts people). */
+async function reviewerPerson(name: string) {
+  const email = `${name}-${++added}@example.com`;
+  const res = await ctx.request('/account/people', { json: { email, display_name: name, capabilities: ['reviews:decide'] }, key });
+  expect(res.status, res.text).toBe(201);
+  const id = res.body.person.id as string;
+  const personKey = res.body.api_key as string;
+  return {
+    id,
+    email,
+    key: personKey,
+    /** This person's approval with their own key; reviewer absent: they decide as themselves. */
+    approve: (actionKey: string, extra: Record<string, unknown> = {}) => review({ pack: 'law', action_key: actionKey, decision: 'approved', ...extra }, personKey),
+    decide: (actionKey: string, decision: string) => review({ pack: 'law', action_key: actionKey, decision }, personKey),
+  };
+}
+
 describe('review_rules in the policy document', () => {
   it('stores a rule with its defaults made explicit, and leaves documents without rules as they were', async () => {
     const plain = await putPolicy({ review_routes: { 'proposed-action': 'browser:legal-review' } });
@@ -99,50 +117,63 @@ describe('review_rules in the policy document', () => {
   });
 });
 
-describe('four-eyes: approvals from distinct reviewers', () => {
-  it('one approval does not release; the same reviewer again is refused with nothing sealed; a second reviewer releases', async () => {
+describe('four-eyes: approvals from distinct people', () => {
+  it('one approval does not release; the same person again, under another spelling, is refused with nothing sealed; a second person releases', async () => {
     await withRules(FOUR_EYES);
+    const [alice, bob] = [await reviewerPerson('alice'), await reviewerPerson('bob')];
     const action = await pause();
 
-    const first = await approve(action, 'attorney-17');
-    expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ decision: 'approved', review_status: 'pending', approvals: 1, approvals_required: 2 });
+    const first = await alice.approve(action);
+    expect(first.status, first.text).toBe(201);
+    expect(first.body).toMatchObject({ decision: 'approved', review_status: 'pending', approvals: 1, approvals_required: 2, reviewer: alice.id });
     expect(first.body.evidence_packet.seal.attestation.context.approval).toEqual({
       approvals_required: 2,
       approval_number: 1,
       releases: false,
+      counts_as: alice.id,
       prior_approvals: [],
     });
     expect((await record(action)).body.review).toMatchObject({ status: 'pending', approvals: 1, approvals_required: 2, receipt_action_key: null });
     const board = await ctx.request('/active-manifest', { key });
-    expect(board.body.items).toEqual([expect.objectContaining({ action_key: action, status: 'pending', approvals: 1, approvals_required: 2 })]);
+    expect(board.body.items).toEqual([
+      expect.objectContaining({
+        action_key: action,
+        status: 'pending',
+        approvals: 1,
+        approvals_required: 2,
+        approved_by: [{ receipt_action_key: first.body.action_key, at: expect.any(String), reviewer: alice.id, principal_id: alice.id, display_name: 'alice', asserted_by: null }],
+      }),
+    ]);
 
     const sealed = await receiptCount();
-    const again = await approve(action, 'attorney-17', { reason: 'still fine' });
+    const again = await alice.approve(action, { reviewer: alice.email.toUpperCase(), reason: 'still fine' });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ code: 'review_duplicate_approver', approvals: 1, approvals_required: 2, receipt_action_key: first.body.action_key });
     expect(await receiptCount()).toBe(sealed);
 
-    const second = await approve(action, 'partner-3');
+    const second = await bob.approve(action);
     expect(second.status).toBe(201);
     expect(second.body).toMatchObject({ review_status: 'approved', approvals: 2, approvals_required: 2 });
     expect(second.body.evidence_packet.seal.attestation.context.approval).toEqual({
       approvals_required: 2,
       approval_number: 2,
       releases: true,
-      prior_approvals: [{ action_key: first.body.action_key, reviewer: 'attorney-17' }],
+      counts_as: bob.id,
+      prior_approvals: [{ action_key: first.body.action_key, reviewer: alice.id, counts_as: alice.id }],
     });
     const after = (await record(action)).body.review;
-    expect(after).toMatchObject({ status: 'approved', reviewer: 'partner-3', receipt_action_key: second.body.action_key, approvals: 2 });
-    expect(after.receipts.map((r: { reviewer: string }) => r.reviewer)).toEqual(['attorney-17', 'partner-3']);
+    expect(after).toMatchObject({ status: 'approved', reviewer: bob.id, receipt_action_key: second.body.action_key, approvals: 2 });
+    expect(after.receipts.map((r: { reviewer: string }) => r.reviewer)).toEqual([alice.id, bob.id]);
+    expect(after.approved_by.map((a: { principal_id: string }) => a.principal_id)).toEqual([alice.id, bob.id]);
     expect((await ctx.request('/active-manifest', { key })).body.items).toEqual([]);
   });
 
   it('replays an approval by its idempotency key as the original answer, not as a duplicate', async () => {
     await withRules(FOUR_EYES);
+    const alice = await reviewerPerson('alice');
     const action = await pause();
-    const first = await approve(action, 'attorney-17', { idempotency_key: 'approve-once-1' });
-    const replay = await approve(action, 'attorney-17', { idempotency_key: 'approve-once-1' });
+    const first = await alice.approve(action, { idempotency_key: 'approve-once-1' });
+    const replay = await alice.approve(action, { idempotency_key: 'approve-once-1' });
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
@@ -151,57 +182,72 @@ describe('four-eyes: approvals from distinct reviewers', () => {
 
   it('one rejection closes the action rejected, even after an approval', async () => {
     await withRules(FOUR_EYES);
+    const [alice, bob, carol] = [await reviewerPerson('alice'), await reviewerPerson('bob'), await reviewerPerson('carol')];
     const action = await pause();
-    expect((await approve(action, 'attorney-17')).status).toBe(201);
-    const rejected = await review({ pack: 'law', action_key: action, reviewer: 'partner-3', decision: 'rejected' });
+    expect((await alice.approve(action)).status).toBe(201);
+    const rejected = await bob.decide(action, 'rejected');
     expect(rejected.status).toBe(201);
     expect(rejected.body.review_status).toBe('rejected');
-    expect((await approve(action, 'associate-9')).body).toMatchObject({ code: 'review_not_pending', review_status: 'rejected' });
+    expect((await carol.approve(action)).body).toMatchObject({ code: 'review_not_pending', review_status: 'rejected' });
   });
 
-  it('an escalation by a reviewer keeps the approvals; the second approver still releases', async () => {
+  it('an escalation by a reviewer keeps the approvals; the second person still releases', async () => {
     await withRules(FOUR_EYES);
+    const [alice, bob] = [await reviewerPerson('alice'), await reviewerPerson('bob')];
     const action = await pause();
-    await approve(action, 'attorney-17');
-    expect((await review({ pack: 'law', action_key: action, reviewer: 'attorney-17', decision: 'escalated' })).status).toBe(201);
-    const partial = await approve(action, 'attorney-17');
+    await alice.approve(action);
+    expect((await alice.decide(action, 'escalated')).status).toBe(201);
+    const partial = await alice.approve(action);
     expect(partial.body.code).toBe('review_duplicate_approver');
-    const final = await approve(action, 'partner-3');
+    const final = await bob.approve(action);
     expect(final.body).toMatchObject({ review_status: 'approved', approvals: 2 });
   });
 
   it('two concurrent final approvals: exactly one releases', async () => {
     await withRules(FOUR_EYES);
+    const [alice, bob, carol] = [await reviewerPerson('alice'), await reviewerPerson('bob'), await reviewerPerson('carol')];
     const action = await pause();
-    await approve(action, 'attorney-17');
-    const answers = await Promise.all([approve(action, 'partner-3'), approve(action, 'partner-4')]);
+    await alice.approve(action);
+    const answers = await Promise.all([bob.approve(action), carol.approve(action)]);
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
     expect(answers.find((a) => a.status === 409)!.body).toMatchObject({ code: 'review_not_pending', review_status: 'approved' });
     expect(await ctx.sql("SELECT count(*) AS n FROM review_receipts WHERE reviewed_action_key = ? AND decision = 'approved'", action)).toEqual([{ n: 2 }]);
     expect((await record(action)).body.review).toMatchObject({ status: 'approved', approvals: 2 });
   });
 
-  it('two concurrent first approvals by distinct reviewers both count: the later one is prepared again and releases', async () => {
+  it('two concurrent first approvals by distinct people both count: the later one is prepared again and releases', async () => {
     await withRules(FOUR_EYES);
+    const [alice, bob] = [await reviewerPerson('alice'), await reviewerPerson('bob')];
     const action = await pause();
-    const answers = await Promise.all([approve(action, 'attorney-17'), approve(action, 'partner-3')]);
+    const answers = await Promise.all([alice.approve(action), bob.approve(action)]);
     expect(answers.map((a) => a.status)).toEqual([201, 201]);
     expect(answers.map((a) => a.body.review_status).sort()).toEqual(['approved', 'pending']);
     const release = answers.find((a) => a.body.review_status === 'approved')!;
     expect(release.body.evidence_packet.seal.attestation.context.approval.prior_approvals).toHaveLength(1);
   });
 
+  it('two concurrent approvals by one person under two spellings: exactly one is sealed', async () => {
+    await withRules(FOUR_EYES);
+    const alice = await reviewerPerson('alice');
+    const action = await pause();
+    const answers = await Promise.all([alice.approve(action), alice.approve(action, { reviewer: alice.email })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    expect(answers.find((a) => a.status === 409)!.body.code).toBe('review_duplicate_approver');
+    expect(await receiptCount()).toBe(1);
+  });
+
   it('captures the rule in force when the action pauses: a later policy does not change an open item', async () => {
     const policy = await withRules(FOUR_EYES);
+    const [alice, bob] = [await reviewerPerson('alice'), await reviewerPerson('bob')];
     const underRule = await pause();
     // The gate seal commits the digest of the policy version holding the rule.
     const gate = (await record(underRule)).body;
     expect(JSON.stringify(gate)).toContain(policy.body.digest);
     expect((await putPolicy({})).status).toBe(201);
     const underDefault = await pause();
-    expect((await approve(underDefault, 'attorney-17')).body.review_status).toBe('approved');
-    expect((await approve(underRule, 'attorney-17')).body).toMatchObject({ review_status: 'pending', approvals_required: 2 });
-    expect((await approve(underRule, 'partner-3')).body.review_status).toBe('approved');
+    expect((await alice.approve(underDefault)).body.review_status).toBe('approved');
+    expect((await alice.approve(underRule)).body).toMatchObject({ review_status: 'pending', approvals_required: 2 });
+    expect((await bob.approve(underRule)).body.review_status).toBe('approved');
   });
 });
 

@@ -75,6 +75,7 @@ describe('an employee’s action pauses for review', () => {
         approvals_required: 1,
         escalation_level: 0,
         reminded_at: null,
+        approved_by: [],
       },
     ]);
     expect(res.text).not.toContain('matter 42'); // the proposed text
@@ -155,7 +156,11 @@ describe('a reviewer’s decision is sealed and verifiable', () => {
       reviewed_attestation_hash: gate.evidence_packet.seal.attestation_hash,
       reviewed_decision: 'needs_review',
       reviewer: 'attorney-17',
+      // The owner's key named someone who is no person of the tenant: delegation, asserted by the owner.
+      principal: null,
+      asserted_by: { principal_id: expect.stringMatching(/^per_/), kind: 'person', display_name: expect.any(String) },
     });
+    expect(r).toMatchObject({ principal: null, asserted_by: att.context.asserted_by });
     // …and follows the gate in the tenant's hash-chained log.
     expect(att.prev_attestation_hash).toBe(gate.evidence_packet.seal.attestation_hash);
 
@@ -319,7 +324,8 @@ describe('refusals', () => {
     expect(res.status).toBe(422);
     expect(res.body.errors.map((e: any) => e.path).sort()).toEqual(['/decision', '/extra', '/reviewer']);
     const missing = await review({ action_key: gate.action_key });
-    expect(missing.body.errors.map((e: any) => e.path).sort()).toEqual(['/decision', '/pack', '/reviewer']);
+    // reviewer is optional: absent, the principal behind the key decides as itself.
+    expect(missing.body.errors.map((e: any) => e.path).sort()).toEqual(['/decision', '/pack']);
     const wrongPack = await review(reviewBody(gate.action_key, { pack: 'medicine' }));
     expect(wrongPack.status).toBe(422);
     expect(wrongPack.body.errors).toEqual([expect.objectContaining({ path: '/pack', message: expect.stringContaining('gated with the law pack') })]);

@@ -23,6 +23,16 @@ afterEach(async () => {
 const WF_PATH = () => `/integrations/callbacks/${t.tenantId}/workflow/privacy-office/review-decision`;
 const signedWorkflow = (raw: string, path = WF_PATH(), key = VALUES.ROUTING_TEST_CALLBACK) =>
   t.ctx.request(path, { method: 'POST', raw, headers: { 'content-type': 'application/json', 'x-service-signature': sha256Sig(key, raw) } });
+/** A person holding reviews:decide, linked to a platform user: callbacks naming that user decide as them. */
+let linked = 0;
+async function linkedReviewer(provider: string, subject: string) {
+  const added = await t.ctx.request('/account/people', { json: { email: `route-reviewer-${++linked}@example.com`, capabilities: ['reviews:decide'] }, key: t.key });
+  expect(added.status, added.text).toBe(201);
+  const id = added.body.person.id as string;
+  const link = await t.ctx.request(`/account/people/${id}/identities`, { json: { provider, subject }, key: t.key });
+  expect(link.status, link.text).toBe(201);
+  return { id, platform_user: { provider, subject } };
+}
 const snapshot = async () =>
   JSON.stringify(await Promise.all(['sealed_records', 'review_items', 'route_dispatches'].map((table) => t.ctx.sql(`SELECT * FROM ${table} ORDER BY id`))));
 
@@ -37,10 +47,15 @@ async function workflowSetup() {
 describe('POST …/workflow/{target}/review-decision', () => {
   it('seals the review receipt through the review path, resolves the dispatch and stores only decision metadata and the external reference', async () => {
     const { gate, dispatchKey } = await workflowSetup();
-    const raw = JSON.stringify({ dispatch_key: dispatchKey, decision: 'approved', reviewer: 'privacy-officer-3', reason: 'consent on file for patient 42', external_reference: { sys_id: '9d385017c611228701d22104cc95c371', number: 'SCTASK0010001' } });
+    const officer = await linkedReviewer('servicenow:acme', '6816f79cc0a8016401c5a33be04be441');
+    const raw = JSON.stringify({ dispatch_key: dispatchKey, decision: 'approved', reviewer: 'privacy-officer-3', reason: 'consent on file for patient 42', external_reference: { sys_id: '9d385017c611228701d22104cc95c371', number: 'SCTASK0010001' }, platform_user: officer.platform_user });
     const res = await signedWorkflow(raw);
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ dispatch_key: dispatchKey, external_reference: { number: 'SCTASK0010001' }, review: { reviewed_action_key: gate.action_key, review_status: 'approved', reviewer: 'privacy-officer-3' } });
+    expect(res.body).toMatchObject({
+      dispatch_key: dispatchKey,
+      external_reference: { number: 'SCTASK0010001' },
+      review: { reviewed_action_key: gate.action_key, review_status: 'approved', reviewer: 'privacy-officer-3', principal: { principal_id: officer.id }, asserted_by: { route: 'workflow:privacy-office', ...officer.platform_user } },
+    });
     expect(res.body.review.action_key).toMatch(/^medicine:review:/);
 
     const record = await t.ctx.request(`/v1/records/${gate.action_key}`, { key: t.key });
@@ -62,7 +77,8 @@ describe('POST …/workflow/{target}/review-decision', () => {
 
   it('refuses a wrong signature, a replayed request, and a decided action, changing nothing', async () => {
     const { dispatchKey } = await workflowSetup();
-    const raw = JSON.stringify({ dispatch_key: dispatchKey, decision: 'rejected', reviewer: 'privacy-officer-3' });
+    const officer = await linkedReviewer('servicenow:acme', 'sys-user-3');
+    const raw = JSON.stringify({ dispatch_key: dispatchKey, decision: 'rejected', reviewer: 'privacy-officer-3', platform_user: officer.platform_user });
     const before = await snapshot();
     const forged = await signedWorkflow(raw, WF_PATH(), 'not-the-callback-secret');
     expect(forged.status).toBe(401);
@@ -78,7 +94,7 @@ describe('POST …/workflow/{target}/review-decision', () => {
     const replay = await signedWorkflow(raw);
     expect(replay.status).toBe(409);
     expect(replay.body.code).toBe('callback_replayed');
-    const again = await signedWorkflow(JSON.stringify({ dispatch_key: dispatchKey, decision: 'approved', reviewer: 'someone-else' }));
+    const again = await signedWorkflow(JSON.stringify({ dispatch_key: dispatchKey, decision: 'approved', reviewer: 'someone-else', platform_user: officer.platform_user }));
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('review_not_pending');
     expect(await snapshot()).toBe(after);
@@ -113,14 +129,20 @@ describe('POST …/workflow/{target}/review-decision', () => {
     await putRoute(t, 'workflow', 'legal', { enabled: true, config: { url: 'https://flow.example.com/x' }, secret_ref: SECRETS.token });
     await lawRoutesPolicy(t, { 'proposed-action': 'workflow:legal' });
     const gate = await pauseLaw(t);
+    const attorney = await linkedReviewer('servicenow:flow-example', 'sys-user-1');
     const path = `/integrations/callbacks/${t.tenantId}/workflow/legal/review-decision`;
     const grades = { citation_support: 'PASS', privilege_boundary: 'PASS', supervision_route: 'PASS', client_confidentiality: 'PASS', filing_readiness: 'NA' };
     const bad = await signedWorkflow(JSON.stringify({ action_key: gate.action_key, decision: 'approved', reviewer: 'attorney-1', mirror_grades: grades, mirror_version: 'law-mirror/0', mirror_digest: MIRROR_DIGEST }), path, VALUES.ROUTING_TEST_TOKEN);
     expect(bad.status).toBe(422);
     expect(bad.body.errors.map((e: any) => e.path)).toEqual(['/mirror_version']);
-    const good = await signedWorkflow(JSON.stringify({ action_key: gate.action_key, decision: 'approved', reviewer: 'attorney-1', mirror_grades: grades, mirror_version: MIRROR_VERSION, mirror_digest: MIRROR_DIGEST }), path, VALUES.ROUTING_TEST_TOKEN);
+    const good = await signedWorkflow(
+      JSON.stringify({ action_key: gate.action_key, decision: 'approved', reviewer: 'attorney-1', mirror_grades: grades, mirror_version: MIRROR_VERSION, mirror_digest: MIRROR_DIGEST, platform_user: attorney.platform_user }),
+      path,
+      VALUES.ROUTING_TEST_TOKEN,
+    );
     expect(good.status, good.text).toBe(201);
-    expect(good.body.review.mirror_seal).toMatchObject({ mirror_version: MIRROR_VERSION });
+    expect(good.body.review.mirror_seal).toMatchObject({ mirror_version: MIRROR_VERSION, principal: { principal_id: attorney.id }, asserted_by: { route: 'workflow:legal' } });
+    expect((await t.ctx.request('/law/grading-mirror/verify', { json: good.body.review.mirror_seal })).body.verified).toBe(true);
   });
 });
 
@@ -196,8 +218,9 @@ describe('chat callbacks (Slack v0 signed requests)', () => {
 
   it('a v0-signed review decision is sealed; a stale one is refused with nothing changed', async () => {
     const { gate, dispatch } = await chatSetup();
+    const partner = await linkedReviewer('slack:T1DC2JH3J', 'U2CERLKJA');
     const path = `/integrations/callbacks/${t.tenantId}/chat/legal-desk/review-decision`;
-    const raw = JSON.stringify({ dispatch_key: dispatch.dispatch_key, decision: 'escalated', reviewer: 'U2CERLKJA', external_reference: { view_id: 'V0123', team_id: 'T1DC2JH3J' } });
+    const raw = JSON.stringify({ dispatch_key: dispatch.dispatch_key, decision: 'escalated', reviewer: 'U2CERLKJA', external_reference: { view_id: 'V0123', team_id: 'T1DC2JH3J' }, platform_user: partner.platform_user });
     const old = nowSeconds(t.ctx) - 301;
     const before = await snapshot();
     const stale = await t.ctx.request(path, { method: 'POST', raw, headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(old), 'x-slack-signature': slackSig(VALUES.ROUTING_TEST_SLACK_SIGNING, old, raw) } });
@@ -208,7 +231,7 @@ describe('chat callbacks (Slack v0 signed requests)', () => {
     const ts = nowSeconds(t.ctx);
     const res = await t.ctx.request(path, { method: 'POST', raw, headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': slackSig(VALUES.ROUTING_TEST_SLACK_SIGNING, ts, raw) } });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.review).toMatchObject({ reviewed_action_key: gate.action_key, review_status: 'escalated' });
+    expect(res.body.review).toMatchObject({ reviewed_action_key: gate.action_key, review_status: 'escalated', principal: { principal_id: partner.id } });
     const [d] = (await t.ctx.request('/routing/outbox', { key: t.key })).body.dispatches;
     expect(d.resolution).toMatchObject({ decision: 'escalated', via: 'callback', external_reference: { view_id: 'V0123' } });
 

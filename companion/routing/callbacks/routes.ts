@@ -8,6 +8,11 @@
  *   capability applies; the seal resolves the dispatch with the decision metadata and the
  *   caller's external_reference. Only an action routed to this very route can be decided
  *   here: another route's or another tenant's action answers 404 and nothing changes.
+ *   A callback is delegation by its route: the signed body names its platform user
+ *   (platform_user: Slack user.id on a chat route, a ServiceNow sys_user on a workflow route),
+ *   recorded in the receipt, and the decision is the person that user is linked to
+ *   (account/identities.ts; reviews/reviewer.ts). An unnamed or unlinked user seals nothing:
+ *   403 platform_user_not_linked, with a Slack view_submission answer for a chat route.
  *
  * POST /integrations/callbacks/{tenant_id}/chat/{target}/open-review-modal
  *   Slack's block_actions interactivity request, exactly as Slack sent it (form field
@@ -20,6 +25,8 @@ import { boundedRecord } from '../../core/bounds.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from '../../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema, z } from '../../core/router.ts';
 import type { RouteDeps } from '../../deps.ts';
+import { IdentityProvider, IdentitySubject } from '../../account/identities.ts';
+import { attributeToPlatformUser } from '../../reviews/reviewer.ts';
 import { submitReviewDecision } from '../../reviews/routes.ts';
 import { MirrorGradesSchema, ReviewRequest, ReviewResponse } from '../../reviews/schema.ts';
 import type { ReviewBody } from '../../reviews/schema.ts';
@@ -57,6 +64,15 @@ export const ReviewCallbackBody = z
     external_reference: boundedRecord(z.string().max(64), z.union([z.string().max(200), z.number()]), 10)
       .optional()
       .openapi({ description: 'Ids from the external system, e.g. {"sys_id": "…", "number": "SCTASK0010001"}; stored as decision metadata' }),
+    platform_user: z
+      .strictObject({ provider: IdentityProvider, subject: IdentitySubject })
+      .optional()
+      .openapi({
+        description:
+          'Who decided on the platform: provider slack:<team_id> and subject the user.id of the view_submission on a chat route; servicenow:<instance> ' +
+          'and the sys_user sys_id on a workflow route. The decision is the person this user is linked to (POST /account/people/{person_id}/identities); ' +
+          'without it, or unlinked, nothing is sealed (403 platform_user_not_linked)',
+      }),
     mirror_version: z.string().max(64).optional(),
     mirror_digest: z.string().max(128).optional(),
     mirror_grades: MirrorGradesSchema.optional(),
@@ -114,8 +130,12 @@ export function callbackRoutes(deps: RouteDeps) {
         z.object({ dispatch_key: z.string().nullable(), external_reference: z.record(z.string(), z.union([z.string(), z.number()])).nullable(), review: ReviewResponse }).openapi('ReviewCallbackResponse'),
         'The review receipt, sealed; the dispatch is resolved',
       ),
+      403: problem(
+        'platform_user_not_linked: the callback names no platform_user, or one no person of the tenant who may decide is linked to; nothing sealed. ' +
+          'On a chat route the problem carries slack_response, a view_submission answer (response_action errors) for the app to return to Slack',
+      ),
       404: problem('No such dispatch or paused action on this route of this tenant'),
-      409: problem('review_not_pending (as POST /v1/reviews), or callback_replayed: this signed request was already accepted'),
+      409: problem('review_not_pending, review_duplicate_approver (as POST /v1/reviews), or callback_replayed: this signed request was already accepted'),
     },
   });
   router.openapi(decision, async (c) => {
@@ -149,7 +169,9 @@ export function callbackRoutes(deps: RouteDeps) {
     if (!checked.success) throw ProblemError.fromZod(checked.error, 'body');
     const review: ReviewBody = Object.fromEntries(Object.entries(checked.data).filter(([, v]) => v !== undefined)) as ReviewBody;
     const auth = { tenantId: route.tenantId, tenantKind: tenant.kind, keyId: `callback:${route.channel}:${route.target}` };
-    const outcome = await submitReviewDecision(deps, auth, review, callbackAnnotations(body.external_reference ?? null));
+    // The route vouches for its platform user; the decision is that user's linked person or nothing.
+    const who = await attributeToPlatformUser(deps.store.account, route, body.platform_user, body.reviewer);
+    const outcome = await submitReviewDecision(deps, auth, review, callbackAnnotations(body.external_reference ?? null), who);
     if (outcome.replayed) c.header('idempotent-replayed', 'true');
     return c.json({ dispatch_key: dispatch?.id ?? null, external_reference: body.external_reference ?? null, review: outcome.body as z.infer<typeof ReviewResponse> }, 201);
   });
