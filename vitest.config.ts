@@ -72,6 +72,7 @@ export default defineConfig(({ mode }) => ({
             'test/companion/api-keys.test.ts',
             'test/companion/reviews.test.ts',
             'test/companion/review-rules.test.ts',
+            'test/companion/review-principals.test.ts',
             'test/companion/account.test.ts',
             'test/companion/account-upgrade.test.ts',
             'test/companion/account-stripe.test.ts',
