@@ -205,6 +205,8 @@ describe('the board in the console', () => {
     expect(await decide.isDisabled()).toBe(false);
     await decide.click();
     const form = page.getByRole('form', { name: /Decide on/ });
+    // The review context is opened on this device; this tenant's policy shares none.
+    await expect.poll(() => form.getByText('Context not shared').isVisible()).toBe(true);
     await form.getByLabel('Approve').check();
     await form.getByRole('button', { name: /Submit: approve/ }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Done: approved' }).isVisible()).toBe(true);

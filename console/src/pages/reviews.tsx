@@ -6,12 +6,15 @@
  * who already approved cannot decide again (the rule wants another person), and the row says
  * why. A decision (approve, reject, escalate) is posted with a reason and, for law, the five
  * grades of the grading mirror; it shows as done only once its sealed receipt has verified in
- * this browser against the pinned keys (console/src/evidence.ts).
+ * this browser against the pinned keys (console/src/evidence.ts). A person deciding sees the
+ * action's encrypted review context opened on their device (../review-context.tsx), and cannot
+ * send a decision on context that does not recompute to the sealed payload_hash.
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, query, seg } from '../api.ts';
 import { verifyReceipt } from '../evidence.ts';
+import { ReviewContext } from '../review-context.tsx';
 import type { Verification } from '../evidence.ts';
 import { count, duration, shortKey, when } from '../format.ts';
 import type { Me } from '../session.ts';
@@ -392,6 +395,10 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
   const [error, setError] = useState<unknown>(undefined);
   const [stage, setStage] = useState<'idle' | 'sending' | 'verifying'>('idle');
   const mirror = useLoad(() => (item.pack === 'law' ? api<Mirror>('/law/grading-mirror') : Promise.resolve(undefined)), [item.pack]);
+  // The encrypted review context, opened on this device (a person's only: devices are theirs);
+  // context that does not recompute to the sealed payload_hash keeps the decision from being sent.
+  const [contextOk, setContextOk] = useState<boolean | undefined>(undefined);
+  const contextBlocks = contextOk === false;
   const graded = Object.values(grades).filter(Boolean).length;
 
   const submit = async (e: Event) => {
@@ -418,6 +425,7 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
   const fieldError = (pointer: string) => (error instanceof ApiError ? error.fieldError(pointer) : undefined);
   return (
     <form class="decide" onSubmit={submit} aria-label={`Decide on ${item.action_type}`}>
+      {person !== undefined ? <ReviewContext actionKey={item.action_key} onCheck={setContextOk} /> : null}
       <fieldset>
         <legend>Decision</legend>
         {(['approved', 'rejected', 'escalated'] as const).map((d) => (
@@ -455,10 +463,15 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
         </fieldset>
       ) : null}
       <div class="actions">
-        <button type="submit" disabled={stage !== 'idle'}>
+        <button type="submit" disabled={stage !== 'idle' || contextBlocks} aria-describedby={contextBlocks ? `context-${item.action_key}` : undefined}>
           {stage === 'sending' ? 'Sealing…' : stage === 'verifying' ? 'Verifying the receipt…' : `Submit: ${decision === 'approved' ? 'approve' : decision === 'rejected' ? 'reject' : 'escalate'}`}
         </button>
       </div>
+      {contextBlocks ? (
+        <p class="needs-capability" id={`context-${item.action_key}`}>
+          Not sent: the context on this device is not what was gated.
+        </p>
+      ) : null}
       {error ? <ErrorNotice error={error} /> : null}
     </form>
   );
