@@ -21,6 +21,8 @@ describe('loadConfig', () => {
       epochSeconds: 3600,
       tsaUrls: [],
       tsaRootsFile: undefined,
+      witnesses: [],
+      witnessesFile: undefined,
       webhookAllowLoopback: false,
       outboxExternalSend: false,
       sealThread: true,
