@@ -3,12 +3,13 @@
  * prepared once. better-sqlite3 binds Buffers, not plain Uint8Arrays, hence Buffer.from at the
  * edges.
  *
- * Erasure that reaches the file: this connection runs with `secure_delete` on (SQLite pragma
- * secure_delete: "overwrites deleted content with zeros"), so an erased ciphertext's cells and
- * the overflow pages it freed are zeroed in the pages written back, not left in the free space
- * of the database file. The WAL keeps the frames that carried it until it is reset; the sweep
- * (./sweep.ts) truncates it (wal_checkpoint(TRUNCATE)). The pragma is per connection and costs
- * only on deletes: writing zeros into pages a delete writes anyway, and into pages it frees.
+ * Erasure that reaches the file: every statement here that deletes ciphertexts runs with
+ * `secure_delete` on (SQLite pragma secure_delete: "overwrites deleted content with zeros"), so
+ * an erased ciphertext's cells and the overflow pages it freed are zeroed in the pages written
+ * back, not left in the free space of the database file. The pragma is per connection and other
+ * stores set it for their own work, so it is turned on around each erasing statement and put
+ * back as it was. The WAL keeps the frames that carried a ciphertext until it is reset; the
+ * sweep (./sweep.ts) truncates it (wal_checkpoint(TRUNCATE)).
  */
 import type { Sync } from '../core/async-store.ts';
 import type { Db } from '../core/db.ts';
@@ -17,7 +18,17 @@ import type { ContextDbRow, KeyDbRow, SubmitterDbRow } from './rows.ts';
 import type { ReviewContextStore } from './store.ts';
 
 export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore> {
-  db.pragma('secure_delete = ON');
+  /** Runs `fn` with secure_delete on, then restores the connection's setting (0 off, 1 on, 2 fast). */
+  const erasing = <T>(fn: () => T): T => {
+    const before = db.pragma('secure_delete', { simple: true }) as number;
+    if (before === 1) return fn();
+    db.pragma('secure_delete = ON');
+    try {
+      return fn();
+    } finally {
+      db.pragma(`secure_delete = ${before === 2 ? 'FAST' : 'OFF'}`);
+    }
+  };
   const insertKey = db.prepare(`INSERT INTO review_keys (id, tenant_id, person_id, public_key, label, created_at, last_used_at, revoked_at)
     VALUES (?, ?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (tenant_id, public_key) DO NOTHING`);
   const listKeys = db.prepare<[string, string], KeyDbRow>('SELECT * FROM review_keys WHERE tenant_id = ? AND person_id = ? ORDER BY id');
@@ -63,7 +74,7 @@ export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore>
       return r && toSubmitter(r);
     },
     forgetAction(tenantId, actionKey) {
-      eraseAction.run(tenantId, actionKey);
+      erasing(() => eraseAction.run(tenantId, actionKey));
       forgetSubmitter.run(tenantId, actionKey);
     },
     addKey(row) {
@@ -72,12 +83,12 @@ export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore>
     },
     listKeys: (tenantId, personId) => listKeys.all(tenantId, personId).map(toKey),
     activeKeys: (tenantId) => activeKeys.all(tenantId).map(toKey),
-    revokeKey: (tenantId, personId, keyId, at) => revokeAndErase(tenantId, personId, keyId, at),
+    revokeKey: (tenantId, personId, keyId, at) => erasing(() => revokeAndErase(tenantId, personId, keyId, at)),
     touchKey(tenantId, keyId, at) {
       touch.run(at, tenantId, keyId);
     },
     replaceContexts(tenantId, actionKey, rows) {
-      replace(tenantId, actionKey, rows);
+      erasing(() => replace(tenantId, actionKey, rows));
     },
     findContext(tenantId, actionKey, reviewKeyId) {
       const r = findContext.get(tenantId, actionKey, reviewKeyId);
@@ -91,9 +102,9 @@ export function createSqliteReviewContextStore(db: Db): Sync<ReviewContextStore>
       }
       return out;
     },
-    eraseContexts: (tenantId, actionKey) => eraseAction.run(tenantId, actionKey).changes,
+    eraseContexts: (tenantId, actionKey) => erasing(() => eraseAction.run(tenantId, actionKey).changes),
     eraseOrphans(now, limit) {
-      const erased = eraseOrphans.run(now, limit).changes;
+      const erased = erasing(() => eraseOrphans.run(now, limit).changes);
       orphanSubmitters.run(now, limit);
       return erased;
     },
