@@ -125,7 +125,8 @@ function change(r: AdminReceipt, dir: Directory | undefined): string {
   if (r.action.endsWith('.changed')) parts.push(before === after ? 'name or role; capabilities unchanged' : 'capabilities changed');
   const related = r.facts.related ?? {};
   if (related.key_id) parts.push(`with the key ${nameOf(related.key_id, dir)}`);
-  if (related.principal_id && r.action.startsWith('key.')) parts.push(`of ${nameOf(related.principal_id, dir)}`);
+  // A key the directory knows is already named with its owner.
+  if (related.principal_id && r.action.startsWith('key.') && !dir?.has(r.subject_id)) parts.push(`of ${nameOf(related.principal_id, dir)}`);
   if (related.new_key_id) parts.push(`replaced by ${nameOf(related.new_key_id, dir)}`);
   if (related.old_key_expires_at) parts.push(`the old key works until ${when(related.old_key_expires_at)}`);
   return parts.join('; ') || '—';
