@@ -245,4 +245,32 @@ describe('the board in the console', () => {
     expect(text).not.toMatch(/\b(per|key|sva)_[0-9A-Z]{26}\b/);
     expect(await page.locator('header .person').textContent()).toContain('Carl Counsel');
   });
+
+  it('lets a service account’s session decide as itself, the reviewer left empty', async () => {
+    const account = await world.ctx.request('/account/service-accounts', { json: { name: 'Intake desk', capabilities: ['reviews:decide'] }, key: adminKey });
+    expect(account.status).toBe(201);
+    const minted = await world.ctx.request('/account/api-keys', { json: { principal_id: account.body.service_account.id }, key: adminKey });
+    expect(minted.status).toBe(201);
+    const context = await world.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const desk = { ...world, context, page: await context.newPage() };
+    try {
+      await signIn(desk, minted.body.api_key);
+      expect(await desk.page.locator('header .person').textContent()).toContain('Intake desk · service account');
+      await openPage(desk, 'reviews', 'Review board');
+      const target = law[0]!;
+      const row = desk.page.getByRole('row').filter({ hasText: target.slice(-12) });
+      await expect.poll(() => row.count()).toBe(1);
+      await row.getByRole('button', { name: /Decide/ }).click();
+      const form = desk.page.getByRole('form', { name: /Decide on/ });
+      expect(await form.getByLabel('Reviewer').inputValue()).toBe('');
+      await form.getByLabel('Approve').check();
+      await form.getByRole('button', { name: /Submit: approve/ }).click();
+      await expect.poll(() => desk.page.getByRole('status').filter({ hasText: 'Done: approved' }).isVisible()).toBe(true);
+      const record = await world.ctx.request(`/v1/records/${target}`, { key: adminKey });
+      expect(record.body.review.status).toBe('approved');
+      expect(record.body.review.approved_by).toEqual([expect.objectContaining({ principal_id: account.body.service_account.id, asserted_by: null })]);
+    } finally {
+      await context.close();
+    }
+  });
 });

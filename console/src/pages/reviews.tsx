@@ -386,11 +386,12 @@ function OutcomeNotice({ outcome }: { outcome: Outcome }) {
 }
 
 function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o: Outcome) => void }) {
-  // A person decides as themselves; a service account's session may name the reviewer it acts for.
+  // A person decides as themselves; a service account's session decides as itself, or names the
+  // reviewer it acts for (delegation, which the service allows only with reviews:delegate).
   const person = me.person?.id;
   const [decision, setDecision] = useState<'approved' | 'rejected' | 'escalated'>('approved');
   const [reason, setReason] = useState('');
-  const [reviewerName, setReviewerName] = useState(person ?? me.principal?.id ?? '');
+  const [reviewerName, setReviewerName] = useState('');
   const [grades, setGrades] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>(undefined);
   const [stage, setStage] = useState<'idle' | 'sending' | 'verifying'>('idle');
@@ -406,7 +407,9 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
     setError(undefined);
     setStage('sending');
     try {
-      const body: Record<string, unknown> = { pack: item.pack, action_key: item.action_key, reviewer: (person ?? reviewerName).trim(), decision };
+      // Absent, the reviewer is the credential's principal itself (a person always is).
+      const reviewer = person ?? (reviewerName.trim() || undefined);
+      const body: Record<string, unknown> = { pack: item.pack, action_key: item.action_key, decision, ...(reviewer ? { reviewer } : {}) };
       if (reason.trim()) body.reason = reason.trim();
       if (mirror.data && graded > 0) {
         body.mirror_grades = Object.fromEntries(mirror.data.keys.map((k) => [k, grades[k]]).filter(([, v]) => v));
@@ -436,8 +439,8 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
         ))}
       </fieldset>
       {person === undefined ? (
-        <Field label="Reviewer" hint="Who decides; recorded in the receipt. Naming anyone but this account needs reviews:delegate" error={fieldError('/reviewer')}>
-          {(a11y) => <input {...a11y} required maxLength={200} value={reviewerName} onInput={(e) => setReviewerName(e.currentTarget.value)} />}
+        <Field label="Reviewer" hint="Empty: this account decides as itself. Naming someone else (their id or email) needs reviews:delegate and is sealed as asserted by this account" error={fieldError('/reviewer')}>
+          {(a11y) => <input {...a11y} maxLength={200} value={reviewerName} onInput={(e) => setReviewerName(e.currentTarget.value)} />}
         </Field>
       ) : null}
       <Field label="Reason" hint="Never stored: only its hash is sealed in the receipt" error={fieldError('/reason')}>
