@@ -5,8 +5,9 @@
  *
  * The hooks run inside the batch's transaction (./sealer.ts) and write through its `tx`:
  * throwing refuses this request alone and every write made for it is undone, the
- * participants' included (a refusal in `admit` comes before any write; a failure after the
- * record row is written rolls the batch back and seals it again without that request). A
+ * participants' included (a refusal in `admit`, a ProblemError, comes before any write and
+ * leaves the transaction as it was; any other failure rolls the batch back and seals it again
+ * without that request). A
  * participant may keep what it writes for a whole batch in the batch's state (SealBatch) and
  * write it once in `flush`, after the batch's last seal: a batch sealed again starts with
  * fresh state, so nothing of a failed attempt is carried over.

@@ -12,9 +12,9 @@
  * off the event loop) and the next batch is sealed while it is in flight (pipelined group
  * commit). Nothing is answered before its transaction is durable, so an answered seal
  * survives a power cut. One refused or failed request never takes its neighbours down with it,
- * and costs them no savepoint: a refusal (402, 422, a replay) comes before the request writes
- * anything, and a request that fails after writing (rarely: a participant's or its own
- * onSealed's error) rolls the batch back, which is then sealed again without it.
+ * and costs them no savepoint: a refusal (402, 422) or a replay comes before the request writes
+ * anything, and a request that fails otherwise (rarely: a participant's or its own onSealed's
+ * error, a failed statement) rolls the batch back, which is then sealed again without it.
  *
  * On the embedded engine this pipeline runs by default on a thread of its own, beside the one
  * serving requests (../seal-thread/); there a Sealer seals the requests that travel, and the
@@ -170,8 +170,11 @@ function notDurable(cause: unknown): ProblemError {
   );
 }
 
-/** A request failed after it wrote rows: its batch is rolled back and sealed again without it. */
-class FailedAfterWrites extends Error {
+/**
+ * A request failed after it wrote rows, or a statement of it failed (on PostgreSQL a failed
+ * statement aborts the whole transaction): its batch is rolled back and sealed again without it.
+ */
+class SealedAgainWithout extends Error {
   constructor(
     readonly index: number,
     readonly error: unknown,
@@ -275,7 +278,7 @@ export class Sealer implements SealPipeline {
           }, { sync: 'deferred' });
           break;
         } catch (error) {
-          if (!(error instanceof FailedAfterWrites)) throw error;
+          if (!(error instanceof SealedAgainWithout)) throw error;
           failed.set(error.index, error.error);
         }
       }
@@ -325,9 +328,10 @@ export class Sealer implements SealPipeline {
   }
 
   /**
-   * One seal of a batch. A refusal before anything is written is its outcome; a failure after
-   * its first write is thrown as FailedAfterWrites (the batch is rolled back and sealed again
-   * without it), and a failure of the database itself as it came (the batch fails).
+   * One seal of a batch. A refusal (a ProblemError) before anything is written is its outcome,
+   * and the transaction goes on as it was; any other failure, or one after its first write, is
+   * thrown as SealedAgainWithout (the batch is rolled back and sealed again without it); a
+   * failure of the database itself as it came (the batch fails).
    */
   async #sealOne(req: SealRequest, index: number, heads: Map<string, LogHead | undefined>, tx: Tx, batch: SealBatch): Promise<Outcome> {
     let written = false;
@@ -335,8 +339,8 @@ export class Sealer implements SealPipeline {
       return { ok: true, value: await this.#seal(req, heads, tx, batch, () => (written = true)) };
     } catch (error) {
       if (databaseUnavailableCode(error)) throw error;
-      if (written) throw new FailedAfterWrites(index, error);
-      return { ok: false, error };
+      if (!written && error instanceof ProblemError) return { ok: false, error };
+      throw new SealedAgainWithout(index, error);
     }
   }
 

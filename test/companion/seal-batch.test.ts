@@ -58,9 +58,16 @@ function request(tenantId: string, label: string, extra: Partial<SealRequest> = 
   };
 }
 
-/** A participant after the service's own that fails the seals whose annotations ask it to, after their rows are written. */
+/**
+ * A participant after the service's own that fails the seals whose annotations ask it to: after
+ * their rows are written (`fail`), or before, with an error that is not a refusal, as a failed
+ * statement would be (`failAdmit`; on PostgreSQL such a statement aborts the whole transaction).
+ */
 const failing: SealParticipant = {
   name: 'failing',
+  admit(request) {
+    if (request.annotations?.failAdmit === true) throw new Error('a statement failed');
+  },
   sealed({ request }) {
     if (request.annotations?.fail === true) throw new ProblemError({ status: 409, code: 'conflict', detail: 'refused by the test participant' });
   },
@@ -120,6 +127,15 @@ describe('a seal that fails inside a batch', () => {
     expect(error).toBeInstanceOf(ProblemError);
     expect((error as ProblemError).code).toBe('conflict');
     expect(batches).toEqual([{ size: 5, sealed: 4 }]);
+  });
+
+  it('before it writes anything, with an error that is not a refusal: the others are sealed in one commit, it is answered with its error', async () => {
+    const { sealer, tenantId, batches } = await setup();
+    const labels = ['a', 'b', 'c', 'd'];
+    const outcomes = await sealTogether(sealer, labels.map((l, i) => request(tenantId, l, i === 0 ? { annotations: { failAdmit: true } } : {})));
+    await expectOthersSealed(tenantId, outcomes, labels, 0);
+    expect(((outcomes[0] as { error: unknown }).error as Error).message).toBe('a statement failed');
+    expect(batches).toEqual([{ size: 4, sealed: 3 }]);
   });
 
   it("after its rows are written (the request's own onSealed): the others are sealed, it is answered with its error", async () => {
