@@ -95,6 +95,19 @@ describe('after needs_review with review_context on', () => {
     expect(checkReviewContext(doc, payloadHash)).toMatchObject({ match: true });
   });
 
+  it('is erased when the employee withdraws the paused action', async () => {
+    await reviewer();
+    await putPolicy(bg, 'law', { review_context: 'encrypted' });
+    const outcome = await bg.send('gate.submit', heldAction(PROMPT));
+    const actionKey = (outcome as { action_key: string }).action_key;
+    await posted;
+    const rows = async () => (await bg.ctx.sql<{ n: number }>('SELECT count(*) AS n FROM review_contexts'))[0]!.n;
+    expect(await rows()).toBe(1);
+    expect(await bg.send('review.withdraw', { action_key: actionKey })).toEqual({ withdrawn: true });
+    expect(seen.filter((s) => s.method === 'DELETE').map((s) => s.path)).toEqual([`/v1/reviews/${actionKey}/context`]);
+    expect(await rows()).toBe(0);
+  });
+
   it('describes attached files by their commitments only', async () => {
     const alice = await reviewer();
     await putPolicy(bg, 'law', { review_context: 'encrypted' });

@@ -25,6 +25,8 @@ export interface CompanionApi {
   readonly baseUrl: string;
   get(path: string): Promise<unknown>;
   post(path: string, body: unknown): Promise<unknown>;
+  /** DELETE (the review context an employee withdraws). */
+  delete(path: string): Promise<unknown>;
   /** Unauthenticated GET (the published keys). */
   getPublic(path: string): Promise<unknown>;
 }
@@ -54,7 +56,7 @@ export function companionApi(options: CompanionApiOptions): CompanionApi {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
 
-  async function call(method: 'GET' | 'POST', path: string, body: unknown, authenticated: boolean): Promise<unknown> {
+  async function call(method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, authenticated: boolean): Promise<unknown> {
     if (baseUrl === '' || (authenticated && options.apiKey === '')) {
       throw new CompanionError('not-configured', 'Action Gate is not set up: the companion URL and API key are set in the extension options.');
     }
@@ -109,6 +111,7 @@ export function companionApi(options: CompanionApiOptions): CompanionApi {
     baseUrl,
     get: (path) => call('GET', path, undefined, true),
     post: (path, body) => call('POST', path, body, true),
+    delete: (path) => call('DELETE', path, undefined, true),
     getPublic: (path) => call('GET', path, undefined, false),
   };
 }

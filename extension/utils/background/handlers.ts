@@ -19,6 +19,7 @@ import type { DecisionLog } from './decision-log.ts';
 import { CLIENT_NONCE, submitGate } from './gate-client.ts';
 import { KeyPins, JWKS_PATH } from './key-pins.ts';
 import { gradingMirror, pendingReviews, postReview, reviewReasons, reviewStatus } from './review-client.ts';
+import { withdrawReviewContext } from './review-context.ts';
 
 export interface BackgroundServices {
   db: ExtensionDatabase;
@@ -77,6 +78,8 @@ export function createHandlers(svc: BackgroundServices) {
       const entry = await svc.log.get(action_key);
       if (entry && entry.released_attempt === null) {
         await svc.log.recordReview(action_key, { status: 'withdrawn', reviewer: null, receiptKey: null, verified: null, time: svc.now().toISOString() });
+        // Best effort: a companion that has none, or is unreachable, erases it when the review ends.
+        await withdrawReviewContext(svc.api(await svc.loadSettings()), action_key).catch(() => undefined);
       }
       return { withdrawn: true as const };
     },

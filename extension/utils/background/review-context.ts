@@ -78,3 +78,8 @@ export async function shareReviewContext(api: CompanionApi, gate: PausedGate, bo
   await api.post(contextPath(gate.action_key), { ciphertexts });
   return { shared: ciphertexts.length };
 }
+
+/** The employee withdrew the paused action: what was shared of it is erased now, not at the review's end. */
+export async function withdrawReviewContext(api: CompanionApi, actionKey: string): Promise<void> {
+  await api.delete(contextPath(actionKey));
+}
