@@ -26,6 +26,7 @@ import type { Subcommand } from './verify.ts';
 import { refusalMessage } from './problem-answer.ts';
 import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, UnreachableError, fetchService, serviceUrl } from './service-url.ts';
 import { DEFAULT_MAX_BYTES, MAX_BYTES_ENV, ReadRefused, maxBytesSetting, readBodyCapped, readCapped } from './verify-read.ts';
+import { BUNDLE_PROOF_FILE, TimestampPolicyError, fetchBundleProof } from './verify-timestamps.ts';
 
 export const PROOFS_USAGE = `       svc-verify <inclusion-proof.json | epoch.json | consistency.json> --keys <jwks file or URL>
        svc-verify bundle <action_key> --out <dir> [--url <base url>]   (API key from SVC_API_KEY)`;
@@ -34,6 +35,8 @@ export interface ProofReport {
   source: string;
   kind: 'inclusion proof' | 'epoch header' | 'consistency proof';
   result: AnchorResult;
+  /** The document verified (for policies applied on top, ./verify-witness.ts). */
+  value?: Record<string, unknown>;
 }
 
 type Kind = ProofReport['kind'];
@@ -61,7 +64,7 @@ export async function verifyProofFile(target: string, keys: TrustedKeySet, maxBy
   if (!kind) return undefined;
   const result =
     kind === 'inclusion proof' ? await verifyInclusionProof(value, keys) : kind === 'epoch header' ? await verifyEpochHeader(value, keys) : verifyConsistencyProof(value);
-  return { source: target, kind, result };
+  return { source: target, kind, result, value };
 }
 
 export function formatProofReport(r: ProofReport): string {
@@ -155,11 +158,14 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     writeFileSync(path.join(o.out, 'service-keys.json'), `${JSON.stringify(jwks, null, 2)}\n`);
     if (key) writeFileSync(path.join(o.out, 'key.pem'), publicKeyToSpkiPem(key.publicKey));
 
+    // Its inclusion proof, with the epoch's RFC 3161 timestamps, once the epoch has closed.
+    const anchored = await fetchBundleProof(o.url, o.actionKey, apiKey, cap, o.out);
     const result = await verifyBundle(files, keys);
     const failed = failedChecks(result);
     out(
       [
         `Seal bundle for ${o.actionKey} written to ${o.out} (key.pem from ${o.url}/.well-known/service-keys.json)`,
+        anchored ? `  with ${BUNDLE_PROOF_FILE} (its epoch's timestamps: svc-verify ${o.out} --keys service-keys.json --tsa-roots <pem>)` : '  its epoch has not closed yet: no inclusion proof',
         failed.length === 0 ? '  verified by svc-verify' : `  NOT VERIFIED: ${failed.join(', ')}`,
         '  check it with stock tools:',
         `    cd ${o.out}`,
@@ -169,7 +175,7 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     );
     return failed.length === 0 ? 0 : 1;
   } catch (e) {
-    if (e instanceof BundleCommandError || e instanceof ServiceUrlError || e instanceof UnreachableError || e instanceof ReadRefused || e instanceof TypeError) {
+    if (e instanceof BundleCommandError || e instanceof TimestampPolicyError || e instanceof ServiceUrlError || e instanceof UnreachableError || e instanceof ReadRefused || e instanceof TypeError) {
       err(`svc-verify bundle: ${e.message}`);
       return 2;
     }

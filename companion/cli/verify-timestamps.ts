@@ -2,14 +2,22 @@
  * svc-verify's timestamp policy (RFC 3161): `--tsa-roots <pem file>` names the time-stamp
  * authorities' roots the verifier trusts, `--min-timestamps N` how many tokens that verify
  * under them the epoch must carry. With either flag the check `epoch_timestamps` is added to an
- * inclusion proof's or epoch header's checks, and a proof without enough valid tokens fails
- * naming it. Each token must be over the epoch's own checkpoint body (shared/timestamp.ts), so
+ * inclusion proof's or epoch header's checks, or to a seal bundle folder's (from the
+ * inclusion-proof.json beside its 4 files, which `svc-verify bundle` writes once the record's
+ * epoch has closed), and one without enough valid tokens fails naming it. Each token must be over the epoch's own checkpoint body (shared/timestamp.ts), so
  * a token over another checkpoint cannot be attached to this one.
  */
+import { lstatSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { failedAnchorChecks, verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import type { AnchorResult } from '../../shared/anchor-verify.ts';
 import { isRecord } from '../../shared/attestation.ts';
+import { sha256Hex } from '../../shared/hash.ts';
 import { certificatesFromPem, verifyEpochTimestamps } from '../../shared/timestamp.ts';
-import { ReadRefused, readCapped } from './verify-read.ts';
+import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
+import type { Check, VerifyResult } from '../../shared/types.ts';
+import { fetchService } from './service-url.ts';
+import { ReadRefused, readBodyCapped, readCapped } from './verify-read.ts';
 
 export const TIMESTAMP_OPTIONS = {
   'min-timestamps': { type: 'string' },
@@ -79,4 +87,55 @@ export async function applyTimestampPolicy(value: Record<string, unknown>, resul
   const check = { name: 'epoch_timestamps', ok, detail } as unknown as AnchorResult['checks'][number];
   const checks = [...result.checks, check];
   return { verified: checks.every((c) => c.ok), checks };
+}
+
+/** The record's inclusion proof beside a seal bundle's 4 files (it carries the epoch's tokens). */
+export const BUNDLE_PROOF_FILE = 'inclusion-proof.json';
+
+/**
+ * Adds epoch_timestamps to a seal bundle folder's result: its inclusion-proof.json must be for
+ * this very attestation, verify under the trusted keys, and carry enough valid tokens.
+ */
+export async function applyBundleTimestampPolicy(dir: string, result: VerifyResult, policy: TimestampPolicy, keys: TrustedKeySet, maxBytes: number): Promise<VerifyResult> {
+  const check = await bundleTimestampCheck(dir, policy, keys, maxBytes);
+  const checks = [...result.checks, check as unknown as Check];
+  return { ...result, checks, verified: result.verified && check.ok };
+}
+
+async function bundleTimestampCheck(dir: string, policy: TimestampPolicy, keys: TrustedKeySet, maxBytes: number): Promise<{ name: string; ok: boolean; detail: string }> {
+  const fail = (detail: string) => ({ name: 'epoch_timestamps', ok: false, detail });
+  const file = path.join(dir, BUNDLE_PROOF_FILE);
+  if (!lstatSync(file, { throwIfNoEntry: false })) return fail(`no ${BUNDLE_PROOF_FILE} beside the bundle (svc-verify bundle writes it once the record's epoch has closed)`);
+  let proof: unknown;
+  let attestationHash: string;
+  try {
+    proof = JSON.parse(readCapped(file, maxBytes).toString('utf8'));
+    attestationHash = sha256Hex(new Uint8Array(readCapped(path.join(dir, 'attestation.json'), maxBytes)));
+  } catch (e) {
+    return fail(`${BUNDLE_PROOF_FILE}: ${e instanceof ReadRefused ? e.message : 'not JSON'}`);
+  }
+  if (!isRecord(proof)) return fail(`${BUNDLE_PROOF_FILE} is not an inclusion proof`);
+  // The tokens date the checkpoint this proof reaches: the proof must be this record's, and hold.
+  const anchored = await verifyInclusionProof(proof, keys, attestationHash);
+  if (!anchored.verified) return fail(`${BUNDLE_PROOF_FILE} does not verify for this attestation: ${failedAnchorChecks(anchored).join(', ')}`);
+  const r = await applyTimestampPolicy(proof, { verified: true, checks: [] }, policy);
+  const c = r.checks[0]!;
+  return { name: 'epoch_timestamps', ok: c.ok, detail: c.detail };
+}
+
+/**
+ * Fetches the record's inclusion proof (with its epoch's timestamps) into `dir` as
+ * BUNDLE_PROOF_FILE; false while the record's epoch has not closed (409).
+ */
+export async function fetchBundleProof(baseUrl: string, actionKey: string, apiKey: string, maxBytes: number, dir: string): Promise<boolean> {
+  const url = `${baseUrl}/v1/records/${encodeURIComponent(actionKey).replace(/%3A/g, ':')}/inclusion-proof`;
+  const res = await fetchService(url, { headers: { accept: 'application/json', 'x-service-key': apiKey }, timeoutMs: 30_000 });
+  if (res.status === 409) {
+    await res.body?.cancel().catch(() => undefined);
+    return false;
+  }
+  const body = (await readBodyCapped(res, url, maxBytes))!;
+  if (!res.ok) throw new TimestampPolicyError(`${url} answered HTTP ${res.status}`);
+  writeFileSync(path.join(dir, BUNDLE_PROOF_FILE), body);
+  return true;
 }

@@ -28,9 +28,15 @@ import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './ver
 import { ErrorAnswerFile, errorAnswerMessage, problemOf, refusalMessage } from './problem-answer.ts';
 import { UnreachableError, fetchService, unreachableReason } from './service-url.ts';
 import { DEFAULT_MAX_BYTES, MAX_BYTES_ENV, ReadRefused, maxBytesSetting, readBodyCapped, readCapped } from './verify-read.ts';
+import { WITNESS_OPTIONS, WITNESS_USAGE, WitnessPolicyError, applyWitnessPolicy, witnessPolicyOf } from './verify-witness.ts';
+import { TIMESTAMP_OPTIONS, TIMESTAMP_USAGE, TimestampPolicyError, applyBundleTimestampPolicy, applyTimestampPolicy, timestampPolicyOf } from './verify-timestamps.ts';
+import type { TimestampPolicy } from './verify-timestamps.ts';
+import type { WitnessPolicy } from '../../shared/witness.ts';
+import { MONITOR_SUBCOMMAND, MONITOR_USAGE } from './monitor.ts';
 
 const USAGE = `usage: svc-verify <bundle-dir | packet.json> [--keys <jwks file or URL>] [--json]
 ${PROOFS_USAGE}
+${MONITOR_USAGE}
        svc-verify --help | --version
 
   <bundle-dir>   a seal bundle (payload.json, attestation.json, attestation.sig, verify.json),
@@ -40,6 +46,8 @@ ${PROOFS_USAGE}
   --keys         the tenant's published keys (/.well-known/service-keys.json), file or URL;
                  without it only the sandbox dev key is trusted
   --json         print the result (and any error) as JSON
+${WITNESS_USAGE}
+${TIMESTAMP_USAGE}
   --max-bytes    the most the verifier reads of any one file or download (default: ${MAX_BYTES_ENV},
                  else 64 MiB); symbolic links and anything but regular files are refused
   -h, --help     print this help
@@ -67,7 +75,7 @@ export interface Subcommand {
 }
 
 /** Subcommands by name: `svc-verify <name> …`. */
-export const SUBCOMMANDS: Record<string, Subcommand> = { bundle: BUNDLE_SUBCOMMAND };
+export const SUBCOMMANDS: Record<string, Subcommand> = { bundle: BUNDLE_SUBCOMMAND, monitor: MONITOR_SUBCOMMAND };
 
 const COMMON_OPTIONS = {
   json: { type: 'boolean' },
@@ -82,6 +90,10 @@ interface Options {
   json: boolean;
   /** The most read of any one file or download (./verify-read.ts). */
   maxBytes: number;
+  /** --witness-key / --min-cosignatures (./verify-witness.ts); undefined: no witness policy. */
+  witness?: WitnessPolicy | undefined;
+  /** --tsa-roots / --min-timestamps (./verify-timestamps.ts); undefined: no timestamp policy. */
+  timestamps?: TimestampPolicy | undefined;
 }
 
 /** --max-bytes, else SVC_VERIFY_MAX_BYTES, else the default; a bad value is a usage mistake. */
@@ -94,7 +106,7 @@ export function maxBytesOf(flag: unknown, env: NodeJS.ProcessEnv = process.env):
 export function parseVerifyArgs(argv: string[]): Options & { help: boolean; version: boolean } {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, keys: { type: 'string' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, keys: { type: 'string' }, ...WITNESS_OPTIONS, ...TIMESTAMP_OPTIONS }, allowPositionals: true, strict: true });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -105,7 +117,19 @@ export function parseVerifyArgs(argv: string[]): Options & { help: boolean; vers
   if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
   if (values.keys === '') throw new UsageError('--keys needs a file or URL');
   const maxBytes = maxBytesOf(values['max-bytes']);
-  return { target: positionals[0] ?? '', keys: values.keys, json: values.json === true, maxBytes, help, version };
+  let witness: WitnessPolicy | undefined;
+  try {
+    witness = witnessPolicyOf(values);
+  } catch (e) {
+    throw e instanceof WitnessPolicyError ? new UsageError(e.message) : e;
+  }
+  let timestamps: TimestampPolicy | undefined;
+  try {
+    timestamps = timestampPolicyOf(values, maxBytes);
+  } catch (e) {
+    throw e instanceof TimestampPolicyError ? new UsageError(e.message) : e;
+  }
+  return { target: positionals[0] ?? '', keys: values.keys, json: values.json === true, maxBytes, help, version, witness, timestamps };
 }
 
 export async function loadKeys(source: string | undefined, maxBytes = DEFAULT_MAX_BYTES): Promise<TrustedKeySet> {
@@ -263,11 +287,23 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
   }
   // Inclusion proofs, epoch headers and consistency proofs: ./verify-proofs.ts.
   const proof = await verifyProofFile(opts.target, keys, opts.maxBytes);
+  if (opts.witness && proof?.kind !== 'inclusion proof' && proof?.kind !== 'epoch header') {
+    throw new UsageError('--witness-key and --min-cosignatures apply to an inclusion proof or an epoch header');
+  }
+  if (proof && opts.witness && proof.value) proof.result = await applyWitnessPolicy(proof.value, proof.result, opts.witness);
+  if (opts.timestamps && proof?.kind === 'consistency proof') {
+    throw new UsageError('--tsa-roots and --min-timestamps apply to an inclusion proof, an epoch header or a seal bundle folder');
+  }
+  if (proof && opts.timestamps && proof.value) proof.result = await applyTimestampPolicy(proof.value, proof.result, opts.timestamps);
   if (proof) {
     io.out(opts.json ? JSON.stringify({ source: proof.source, kind: proof.kind, ...proof.result }, null, 2) : formatProofReport(proof));
     return proof.result.verified ? 0 : 1;
   }
   const reports = await verifyTarget(opts.target, keys, opts.maxBytes);
+  if (opts.timestamps) {
+    if (!lstatSync(opts.target).isDirectory()) throw new UsageError('--tsa-roots and --min-timestamps apply to an inclusion proof, an epoch header or a seal bundle folder');
+    for (const r of reports) r.result = await applyBundleTimestampPolicy(r.source, r.result, opts.timestamps, keys, opts.maxBytes);
+  }
   if (opts.json) {
     const body = reports.map((r) => ({
       source: r.source,

@@ -237,13 +237,16 @@ describe('a companion killed while a timestamp is pending', () => {
     };
     // The authority takes requests and answers none until released.
     tsa.hold();
+    let apiKey = '';
+    let actionKey = '';
     try {
       const first = await start(dataDir, env);
       const signup = await fetch(`${first.url}/signup/checkout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `ts-crash.${process.pid}@example.com` }) });
       expect(signup.ok).toBe(true);
-      const apiKey = ((await signup.json()) as { api_key: string }).api_key;
+      apiKey = ((await signup.json()) as { api_key: string }).api_key;
       const rec = await fetch(`${first.url}/v1/record`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-key': apiKey }, body: JSON.stringify(recordBody()) });
       expect(rec.status).toBe(201);
+      actionKey = ((await rec.json()) as { action_key: string }).action_key;
       // The epoch closes within a second; its request reaches the authority and hangs there.
       await tsa.waitForHeld(1);
       first.child.kill('SIGKILL');
@@ -263,7 +266,35 @@ describe('a companion killed while a timestamp is pending', () => {
     expect(epoch.timestamp_status).toBe('timestamped');
     const [r] = await verifyEpochTimestamps(epoch.timestamps, epoch.checkpoint, certificatesFromPem(tsa.caPem));
     expect(r!.verified).toBe(true);
-  }, 90_000);
+
+    // svc-verify bundle writes the record's inclusion proof beside its 4 files; the bundle folder
+    // then meets a timestamp policy, or fails naming epoch_timestamps.
+    const out = path.join(dataDir, 'bundle');
+    const lines: string[] = [];
+    const cli = (...args: string[]) => verifyMain(args, (x) => lines.push(x), (x) => lines.push(x));
+    const saved = process.env.SVC_API_KEY;
+    process.env.SVC_API_KEY = apiKey;
+    try {
+      expect(await cli('bundle', actionKey, '--out', out, '--url', second.url), lines.join('\n')).toBe(0);
+    } finally {
+      if (saved === undefined) delete process.env.SVC_API_KEY;
+      else process.env.SVC_API_KEY = saved;
+    }
+    expect(fs.existsSync(path.join(out, 'inclusion-proof.json'))).toBe(true);
+    const keys = path.join(out, 'service-keys.json');
+    lines.length = 0;
+    expect(await cli(out, '--keys', keys, '--tsa-roots', tsa.caFile, '--min-timestamps', '1'), lines.join('\n')).toBe(0);
+    expect(lines.join('\n')).toMatch(/PASS\s+epoch_timestamps/);
+    lines.length = 0;
+    expect(await cli(out, '--keys', keys, '--tsa-roots', other.caFile)).toBe(1);
+    expect(lines.join('\n')).toMatch(/FAIL\s+epoch_timestamps/);
+    fs.rmSync(path.join(out, 'inclusion-proof.json'));
+    lines.length = 0;
+    expect(await cli(out, '--keys', keys, '--tsa-roots', tsa.caFile)).toBe(1);
+    expect(lines.join('\n')).toMatch(/FAIL\s+epoch_timestamps\s+no inclusion-proof\.json/);
+    // Without a policy the bundle verifies as before.
+    expect(await cli(out, '--keys', keys)).toBe(0);
+  }, 120_000);
 });
 
 function readRows(dataDir: string, sql: string): Record<string, unknown>[] {
