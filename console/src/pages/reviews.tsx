@@ -190,6 +190,9 @@ export default function Reviews({ me }: PageProps) {
   const change = (next: Partial<Filters>) => {
     setFilters({ ...filters, ...next });
     setCursors([]);
+    // A form left open would otherwise read as decided elsewhere when the filter hides its item.
+    setOpen(null);
+    setGone(null);
   };
   const page = cursors.length + 1;
   const first = cursors.length * PAGE_SIZE + 1;
@@ -332,11 +335,29 @@ export default function Reviews({ me }: PageProps) {
       ) : null}
       {cursors.length > 0 || board.data?.next_cursor ? (
         <nav class="toolbar" aria-label="Board pages">
-          <button type="button" class="secondary" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={cursors.length === 0}
+            onClick={() => {
+              setOpen(null);
+              setCursors(cursors.slice(0, -1));
+            }}
+          >
             Previous page
           </button>
           <span>Page {page}</span>
-          <button type="button" class="secondary" disabled={!board.data?.next_cursor} onClick={() => board.data?.next_cursor && setCursors([...cursors, board.data.next_cursor])}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={!board.data?.next_cursor}
+            onClick={() => {
+              const next = board.data?.next_cursor;
+              if (!next) return;
+              setOpen(null);
+              setCursors([...cursors, next]);
+            }}
+          >
             Next page
           </button>
         </nav>
