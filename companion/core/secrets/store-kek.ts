@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
+import { secureDataFiles } from '../db.ts';
 import type { SecretResolver } from '../secret-refs.ts';
 import { KEK_BYTES, StoreCipher, newKek, parseKek } from './envelope.ts';
 import type { Kek } from './envelope.ts';
@@ -102,12 +103,14 @@ export function readLocalKek(dataDir: string): Kek | string | undefined {
  * so a crash never leaves a half-written key and two processes starting at once agree on one.
  */
 function localKek(dataDir: string): Kek | string {
+  // The data directory is made private first (0700, or DataFilesError: exit 2 with its own
+  // line), since the key file is the first thing the service writes there.
+  secureDataFiles(dataDir);
   const found = readLocalKek(dataDir);
   if (found !== undefined) return found;
   const file = localFile(dataDir);
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const fd = fs.openSync(tmp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600);
     try {
       fs.writeSync(fd, `${randomBytes(KEK_BYTES).toString('base64')}\n`);
