@@ -19,6 +19,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointOrigin } from '../../companion/anchoring/epochs.ts';
 import { main as verifyMain } from '../../companion/cli/verify.ts';
 import { DATABASE_FILE } from '../../companion/core/db.ts';
+import { loadConfig } from '../../companion/core/config.ts';
+import { settingProblems } from '../../companion/core/settings-check.ts';
 import { getPublicKey } from '../../shared/ed25519.ts';
 import { constantTimeEqual, fromBase64Url, utf8 } from '../../shared/encoding.ts';
 import { checkpointBody, parseCheckpoint, signedNote } from '../../shared/epoch.ts';
@@ -377,6 +379,26 @@ describe('svc-verify witness policy', () => {
     const logKey = logVerifierKeyText(checkpointOrigin(c.deps.keyring.production), c.deps.keyring.production.publicKey);
     expect((await svcVerify([cosigned, '--keys', jwks, '--witness-key', logKey])).out).toMatch(/type 0x04/);
   }, 60_000);
+});
+
+describe('witness settings', () => {
+  it('are checked at start: a bad SVC_WITNESSES entry, an unreadable or invalid SVC_WITNESSES_FILE, both at once', async () => {
+    const entry = { name: witness.name, url: witness.url, key: witness.vkey };
+    expect(loadConfig({ SVC_WITNESSES: JSON.stringify([entry]) }, []).witnesses.map((w) => w.name)).toEqual([witness.name]);
+    expect(() => loadConfig({ SVC_WITNESSES: JSON.stringify([{ ...entry, name: 'someone.else' }]) }, [])).toThrow(/SVC_WITNESSES\[0\]\.name: expected the key's name/);
+    const dataDir = makeTempDir('svc-witness-settings-');
+    tmpDirs.push(dataDir);
+    const good = tempFile('witnesses.json', JSON.stringify([entry]));
+    expect(await settingProblems(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WITNESSES_FILE: good }, []))).toEqual([]);
+    const bad = tempFile('witnesses.json', JSON.stringify([{ ...entry, key: 'not a key' }]));
+    expect(await settingProblems(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WITNESSES_FILE: bad }, []))).toEqual(['SVC_WITNESSES_FILE[0].key: expected <name>+<8 hex digits>+<base64>']);
+    expect(await settingProblems(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WITNESSES_FILE: path.join(dataDir, 'missing.json') }, []))).toEqual([
+      `SVC_WITNESSES_FILE is not a readable file: ${path.join(dataDir, 'missing.json')}`,
+    ]);
+    expect(await settingProblems(loadConfig({ SVC_DATA_DIR: dataDir, SVC_WITNESSES_FILE: good, SVC_WITNESSES: JSON.stringify([entry]) }, []))).toEqual([
+      'SVC_WITNESSES and SVC_WITNESSES_FILE are both set: set one',
+    ]);
+  });
 });
 
 describe('a companion killed while a submission is pending', () => {
