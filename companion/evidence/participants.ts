@@ -42,13 +42,31 @@ export interface SealContext {
  */
 export class SealBatch {
   readonly #state = new Map<string, unknown>();
+  readonly #reads = new Map<string, unknown>();
 
   /** The state kept under `key`, made by `init` on first use in this batch. */
   of<T>(key: string, init: () => T): T {
-    let v = this.#state.get(key) as T | undefined;
+    return SealBatch.#get(this.#state, key, init);
+  }
+
+  /**
+   * Like `of`, for what was read from rows other seals' participants never write but a request's
+   * own writes may (its onSealed): forgotten after every such request (forgetReads).
+   */
+  reads<T>(key: string, init: () => T): T {
+    return SealBatch.#get(this.#reads, key, init);
+  }
+
+  /** A request wrote rows of its own: what `reads` kept may be stale. */
+  forgetReads(): void {
+    this.#reads.clear();
+  }
+
+  static #get<T>(map: Map<string, unknown>, key: string, init: () => T): T {
+    let v = map.get(key) as T | undefined;
     if (v === undefined) {
       v = init();
-      this.#state.set(key, v);
+      map.set(key, v);
     }
     return v;
   }

@@ -436,7 +436,10 @@ export class Sealer implements SealPipeline {
     const context: SealContext = { request: req, record, credits };
     for (const p of participants) await p.sealed?.(context, tx, batch);
 
-    await req.onSealed?.(record, tx);
+    if (req.onSealed) {
+      await req.onSealed(record, tx);
+      batch.forgetReads();
+    }
     const body = typeof req.respond === 'function' ? req.respond(record) : fillResponse(req.respond.template, record);
     const status = 201;
     if (req.idempotency) {

@@ -6,7 +6,8 @@
  *
  * A tenant's subscriptions are read once per batch (SealBatch), not once per seal: the batch's
  * transaction sees one state of the tenant's targets throughout, as a change committed just
- * after it would, and a tenant without a meter.threshold subscriber is never asked which
+ * after it would (a seal whose own writes may change them, its onSealed, makes the next seal
+ * read them again), and a tenant without a meter.threshold subscriber is never asked which
  * thresholds a seal crossed. Kept for one batch only, nothing needs telling when targets change,
  * in this process or another one on the same database.
  */
@@ -16,7 +17,7 @@ import type { WebhookStore } from './store.ts';
 
 /** `tx` with each tenant's subscribed targets per event read once per batch. */
 function withBatchSubscriptions(tx: OutboxTx, batch: SealBatch): OutboxTx & { subscribed(tenantId: string, event: string): Promise<string[]> } {
-  const cached = batch.of('webhooks', () => ({ targets: new Map<string, Promise<string[]>>() }));
+  const cached = batch.reads('webhooks', () => ({ targets: new Map<string, Promise<string[]>>() }));
   const subscribed = (tenantId: string, event: string): Promise<string[]> => {
     const key = `${tenantId}\n${event}`;
     let targets = cached.targets.get(key);
