@@ -69,6 +69,8 @@ export default defineConfig(({ mode }) => ({
             'test/companion/policy.test.ts',
             'test/companion/account-sessions.test.ts',
             'test/companion/principals.test.ts',
+            'test/companion/device-grant.test.ts',
+            'test/companion/oidc-sign-in.test.ts',
             'test/companion/api-keys.test.ts',
             'test/companion/reviews.test.ts',
             'test/companion/review-rules.test.ts',
