@@ -32,6 +32,7 @@ const accounts: Record<string, Account> = {
   'sub-ada-other': { email: 'Ada@Example.com', email_verified: true },
   'sub-unverified': { email: 'grace@example.com', email_verified: false },
   'sub-stranger': { email: 'stranger@example.com', email_verified: true },
+  'sub-carol': { email: 'carol@other.example', email_verified: true },
 };
 
 async function freePort(): Promise<number> {
@@ -250,6 +251,11 @@ describe('OpenID Connect sign-in', () => {
     nextAccount = 'sub-unverified';
     const unverified = await signInWithProvider(new Browser());
     expect(JSON.parse(unverified.body)).toMatchObject({ code: 'sign_in_refused', reason: 'email_not_verified' });
+    // A person of the tenant whose email is of a domain this provider does not sign in.
+    expect((await owner.request('/account/people', { json: { email: 'carol@other.example', capabilities: [] } })).status).toBe(201);
+    nextAccount = 'sub-carol';
+    const otherDomain = await signInWithProvider(new Browser());
+    expect(JSON.parse(otherDomain.body)).toMatchObject({ code: 'sign_in_refused', reason: 'person_unknown' });
     expect(await ctx.sql('SELECT * FROM oidc_subjects')).toEqual([]);
   });
 
