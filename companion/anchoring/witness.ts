@@ -68,8 +68,8 @@ const MAX_CONFLICTS_PER_ATTEMPT = 3;
 
 /** The witnesses from SVC_WITNESSES, else the file SVC_WITNESSES_FILE (checked at start by settings-check.ts). */
 export function configuredWitnesses(config: Pick<Config, 'witnesses' | 'witnessesFile'>): WitnessEndpoint[] {
-  if (config.witnessesFile === undefined) return config.witnesses;
-  const r = parseWitnessList(fs.readFileSync(config.witnessesFile, 'utf8'), 'SVC_WITNESSES_FILE');
+  const [text, source] = config.witnessesFile === undefined ? [JSON.stringify(config.witnesses), 'SVC_WITNESSES'] : [fs.readFileSync(config.witnessesFile, 'utf8'), 'SVC_WITNESSES_FILE'];
+  const r = parseWitnessList(text, source);
   if (r.problems.length > 0) throw new Error(r.problems.join('; '));
   return r.witnesses;
 }

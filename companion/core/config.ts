@@ -14,7 +14,13 @@ import { LOG_LEVELS } from './log.ts';
 import type { LogLevel } from './log.ts';
 import { SIGNER_KINDS } from './signer.ts';
 import { parseWitnessList } from '../../shared/witness.ts';
-import type { WitnessEndpoint } from '../../shared/witness.ts';
+
+/** One witness as configured: plain data (the key as its verifier key text), checked by parseWitnessList. */
+export interface WitnessSetting {
+  name: string;
+  url: string;
+  key: string;
+}
 import type { SignerKind } from './signer.ts';
 
 export interface Config {
@@ -45,7 +51,7 @@ export interface Config {
   /** PEM file of the root certificates a TSA's token must chain to; required with tsaUrls. */
   tsaRootsFile: string | undefined;
   /** C2SP tlog-witness witnesses every closed epoch's checkpoint is sent to for cosigning (anchoring/witness.ts). */
-  witnesses: WitnessEndpoint[];
+  witnesses: WitnessSetting[];
   /** The same list in a JSON file, read at start; exclusive with witnesses. */
   witnessesFile: string | undefined;
   /** Operator setting: allow http://127.0.0.1 webhook receivers (interface-spec Events 7). */
@@ -266,6 +272,7 @@ export const SETTINGS = [
   setting({
     key: 'witnesses',
     env: 'SVC_WITNESSES',
+    flag: 'witnesses',
     defaultText: '(none: checkpoints are not witnessed)',
     help: 'JSON array of C2SP tlog-witness witnesses, [{"name", "url", "key"}] with key the witness verifier key (note format, type 0x04): each closed epoch\'s checkpoint is sent to <url>/add-checkpoint through the guarded outbound client (http://127.0.0.1 only with SVC_WEBHOOK_ALLOW_LOOPBACK=1)',
     parse: witnessList,
@@ -845,11 +852,11 @@ function tsaUrls(raw: Raw, name: string, problems: string[]): string[] {
 }
 
 /** SVC_WITNESSES: a JSON array of {name, url, key} (shared/witness.ts parseWitnessList); no value is echoed. */
-function witnessList(raw: Raw, name: string, problems: string[]): WitnessEndpoint[] {
+function witnessList(raw: Raw, name: string, problems: string[]): WitnessSetting[] {
   if (raw === undefined || raw.trim() === '') return [];
   const r = parseWitnessList(raw, name);
   problems.push(...r.problems);
-  return r.witnesses;
+  return r.witnesses.map((w) => ({ name: w.name, url: w.url, key: w.key.vkey }));
 }
 
 function optionalText(raw: Raw): string | undefined {
