@@ -198,14 +198,42 @@ describe.each(engines())('review store on $name', (engine) => {
       reviews.addReceipt({ receiptActionKey: 'r:f', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'approved', reviewer: 'ann', recordedAt: t(30) }),
     ).rejects.toThrow();
 
+    // Written without who decided (migrations/0018): read back as no one.
+    const unattributed = { principalId: null, principalName: null, countsAs: null, countsAsName: null, asserted: false, assertedRoute: null, identityProvider: null, identitySubject: null, actingPerson: null };
     expect(await reviews.receiptsFor('ten_a', a.actionKey)).toEqual([
-      { receiptActionKey: 'r:c', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'escalated', reviewer: 'bob', recordedAt: t(10) },
-      { receiptActionKey: 'r:a', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'expired', reviewer: null, recordedAt: t(20) },
-      { receiptActionKey: 'r:b', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'approved', reviewer: 'ann', recordedAt: t(20) },
+      { receiptActionKey: 'r:c', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'escalated', reviewer: 'bob', recordedAt: t(10), ...unattributed },
+      { receiptActionKey: 'r:a', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'expired', reviewer: null, recordedAt: t(20), ...unattributed },
+      { receiptActionKey: 'r:b', tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'approved', reviewer: 'ann', recordedAt: t(20), ...unattributed },
     ]);
     expect(await reviews.receiptsFor('ten_a', 'fin:refund:3')).toEqual([]);
     expect((await reviews.receiptsFor('ten_b', 'fin:refund:3')).map((r) => r.receiptActionKey)).toEqual(['r:e']);
     expect(await reviews.receiptsFor('ten_a', 'fin:refund:9')).toEqual([]);
+  });
+
+  it('keeps who decided each receipt, and one approval per person an approval counts as or who made it', async () => {
+    const a = await open('fin:refund:1', { approvalsRequired: 3 });
+    const reviews = db.store(REVIEWS);
+    for (const k of ['r:1', 'r:2', 'r:3', 'r:4']) await receipt(k);
+    const base = { tenantId: 'ten_a', reviewedActionKey: a.actionKey, decision: 'approved' as const, recordedAt: t(10) };
+    const delegated = {
+      principalId: 'sva_1',
+      principalName: 'Intranet',
+      countsAs: 'per_ann',
+      countsAsName: 'Ann',
+      asserted: true,
+      assertedRoute: null,
+      identityProvider: null,
+      identitySubject: null,
+      actingPerson: null,
+    };
+    await reviews.addReceipt({ ...base, receiptActionKey: 'r:1', reviewer: 'ann@example.com', ...delegated });
+    // Ann again, under another reviewer name: refused by the store itself.
+    await expect(reviews.addReceipt({ ...base, receiptActionKey: 'r:2', reviewer: 'per_ann', principalId: 'per_ann', countsAs: 'per_ann', actingPerson: 'per_ann' })).rejects.toThrow();
+    // Bob naming Carol with his own credential, then Bob naming Dan: Bob made both.
+    await reviews.addReceipt({ ...base, receiptActionKey: 'r:3', reviewer: 'carol', principalId: 'per_bob', countsAs: 'per_carol', asserted: true, actingPerson: 'per_bob' });
+    await expect(reviews.addReceipt({ ...base, receiptActionKey: 'r:4', reviewer: 'dan', principalId: 'per_bob', countsAs: 'per_dan', asserted: true, actingPerson: 'per_bob' })).rejects.toThrow();
+    expect((await reviews.receiptsFor('ten_a', a.actionKey)).map((r) => r.receiptActionKey)).toEqual(['r:1', 'r:3']);
+    expect((await reviews.receiptsFor('ten_a', a.actionKey))[0]).toEqual({ ...base, receiptActionKey: 'r:1', reviewer: 'ann@example.com', ...delegated });
   });
 
   it('lists open items of a tenant whose window runs, oldest first, by route and up to the limit', async () => {
