@@ -25,7 +25,9 @@ export function App() {
   const [device, setDevice] = useState(location.hash.startsWith('#/device'));
   useEffect(() => {
     completeProviderSignIn();
+    // replaceState fires no hashchange: read the restored page here.
     setPage(pageFromHash());
+    setDevice(location.hash.startsWith('#/device'));
     currentSession().then(setMe);
     const onHash = () => {
       setPage(pageFromHash());
