@@ -9,7 +9,7 @@
 import { signEd25519, verifyEd25519 } from './ed25519.ts';
 import { toBase64, toHex, utf8 } from './encoding.ts';
 import { parseCheckpoint } from './epoch.ts';
-import { NOTE_TYPE_COSIGNATURE_V1, NOTE_TYPE_ED25519, formatNote, fromStdBase64, noteKeyId, parseNote, parseSignatureLine, parseVerifierKey, signatureLine, signaturesOf, verifyNoteSignature } from './note.ts';
+import { NOTE_TYPE_COSIGNATURE_V1, NOTE_TYPE_ED25519, formatNote, fromStdBase64, noteKeyId, parseNote, parseSignatureLine, parseVerifierKey, signatureLine, signaturesOf } from './note.ts';
 import type { Note, NoteSignature, VerifierKey } from './note.ts';
 
 /** tlog-witness: a client MUST NOT send more than 63 consistency proof lines. */
@@ -238,5 +238,3 @@ export function withSignatureLines(checkpoint: string, lines: readonly string[])
   for (const l of lines) if (!all.includes(l)) all.push(l);
   return formatNote(note.text, all);
 }
-
-export { verifyNoteSignature };
