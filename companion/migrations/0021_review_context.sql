@@ -33,7 +33,7 @@ CREATE TABLE review_contexts (
   PRIMARY KEY (tenant_id, action_key, review_key_id)
 ) STRICT, WITHOUT ROWID;
 
-CREATE INDEX review_contexts_by_key ON review_contexts (review_key_id);
+CREATE INDEX review_contexts_by_recipient ON review_contexts (review_key_id);
 
 -- Who submitted each paused gate request (the principal and the credential it used), written in
 -- the gate seal's transaction: only they may share or withdraw the action's review context.

@@ -25,7 +25,7 @@ CREATE TABLE review_contexts (
   PRIMARY KEY (tenant_id, action_key, review_key_id)
 );
 
-CREATE INDEX review_contexts_by_key ON review_contexts (review_key_id);
+CREATE INDEX review_contexts_by_recipient ON review_contexts (review_key_id);
 
 CREATE TABLE review_context_submitters (
   tenant_id     text NOT NULL REFERENCES tenants (id),
