@@ -213,7 +213,8 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     expect(manifest.format).toBe('svc.backup/v1');
     expect(manifest.schema_version).toBeGreaterThanOrEqual(15);
     expect(manifest.private_key_included).toBe(true);
-    expect(manifest.files.map((f) => f.path).sort()).toEqual(['companion.db', 'keys/production-ed25519.pem', 'service-keys.json']);
+    // --include-keys also carries the service's own store key (no SVC_STORE_KEK_REF here).
+    expect(manifest.files.map((f) => f.path).sort()).toEqual(['companion.db', 'keys/production-ed25519.pem', 'service-keys.json', 'store-kek.key']);
     for (const f of manifest.files) {
       const data = fs.readFileSync(path.join(drill.backup, f.path));
       expect(f.bytes).toBe(data.length);
@@ -224,7 +225,7 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     expect(mode(path.join(drill.backup, 'keys'))).toBe('700');
     for (const f of [...manifest.files.map((f) => f.path), 'MANIFEST.json']) expect(mode(path.join(drill.backup, f)), f).toBe('600');
     // One self-contained file: rollback journal, nothing beside it.
-    expect(fs.readdirSync(drill.backup).sort()).toEqual(['MANIFEST.json', 'companion.db', 'keys', 'service-keys.json']);
+    expect(fs.readdirSync(drill.backup).sort()).toEqual(['MANIFEST.json', 'companion.db', 'keys', 'service-keys.json', 'store-kek.key']);
 
     const inBackup = new Set([...actionKeysIn(path.join(drill.backup, 'companion.db')).values()].flat());
     expect(inBackup.size).toBe(manifest.counts.records);
@@ -258,7 +259,7 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
 
     const backup = await admin(['verify-store', '--from', drill.backup]);
     expect(backup.code, backup.out).toBe(0);
-    expect(backup.out).toMatch(/^manifest .* 3 files\s+ok$/m);
+    expect(backup.out).toMatch(/^manifest .* 4 files\s+ok$/m);
     const manifest = manifestOf(drill.backup);
     expect(backup.out).toContain(`verified: 2 tenants, ${manifest.counts.records} records, ${manifest.counts.epochs} epochs`);
   });
@@ -285,7 +286,8 @@ describe('svc-admin backup, verify-store and restore: the restore drill', { time
     expect(run.err).toBe('');
     expect(run.code, run.out).toBe(0);
     expect(run.out).toContain(`restored into ${target} with the production key`);
-    expect(fs.readdirSync(target).sort()).toEqual(['companion.db', 'keys']);
+    expect(fs.readdirSync(target).sort()).toEqual(['companion.db', 'keys', 'store-kek.key']);
+    expect(mode(path.join(target, 'store-kek.key'))).toBe('600');
     expect(mode(target)).toBe('700');
     expect(mode(path.join(target, 'keys', 'production-ed25519.pem'))).toBe('600');
 
