@@ -9,11 +9,16 @@ import { useHmacSha256, useSha256 } from '../../shared/hash.ts';
 
 export function nodeSha256(data: Uint8Array): Uint8Array {
   // One-shot crypto.hash (Node 20.12+) skips the Hash object createHash allocates per call.
-  return hash('sha256', data, 'buffer');
+  return plain(hash('sha256', data, 'buffer'));
 }
 
 export function nodeHmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
-  return createHmac('sha256', key).update(message).digest();
+  return plain(createHmac('sha256', key).update(message).digest());
+}
+
+/** A view of a Buffer's bytes as the plain Uint8Array @noble returns, so callers see one type. */
+function plain(b: Buffer): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
 export function installNativeSha256(): void {

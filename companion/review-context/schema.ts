@@ -93,6 +93,8 @@ export const ContextUpload = z
           ct: z
             .string()
             .min(base64url(17))
+            // The schema's bound is the whole item's; the route answers 413 past the per-ciphertext limit.
+            .max(base64url(CONTEXT_TOTAL_MAX_BYTES))
             .regex(B64URL)
             .openapi({ description: `RFC 9180 §6.1 ct, unpadded base64url; at most ${CIPHERTEXT_MAX_BYTES} bytes` }),
         }),

@@ -12,6 +12,7 @@ import type { AuthenticatedContext } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonContent, problemContent, z } from '../core/router.ts';
+import { recordBounds } from '../core/bounds.ts';
 import { signupRateLimit } from '../core/rate-limit.ts';
 import type { RouteDeps } from '../deps.ts';
 import {
@@ -35,13 +36,17 @@ import type { DeviceAuthorizationRecord } from './store.ts';
 const DEVICE_AUTHORIZATION_PATH = '/oauth/device_authorization';
 
 const FormField = z.string().max(2048);
+const FORM_MEMBERS_MAX = 16;
+const FORM_NAME_MAX = 64;
 
 const DeviceAuthorizationForm = z
   .looseObject({
     client_id: FormField.optional().openapi({ example: 'action-gate-extension' }),
     scope: FormField.optional().openapi({ description: 'Space-delimited capability names (RFC 6749 §3.3); absent: reviews:decide records:read', example: 'reviews:decide records:read' }),
   })
-  .openapi('DeviceAuthorizationForm');
+  // RFC 6749 §3.1: unknown parameters are ignored, so the form stays open, but bounded.
+  .refine((form) => Object.keys(form).length <= FORM_MEMBERS_MAX && Object.keys(form).every((k) => k.length <= FORM_NAME_MAX), { error: `expected at most ${FORM_MEMBERS_MAX} parameters, each name at most ${FORM_NAME_MAX} characters` })
+  .openapi('DeviceAuthorizationForm', recordBounds(FORM_MEMBERS_MAX, FORM_NAME_MAX));
 
 const DeviceAuthorizationResponse = z
   .object({
@@ -60,7 +65,9 @@ const TokenForm = z
     device_code: FormField.optional(),
     client_id: FormField.optional(),
   })
-  .openapi('DeviceTokenForm');
+  // RFC 6749 §3.1: unknown parameters are ignored, so the form stays open, but bounded.
+  .refine((form) => Object.keys(form).length <= FORM_MEMBERS_MAX && Object.keys(form).every((k) => k.length <= FORM_NAME_MAX), { error: `expected at most ${FORM_MEMBERS_MAX} parameters, each name at most ${FORM_NAME_MAX} characters` })
+  .openapi('DeviceTokenForm', recordBounds(FORM_MEMBERS_MAX, FORM_NAME_MAX));
 
 const TokenResponse = z
   .object({

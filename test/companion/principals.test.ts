@@ -93,6 +93,13 @@ const NO_CAPABILITY = new Set([
   'POST /account/billing/upgrade-checkout',
   'POST /account/billing/complete-upgrade',
   'POST /account/billing-portal',
+  // A person's own device sign-ins (RFC 8628): the token approved is narrowed to what the
+  // person holds, so approving, listing and revoking need nothing beyond being that person.
+  'GET /account/device-authorizations/{user_code}',
+  'POST /account/device-authorizations/{user_code}/approve',
+  'POST /account/device-authorizations/{user_code}/deny',
+  'GET /account/device-tokens',
+  'POST /account/device-tokens/{key_id}/revoke',
 ]);
 
 describe('capabilities from the OpenAPI description', () => {
