@@ -28,7 +28,7 @@ import { formatExportSummary, isRecordsExport, verifyRecordsExport } from './ver
 import { ErrorAnswerFile, errorAnswerMessage, problemOf, refusalMessage } from './problem-answer.ts';
 import { UnreachableError, fetchService, unreachableReason } from './service-url.ts';
 import { DEFAULT_MAX_BYTES, MAX_BYTES_ENV, ReadRefused, maxBytesSetting, readBodyCapped, readCapped } from './verify-read.ts';
-import { WITNESS_OPTIONS, WITNESS_USAGE, WitnessPolicyError, applyWitnessPolicy, witnessPolicyOf } from './verify-witness.ts';
+import { WITNESS_OPTIONS, WITNESS_USAGE, WitnessPolicyError, applyBundleWitnessPolicy, applyWitnessPolicy, witnessPolicyOf } from './verify-witness.ts';
 import { TIMESTAMP_OPTIONS, TIMESTAMP_USAGE, TimestampPolicyError, applyBundleTimestampPolicy, applyTimestampPolicy, timestampPolicyOf } from './verify-timestamps.ts';
 import type { TimestampPolicy } from './verify-timestamps.ts';
 import type { WitnessPolicy } from '../../shared/witness.ts';
@@ -287,8 +287,8 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
   }
   // Inclusion proofs, epoch headers and consistency proofs: ./verify-proofs.ts.
   const proof = await verifyProofFile(opts.target, keys, opts.maxBytes);
-  if (opts.witness && proof?.kind !== 'inclusion proof' && proof?.kind !== 'epoch header') {
-    throw new UsageError('--witness-key and --min-cosignatures apply to an inclusion proof or an epoch header');
+  if (opts.witness && proof?.kind === 'consistency proof') {
+    throw new UsageError('--witness-key and --min-cosignatures apply to an inclusion proof, an epoch header or a seal bundle folder');
   }
   if (proof && opts.witness && proof.value) proof.result = await applyWitnessPolicy(proof.value, proof.result, opts.witness);
   if (opts.timestamps && proof?.kind === 'consistency proof') {
@@ -303,6 +303,10 @@ async function verifyCommand(opts: Options, io: Io): Promise<number> {
   if (opts.timestamps) {
     if (!lstatSync(opts.target).isDirectory()) throw new UsageError('--tsa-roots and --min-timestamps apply to an inclusion proof, an epoch header or a seal bundle folder');
     for (const r of reports) r.result = await applyBundleTimestampPolicy(r.source, r.result, opts.timestamps, keys, opts.maxBytes);
+  }
+  if (opts.witness) {
+    if (!lstatSync(opts.target).isDirectory()) throw new UsageError('--witness-key and --min-cosignatures apply to an inclusion proof, an epoch header or a seal bundle folder');
+    for (const r of reports) r.result = await applyBundleWitnessPolicy(r.source, r.result, opts.witness, keys, opts.maxBytes);
   }
   if (opts.json) {
     const body = reports.map((r) => ({

@@ -381,6 +381,28 @@ describe('svc-verify witness policy', () => {
   }, 60_000);
 });
 
+describe('svc-verify witness policy on a seal bundle folder', () => {
+  it('reads the inclusion proof beside the bundle: fails witness_cosignatures until its checkpoint is cosigned', async () => {
+    const c = await setup();
+    const actionKey = await sealAndClose(c, 10);
+    const jwks = tempFile('keys.json', JSON.stringify((await c.request('/.well-known/service-keys.json')).body));
+    const batch = await c.request('/evidence-packets/seal-bundle/batch', { method: 'POST', json: { action_keys: [actionKey] }, key });
+    expect(batch.status).toBe(200);
+    const dir = path.dirname(tempFile('.keep', ''));
+    for (const f of batch.body.records[0].files as { name: string; content_base64: string }[]) fs.writeFileSync(path.join(dir, f.name), Buffer.from(f.content_base64, 'base64'));
+    const run = async () => {
+      const r = await svcVerify([dir, '--keys', jwks, '--witness-key', witness.vkey, '--json']);
+      return { code: r.code, check: JSON.parse(r.out).checks.at(-1) };
+    };
+    expect(await run()).toMatchObject({ code: 1, check: { name: 'witness_cosignatures', ok: false, detail: expect.stringMatching(/^no inclusion-proof\.json beside the bundle/) } });
+    fs.writeFileSync(path.join(dir, 'inclusion-proof.json'), JSON.stringify((await c.request(`/v1/records/${actionKey}/inclusion-proof`, { key })).body));
+    expect(await run()).toMatchObject({ code: 1, check: { name: 'witness_cosignatures', ok: false, detail: expect.stringMatching(/missing: witness\.test\/w1/) } });
+    expect(await tick(c)).toMatchObject({ succeeded: 1 });
+    fs.writeFileSync(path.join(dir, 'inclusion-proof.json'), JSON.stringify((await c.request(`/v1/records/${actionKey}/inclusion-proof`, { key })).body));
+    expect(await run()).toMatchObject({ code: 0, check: { name: 'witness_cosignatures', ok: true } });
+  }, 60_000);
+});
+
 describe('witness settings', () => {
   it('are checked at start: a bad SVC_WITNESSES entry, an unreadable or invalid SVC_WITNESSES_FILE, both at once', async () => {
     const entry = { name: witness.name, url: witness.url, key: witness.vkey };
