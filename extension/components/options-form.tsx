@@ -63,7 +63,7 @@ export function OptionsForm({ draft, locked, packs, report, testing, status, onC
           </select>
         </label>
         <label>
-          <span>Reviewer id (posted with your review decisions)</span>
+          <span>Reviewing for (optional: empty, you decide as the person your key or sign-in names; naming someone else needs reviews:delegate)</span>
           <input id="reviewer-id" {...lock('reviewerId')} value={draft.reviewerId} onInput={text('reviewerId')} placeholder="name@example.com" />
         </label>
       </fieldset>

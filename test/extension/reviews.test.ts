@@ -76,11 +76,25 @@ describe('the reviewer', () => {
     expect(record.body.verify_request.seal.attestation.context.mirror.mirror_grades).toEqual(grades);
     expect(await bg.send('reviews.pending', {}, POPUP)).toEqual([]);
   });
+
+  it('with "reviewing for" left empty, decides as the person its key names: the receipt seals that principal', async () => {
+    await bg.configure({ reviewerId: '' });
+    const { actionKey } = await paused();
+    const result = await bg.send('reviews.decide', { pack: 'law', action_key: actionKey, decision: 'approved' }, POPUP);
+    expect(result).toMatchObject({ review_status: 'approved', verification: { verified: true } });
+    const context = (await bg.ctx.request(`/v1/records/${encodeURIComponent(result.receipt_action_key)}`, { key: bg.apiKey })).body.verify_request.seal.attestation.context;
+    expect(context.principal.principal_id).toMatch(/^per_/);
+    expect(context.asserted_by).toBeUndefined();
+    expect((await bg.svc.log.recentReviews())[0]).toMatchObject({ reviewer: context.principal.principal_id });
+  });
 });
 
 describe('a review rule needing two approvals', () => {
   it('shows N of M on the pending item and after an approval that leaves the action paused', async () => {
     await putPolicy(bg, 'law', { allow_action_types: ['proposed-action'], review_rules: { 'proposed-action': { approvals_required: 2 } } });
+    // Two approvals must come from two people: a name the key's person asserts for someone who
+    // is not one of the tenant's people counts as nobody, so this reviewer decides as themselves.
+    await bg.configure({ reviewerId: '' });
     const { actionKey } = await paused();
     expect(await bg.send('reviews.pending', {}, POPUP)).toEqual([expect.objectContaining({ action_key: actionKey, approvals: 0, approvals_required: 2 })]);
     const first = await bg.send('reviews.decide', { pack: 'law', action_key: actionKey, decision: 'approved' }, POPUP);

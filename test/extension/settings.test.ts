@@ -33,9 +33,9 @@ describe('settings', () => {
     expect(await loadSettings()).toMatchObject({ role: 'reviewer', reviewerId: 'r@firm.example', failMode: 'open' });
   });
 
-  it('refuses plain http off loopback, a malformed key and a reviewer without an id', () => {
+  it('refuses plain http off loopback and a malformed key; a reviewer needs no id (the companion seals who the key names)', () => {
     const problems = settingsProblems(normalizeSettings({ companionUrl: 'http://gate.example', apiKey: 'sk-123', role: 'reviewer' }));
-    expect(problems).toHaveLength(3);
+    expect(problems).toHaveLength(2);
     expect(settingsProblems(normalizeSettings({ companionUrl: 'http://127.0.0.1:8787', apiKey: 'svc_test_abc' }))).toEqual([]);
   });
 });

@@ -155,7 +155,6 @@ export async function refreshPendingBadge(svc: BackgroundServices): Promise<void
 async function requireReviewer(svc: BackgroundServices): Promise<Settings> {
   const settings = await svc.loadSettings();
   if (settings.role !== 'reviewer') throw new Error('Reviewer mode is off: choose the reviewer role in the options.');
-  if (settings.reviewerId === '') throw new Error('Set your reviewer id in the options first.');
   return settings;
 }
 

@@ -170,7 +170,8 @@ export async function postReview(
   const body: Record<string, unknown> = {
     pack: req.pack,
     action_key: req.action_key,
-    reviewer,
+    // Left out, the companion seals the authenticated principal as the reviewer.
+    ...(reviewer !== '' ? { reviewer } : {}),
     decision: req.decision,
     ...(req.reason ? { reason: req.reason } : {}),
     ...(req.mirror_grades && req.pack === 'law' ? { mirror_grades: req.mirror_grades, ...(mirror ?? {}) } : {}),
@@ -183,7 +184,7 @@ export async function postReview(
     action_key: answer.action_key,
     reviewed_action_key: req.action_key,
     decision: req.decision,
-    reviewer,
+    reviewer: typeof answer.reviewer === 'string' ? answer.reviewer : reviewer,
     time: deps.now().toISOString(),
     verified: verification.verified,
     key_status: verification.key_status,
