@@ -58,7 +58,7 @@ export interface Settings {
   companionUrl: string;
   apiKey: string;
   role: Role;
-  /** Reviewer identifier posted with review decisions (interface-spec "Review request"). */
+  /** Whom the reviewer decides for (interface-spec "Review request" `reviewer`); empty: the key's own principal. */
   reviewerId: string;
   failMode: FailMode;
   enabledSites: Record<AdapterId, boolean>;
