@@ -136,6 +136,8 @@ export function reviewRoutes(deps: RouteDeps) {
     const after = cursor === undefined ? undefined : decodeBoardCursor(cursor);
     const rows = await deps.store.reviews.listOpen(c.var.auth.tenantId, at, { route, pack, actionType, createdBefore, after, limit: limit + 1 });
     const summary = await reviewInsights(deps.store.reviews, c.var.auth.tenantId, now, null);
+    const shown = rows.slice(0, limit);
+    const shared = await deps.store.reviewContexts.countContexts(c.var.auth.tenantId, shown.map((i) => i.actionKey));
     c.header('cache-control', 'no-store');
     return c.json(
       {
@@ -146,7 +148,7 @@ export function reviewRoutes(deps: RouteDeps) {
         truncated: rows.length > limit,
         next_cursor: rows.length > limit ? encodeBoardCursor(rows[limit - 1]!) : null,
         raw_content_stored: false as const,
-        items: await Promise.all(rows.slice(0, limit).map(async (item) => boardItem(item, now, await approvalsShown(item)))),
+        items: await Promise.all(shown.map(async (item) => boardItem(item, now, await approvalsShown(item), shared.has(item.actionKey)))),
         insights: summary,
       },
       200,
@@ -177,7 +179,7 @@ export function reviewRoutes(deps: RouteDeps) {
   return router;
 }
 
-function boardItem(item: ReviewItem, now: Date, approved: ApprovedByEntry[]) {
+function boardItem(item: ReviewItem, now: Date, approved: ApprovedByEntry[], contextShared: boolean) {
   const status = effectiveStatus(item, now.toISOString());
   return {
     action_key: item.actionKey,
@@ -201,6 +203,7 @@ function boardItem(item: ReviewItem, now: Date, approved: ApprovedByEntry[]) {
     escalation_level: item.escalationLevel,
     reminded_at: item.remindedAt,
     approved_by: approved,
+    review_context: contextShared ? ('available' as const) : ('not_shared' as const),
   };
 }
 

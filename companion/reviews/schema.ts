@@ -243,6 +243,9 @@ export const ActiveManifestItem = z.strictObject({
   escalation_count: z.number().int(),
   ...RuleProgress,
   approved_by: ApprovedBy,
+  review_context: z.enum(['available', 'not_shared']).openapi({
+    description: 'Whether the submitter shared the end-to-end encrypted review context with the reviewers’ devices (GET /v1/reviews/{action_key}/context); the board lists open items only, so never expired',
+  }),
 });
 
 const Seconds = z.number().int().nullable();

@@ -292,6 +292,8 @@ describe('review context with the policy on', () => {
     const { ciphertexts } = await share(employee, paused, 'CANARY-FILE-APPROVE');
     expect((await http(`/v1/reviews/${paused.actionKey}/context`, { key: employee.key, json: { ciphertexts } })).status).toBe(201);
     expect((await http(`/v1/records/${paused.actionKey}`, { key: employee.key })).body.review_context).toEqual({ status: 'available', policy: 'encrypted', ciphertexts: 2 });
+    const onBoard = async () => (await http('/active-manifest', { key: alice.key })).body.items.find((i: { action_key: string }) => i.action_key === paused.actionKey)?.review_context;
+    expect(await onBoard()).toBe('available');
     const ctCanary = fromBase64Url(ciphertexts[0]!.ct).slice(0, 48);
     expect(filesHolding(ctCanary).length).toBeGreaterThan(0);
 

@@ -76,6 +76,7 @@ describe('an employee’s action pauses for review', () => {
         escalation_level: 0,
         reminded_at: null,
         approved_by: [],
+        review_context: 'not_shared',
       },
     ]);
     expect(res.text).not.toContain('matter 42'); // the proposed text
