@@ -203,6 +203,7 @@ describe('the board in the console', () => {
     const row = page.getByRole('row').filter({ hasText: target.slice(-12) });
     const decide = row.getByRole('button', { name: /Decide/ });
     expect(await decide.isDisabled()).toBe(false);
+    expect(await row.getByText('context not shared', { exact: true }).count()).toBe(1);
     await decide.click();
     const form = page.getByRole('form', { name: /Decide on/ });
     // The review context is opened on this device; this tenant's policy shares none.

@@ -54,6 +54,8 @@ interface BoardItem {
   approved_by?: Approval[];
   approvals_required: number;
   escalation_level: number;
+  /** Whether the submitter shared the encrypted review context (absent from older services). */
+  review_context?: 'available' | 'not_shared';
 }
 
 interface Board {
@@ -291,6 +293,7 @@ export default function Reviews({ me }: PageProps) {
                       <td>
                         <Badge tone="wait">{item.status}</Badge>
                         {item.escalation_level > 0 ? <span class="muted"> level {item.escalation_level}</span> : null}
+                        {item.review_context ? <span class="muted"><br />{item.review_context === 'available' ? 'context available' : 'context not shared'}</span> : null}
                       </td>
                       <td>
                         {approvalCount(item)} of {item.approvals_required}
