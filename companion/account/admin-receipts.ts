@@ -34,10 +34,13 @@ export const ADMIN_ACTIONS = [
   'key.revoked',
   'identity.linked',
   'identity.unlinked',
+  // Who may sign in to the console: the tenant's OpenID Connect provider (companion/sign-in/).
+  'identity_provider.set',
+  'identity_provider.removed',
 ] as const;
 export type AdminAction = (typeof ADMIN_ACTIONS)[number];
 
-export type SubjectKind = 'person' | 'service_account' | 'key';
+export type SubjectKind = 'person' | 'service_account' | 'key' | 'identity_provider';
 
 export interface AdminChange {
   action: AdminAction;

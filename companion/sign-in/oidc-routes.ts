@@ -20,9 +20,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { getCookie, setCookie } from 'hono/cookie';
+import { sealAdminChange } from '../account/admin-receipts.ts';
 import { hashToken, newSecretToken } from '../account/people.ts';
 import { emailDigest, normaliseEmail } from '../account/signup.ts';
 import { generateApiKey } from '../core/auth.ts';
+import type { AuthenticatedContext } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
@@ -100,6 +102,11 @@ function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** What an admin receipt commits of a provider: where people sign in, never the secret's value. */
+function providerFacts(p: IdentityProviderRecord): Record<string, string> {
+  return { issuer: p.issuer, client_id: p.clientId, client_secret_ref: p.clientSecretRef ?? '', email_domains: p.emailDomains.join(' ') };
+}
+
 export function oidcRoutes(deps: RouteDeps) {
   const router = createRouter();
   const { signIn, account, tenants } = deps.store;
@@ -137,7 +144,8 @@ export function oidcRoutes(deps: RouteDeps) {
   });
   router.openapi(put, async (c) => {
     const body = c.req.valid('json');
-    const a = c.var.auth;
+    // A capability-checked credential always names its principal (core/auth.ts).
+    const a = c.var.auth as AuthenticatedContext;
     const errors: FieldError[] = [];
     const issuer = checkTargetUrl(body.issuer, rules);
     if (!issuer.ok) errors.push({ in: 'body', path: '/issuer', message: 'expected an https:// URL of a public host (the provider is reached like a webhook target)', code: issuer.code });
@@ -160,9 +168,17 @@ export function oidcRoutes(deps: RouteDeps) {
       createdAt: before?.createdAt ?? at,
       updatedAt: at,
     };
-    if ((await signIn.putIdentityProvider(row)) === 'domain_taken') {
-      throw ProblemError.conflict('identity_provider_domain_taken', 'another tenant already signs in people of one of these email domains');
-    }
+    // Who may sign in is an admin change like a person's capabilities: sealed with the actor.
+    await sealAdminChange(
+      { sealer: deps.sealer },
+      a,
+      { action: 'identity_provider.set', subjectId: a.tenantId, subjectKind: 'identity_provider', before: null, after: null, related: providerFacts(row) },
+      async (tx) => {
+        if ((await tx.signIn.putIdentityProvider(row)) === 'domain_taken') {
+          throw ProblemError.conflict('identity_provider_domain_taken', 'another tenant already signs in people of one of these email domains');
+        }
+      },
+    );
     return c.json(providerBody((await signIn.getIdentityProvider(a.tenantId))!), 200);
   });
 
@@ -191,7 +207,17 @@ export function oidcRoutes(deps: RouteDeps) {
     responses: { 200: jsonContent(z.object({ removed: z.literal(true) }).openapi('IdentityProviderRemoval'), 'Removed'), 404: problemContent('No provider is set') },
   });
   router.openapi(remove, async (c) => {
-    if (!(await signIn.deleteIdentityProvider(c.var.auth.tenantId))) throw ProblemError.notFound('this tenant has no identity provider');
+    const a = c.var.auth as AuthenticatedContext;
+    const before = await signIn.getIdentityProvider(a.tenantId);
+    if (!before) throw ProblemError.notFound('this tenant has no identity provider');
+    await sealAdminChange(
+      { sealer: deps.sealer },
+      a,
+      { action: 'identity_provider.removed', subjectId: a.tenantId, subjectKind: 'identity_provider', before: null, after: null, related: providerFacts(before) },
+      async (tx) => {
+        if (!(await tx.signIn.deleteIdentityProvider(a.tenantId))) throw ProblemError.notFound('this tenant has no identity provider');
+      },
+    );
     return c.json({ removed: true as const }, 200);
   });
 

@@ -321,5 +321,20 @@ describe('PUT /account/identity-provider', () => {
     expect(taken).toMatchObject({ status: 409, body: { code: 'identity_provider_domain_taken' } });
     const unknown = await ctx.request('/account/oidc/start?email=someone@nowhere.example');
     expect(unknown.status).toBe(404);
+    // The refused change sealed nothing for the other tenant.
+    expect((await otherOwner.request('/account/audit')).body.receipts.filter((r: { action: string }) => r.action.startsWith('identity_provider.'))).toEqual([]);
+  });
+
+  it('seals setting and removing the provider as admin receipts naming who did it, never a secret value', async () => {
+    const me = (await owner.request('/account/me')).body;
+    const audit = async () => (await owner.request('/account/audit')).body.receipts.filter((r: { action: string }) => r.action.startsWith('identity_provider.'));
+    const [set] = await audit();
+    expect(set).toMatchObject({ action: 'identity_provider.set', actor_id: me.principal.id, facts: { related: { issuer, client_id: CLIENT_ID, client_secret_ref: SECRET_REF, email_domains: 'example.com' } } });
+    expect((await owner.request('/account/identity-provider', { method: 'DELETE' })).status).toBe(200);
+    const [removed] = await audit();
+    expect(removed).toMatchObject({ action: 'identity_provider.removed', actor_id: me.principal.id });
+    expect((await owner.request(`/v1/records/${encodeURIComponent(removed.action_key)}`)).status).toBe(200);
+    expect((await owner.request('/account/identity-provider', { method: 'DELETE' })).status).toBe(404);
+    expect(await audit()).toHaveLength(2);
   });
 });
