@@ -173,7 +173,7 @@ export function ReviewContext({ actionKey, onCheck }: ReviewContextProps) {
     case 'refused':
       return (
         <Notice tone="error">
-          <strong>Do not decide on this context.</strong> {state.why}.
+          <strong>Do not decide on this context:</strong> {state.why}.
         </Notice>
       );
     case 'opened':
