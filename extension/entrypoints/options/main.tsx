@@ -73,9 +73,10 @@ function Options() {
       void browser.tabs.create({ url: device.verification_uri_complete });
       const result = await pollDeviceToken(companionUrl, device, { signal: abort.signal });
       if (!result.ok) return setOrgSignIn(result.error === 'cancelled' ? { kind: 'idle' } : { kind: 'failed', detail: result.detail });
-      // The person-bound key takes the API key's place.
+      // The person-bound key takes the API key's place. The sign-in is the reviewer role's (the
+      // form offers it only there), so that role is kept too, even when not yet saved.
       const current = await loadSettings();
-      const next = { ...current, companionUrl, apiKey: result.token };
+      const next: Settings = { ...current, companionUrl, apiKey: result.token, role: 'reviewer' };
       await saveSettings(next);
       setDraft(draftFromSettings(next));
       setOrgSignIn({ kind: 'signed-in', scope: result.scope });
