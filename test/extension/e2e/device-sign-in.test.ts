@@ -100,10 +100,10 @@ it('signs the reviewer in through the console, lists a paused action with the pe
   await approval.getByText('Approved: return to the device').waitFor();
   await screenshot(approval, 'device-sign-in-approved');
 
-  // The options page's next poll receives the key and keeps it in place of an API key.
-  // The person returns to the options page, as the console tells them to.
+  // The person returns to the options page, as the console tells them to; its next poll
+  // receives the key and keeps it in place of an API key (RFC 8628 §3.4-3.5: a few rounds of
+  // polling at the companion's interval, so a longer wait on a busy machine).
   await options.bringToFront();
-  // Polling at the companion's interval (RFC 8628 §3.5): allow a few rounds on a busy machine.
   await options.getByText(/^Signed in\. This browser now acts for you with: reviews:decide records:read\./).waitFor({ timeout: 30_000 });
   // The role the sign-in belongs to is kept with the key, so the popup is the reviewer's.
   expect(await options.locator('#role').inputValue()).toBe('reviewer');
