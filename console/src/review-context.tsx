@@ -155,10 +155,11 @@ export function ReviewContext({ actionKey, onCheck }: ReviewContextProps) {
     };
   }, [actionKey]);
   useEffect(() => {
-    // Only a mismatch or a refusal blocks Decide; context that was never shared is the policy's choice.
+    // Only a mismatch or a refusal blocks Decide; context that was never shared is the policy's
+    // choice, and a context that could not be fetched is shown as an error beside the form.
     if (state.kind === 'opened') onCheck?.(state.check.match);
     else if (state.kind === 'refused') onCheck?.(false);
-    else if (state.kind === 'not_shared' || state.kind === 'expired') onCheck?.(true);
+    else if (state.kind !== 'loading') onCheck?.(true);
   }, [state]);
 
   switch (state.kind) {

@@ -424,6 +424,8 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
   // context that does not recompute to the sealed payload_hash keeps the decision from being sent.
   const [contextOk, setContextOk] = useState<boolean | undefined>(undefined);
   const contextBlocks = contextOk === false;
+  // A person's decision waits until the context has opened (or is known to be absent).
+  const contextPending = person !== undefined && contextOk === undefined;
   const graded = Object.values(grades).filter(Boolean).length;
 
   const submit = async (e: Event) => {
@@ -490,7 +492,7 @@ function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o:
         </fieldset>
       ) : null}
       <div class="actions">
-        <button type="submit" disabled={stage !== 'idle' || contextBlocks} aria-describedby={contextBlocks ? `context-${item.action_key}` : undefined}>
+        <button type="submit" disabled={stage !== 'idle' || contextBlocks || contextPending} aria-describedby={contextBlocks ? `context-${item.action_key}` : undefined}>
           {stage === 'sending' ? 'Sealing…' : stage === 'verifying' ? 'Verifying the receipt…' : `Submit: ${decision === 'approved' ? 'approve' : decision === 'rejected' ? 'reject' : 'escalate'}`}
         </button>
       </div>
