@@ -148,6 +148,9 @@ function approverName(a: Approval, dir: Directory | undefined): string {
 
 export default function Reviews({ me }: PageProps) {
   const [filters, setFilters] = useState<Filters>({ pack: '', actionType: '', route: '', minAge: '' });
+  // What is typed in the route field until it is committed: the board re-renders as it follows
+  // the service, and a field bound to the committed filter would lose the typing.
+  const [routeDraft, setRouteDraft] = useState('');
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
   const board = usePolled(
@@ -190,7 +193,7 @@ export default function Reviews({ me }: PageProps) {
     board.reload();
   };
   const change = (next: Partial<Filters>) => {
-    setFilters({ ...filters, ...next });
+    setFilters((current) => ({ ...current, ...next }));
     setCursors([]);
     // A form left open would otherwise read as decided elsewhere when the filter hides its item.
     setOpen(null);
@@ -225,7 +228,14 @@ export default function Reviews({ me }: PageProps) {
         <Field label="Route" hint="Exact, e.g. browser:legal-review">
           {(a11y) => (
             <>
-              <input {...a11y} list="board-routes" maxLength={200} value={filters.route} onChange={(e) => change({ route: e.currentTarget.value })} />
+              <input
+                {...a11y}
+                list="board-routes"
+                maxLength={200}
+                value={routeDraft}
+                onInput={(e) => setRouteDraft(e.currentTarget.value)}
+                onChange={(e) => change({ route: e.currentTarget.value })}
+              />
               <datalist id="board-routes">
                 {routes.map((r) => (
                   <option key={r} value={r} />
