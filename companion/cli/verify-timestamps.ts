@@ -103,7 +103,22 @@ export async function applyBundleTimestampPolicy(dir: string, result: VerifyResu
 }
 
 async function bundleTimestampCheck(dir: string, policy: TimestampPolicy, keys: TrustedKeySet, maxBytes: number): Promise<{ name: string; ok: boolean; detail: string }> {
-  const fail = (detail: string) => ({ name: 'epoch_timestamps', ok: false, detail });
+  const read = await readBundleProof(dir, keys, maxBytes);
+  if (!read.ok) return { name: 'epoch_timestamps', ok: false, detail: read.problem };
+  const c = (await applyTimestampPolicy(read.proof, { verified: true, checks: [] }, policy)).checks[0]!;
+  return { name: 'epoch_timestamps', ok: c.ok, detail: c.detail };
+}
+
+/**
+ * The inclusion proof beside a seal bundle folder, once it is shown to be this attestation's and
+ * to verify under the trusted keys: what a bundle's timestamps and cosignatures are checked on.
+ */
+export async function readBundleProof(
+  dir: string,
+  keys: TrustedKeySet,
+  maxBytes: number,
+): Promise<{ ok: true; proof: Record<string, unknown> } | { ok: false; problem: string }> {
+  const fail = (problem: string) => ({ ok: false as const, problem });
   const file = path.join(dir, BUNDLE_PROOF_FILE);
   if (!lstatSync(file, { throwIfNoEntry: false })) return fail(`no ${BUNDLE_PROOF_FILE} beside the bundle (svc-verify bundle writes it once the record's epoch has closed)`);
   let proof: unknown;
@@ -115,12 +130,9 @@ async function bundleTimestampCheck(dir: string, policy: TimestampPolicy, keys: 
     return fail(`${BUNDLE_PROOF_FILE}: ${e instanceof ReadRefused ? e.message : 'not JSON'}`);
   }
   if (!isRecord(proof)) return fail(`${BUNDLE_PROOF_FILE} is not an inclusion proof`);
-  // The tokens date the checkpoint this proof reaches: the proof must be this record's, and hold.
   const anchored = await verifyInclusionProof(proof, keys, attestationHash);
   if (!anchored.verified) return fail(`${BUNDLE_PROOF_FILE} does not verify for this attestation: ${failedAnchorChecks(anchored).join(', ')}`);
-  const r = await applyTimestampPolicy(proof, { verified: true, checks: [] }, policy);
-  const c = r.checks[0]!;
-  return { name: 'epoch_timestamps', ok: c.ok, detail: c.detail };
+  return { ok: true, proof };
 }
 
 /**

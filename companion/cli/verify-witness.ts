@@ -6,16 +6,11 @@
  * fails naming it. The cosigned checkpoint must be the very checkpoint the log signed (same
  * note text), so cosignatures over another checkpoint cannot be attached to this one.
  */
-import { lstatSync } from 'node:fs';
-import path from 'node:path';
-import { failedAnchorChecks, verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import type { AnchorResult } from '../../shared/anchor-verify.ts';
 import { isRecord } from '../../shared/attestation.ts';
-import { sha256Hex } from '../../shared/hash.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import type { Check, VerifyResult } from '../../shared/types.ts';
-import { BUNDLE_PROOF_FILE } from './verify-timestamps.ts';
-import { ReadRefused, readCapped } from './verify-read.ts';
+import { readBundleProof } from './verify-timestamps.ts';
 import { parseNote, parseVerifierKey } from '../../shared/note.ts';
 import type { VerifierKey } from '../../shared/note.ts';
 import { checkCosignatures } from '../../shared/witness.ts';
@@ -91,20 +86,8 @@ export async function applyBundleWitnessPolicy(dir: string, result: VerifyResult
 }
 
 async function bundleWitnessCheck(dir: string, policy: WitnessPolicy, keys: TrustedKeySet, maxBytes: number): Promise<{ name: string; ok: boolean; detail: string }> {
-  const fail = (detail: string) => ({ name: 'witness_cosignatures', ok: false, detail });
-  const file = path.join(dir, BUNDLE_PROOF_FILE);
-  if (!lstatSync(file, { throwIfNoEntry: false })) return fail(`no ${BUNDLE_PROOF_FILE} beside the bundle (svc-verify bundle writes it once the record's epoch has closed)`);
-  let proof: unknown;
-  let attestationHash: string;
-  try {
-    proof = JSON.parse(readCapped(file, maxBytes).toString('utf8'));
-    attestationHash = sha256Hex(new Uint8Array(readCapped(path.join(dir, 'attestation.json'), maxBytes)));
-  } catch (e) {
-    return fail(`${BUNDLE_PROOF_FILE}: ${e instanceof ReadRefused ? e.message : 'not JSON'}`);
-  }
-  if (!isRecord(proof)) return fail(`${BUNDLE_PROOF_FILE} is not an inclusion proof`);
-  const anchored = await verifyInclusionProof(proof, keys, attestationHash);
-  if (!anchored.verified) return fail(`${BUNDLE_PROOF_FILE} does not verify for this attestation: ${failedAnchorChecks(anchored).join(', ')}`);
-  const c = (await applyWitnessPolicy(proof, { verified: true, checks: [] }, policy)).checks[0]!;
+  const read = await readBundleProof(dir, keys, maxBytes);
+  if (!read.ok) return { name: 'witness_cosignatures', ok: false, detail: read.problem };
+  const c = (await applyWitnessPolicy(read.proof, { verified: true, checks: [] }, policy)).checks[0]!;
   return { name: 'witness_cosignatures', ok: c.ok, detail: c.detail };
 }
