@@ -7,6 +7,9 @@
  * The modal's private_metadata carries only action_key, dispatch_key and the mirror version
  * and digest (interface-spec "Route dispatch"): Slack echoes it back on submission, and
  * nothing in it is raw content.
+ *
+ * The message and the modal link to the console's review page (review_page_url): the context
+ * the reviewer decides on is opened there, on their device, and never travels through Slack.
  */
 import type { ActionsBlock, Button, InputBlock, KnownBlock, ModalView, PlainTextOption, SectionBlock } from '@slack/types';
 import { MIRROR_DIGEST, MIRROR_GRADES, MIRROR_KEYS, MIRROR_VERSION } from '../reviews/mirror.ts';
@@ -14,12 +17,17 @@ import { REVIEW_DECISIONS } from '../reviews/store.ts';
 import type { ReviewDecision } from '../reviews/store.ts';
 import type { ChatConfig } from './config.ts';
 import { OPEN_REVIEW_ACTION_ID, callbackPaths } from './config.ts';
-import { callbackContract } from './dispatch-payload.ts';
+import { callbackContract, reviewPageUrl } from './dispatch-payload.ts';
 import type { DispatchFacts } from './dispatch-payload.ts';
 
 export const MODAL_CALLBACK_ID = 'action-gate-review';
 
 const text = (t: string) => ({ type: 'plain_text' as const, text: t, emoji: false });
+/** Slack's mrkdwn control characters, escaped as its formatting reference asks (&amp; &lt; &gt;). */
+const mrkdwnEscape = (t: string) => t.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+export const REVIEW_PAGE_LINK_TEXT = 'Open in the console to see what was gated';
+/** A mrkdwn link to the console's review page of the action. */
+const reviewPageLink = (f: Pick<DispatchFacts, 'baseUrl' | 'actionKey'>) => `<${mrkdwnEscape(reviewPageUrl(f.baseUrl, f.actionKey))}|${REVIEW_PAGE_LINK_TEXT}>`;
 const option = (value: string, label = value): PlainTextOption => ({ text: text(label), value });
 
 const DECISION_BUTTONS: Record<ReviewDecision, { label: string; style?: 'primary' | 'danger' }> = {
@@ -36,12 +44,12 @@ export interface ModalMetadata {
   mirror_digest: string;
 }
 
-export function modalView(f: Pick<DispatchFacts, 'actionKey' | 'dispatchKey' | 'actionType' | 'reviewRoute' | 'evidencePacketHref' | 'nextStep' | 'pack'>): ModalView {
+export function modalView(f: Pick<DispatchFacts, 'actionKey' | 'dispatchKey' | 'actionType' | 'reviewRoute' | 'evidencePacketHref' | 'nextStep' | 'pack' | 'baseUrl'>): ModalView {
   const metadata: ModalMetadata = { action_key: f.actionKey, dispatch_key: f.dispatchKey, mirror_version: MIRROR_VERSION, mirror_digest: MIRROR_DIGEST };
   const summary: SectionBlock = {
     type: 'section',
     block_id: 'summary',
-    text: { type: 'mrkdwn', text: `*${f.actionType}* paused for review on \`${f.reviewRoute}\`\nEvidence: \`${f.evidencePacketHref}\`\n${f.nextStep}`.slice(0, 3000) },
+    text: { type: 'mrkdwn', text: `*${f.actionType}* paused for review on \`${f.reviewRoute}\`\n${reviewPageLink(f)}\nEvidence: \`${f.evidencePacketHref}\`\n${f.nextStep}`.slice(0, 3000) },
   };
   const decision: InputBlock = {
     type: 'input',
@@ -94,13 +102,13 @@ function messageBlocks(f: DispatchFacts): KnownBlock[] {
     ...(DECISION_BUTTONS[d].style ? { style: DECISION_BUTTONS[d].style } : {}),
   }));
   const actions: ActionsBlock = { type: 'actions', block_id: 'review', elements: [open, ...decide] };
-  return [{ type: 'section', block_id: 'summary', text: { type: 'mrkdwn', text: `*${f.actionType}* needs review (\`${f.reviewRoute}\`). ${f.nextStep}`.slice(0, 3000) } }, actions];
+  return [{ type: 'section', block_id: 'summary', text: { type: 'mrkdwn', text: `*${f.actionType}* needs review (\`${f.reviewRoute}\`). ${reviewPageLink(f)}\n${f.nextStep}`.slice(0, 3000) } }, actions];
 }
 
 export function chatPlatform(f: DispatchFacts, config: ChatConfig) {
   const paths = callbackPaths(f.tenantId, 'chat', f.target);
   return {
-    message: { channel: config.channel_id ?? null, text: `${f.actionType} needs review (${f.reviewRoute})`, blocks: messageBlocks(f) },
+    message: { channel: config.channel_id ?? null, text: `${f.actionType} needs review (${f.reviewRoute}): ${reviewPageLink(f)}`, blocks: messageBlocks(f) },
     platform: {
       review_callback_contract: {
         ...callbackContract(f),

@@ -4,7 +4,9 @@
  * the active_manifest_item a board shows, and the channel's platform object. Built once, in
  * the seal's transaction; those exact bytes are what is prepared, signed and sent.
  *
- * Raw-safe: keys, hrefs, the pack's fixed next step and field names only.
+ * Raw-safe: keys, hrefs, the pack's fixed next step and field names only. The review context a
+ * reviewer decides on is sealed to their devices and opened in the console, never carried here:
+ * review_page_url links to the console's page for the action, where it is decrypted.
  */
 import { REVIEW_DECISIONS } from '../reviews/store.ts';
 import { MIRROR_GRADES, MIRROR_KEYS } from '../reviews/mirror.ts';
@@ -46,6 +48,17 @@ export interface ReviewField {
   type: 'string' | 'enum' | 'object';
   required: boolean;
   choices?: readonly string[];
+}
+
+/**
+ * The console's review page for one action (console/src/pages/review-item.tsx): the console is
+ * served at /console and addresses its pages by fragment, so the link needs no server route,
+ * survives sign-in, and the action key never reaches a server log. Built from
+ * SVC_PUBLIC_BASE_URL, never from a request's Host header.
+ */
+export function reviewPageUrl(baseUrl: string, actionKey: string): string {
+  // A fragment may hold ':' unescaped (RFC 3986 §3.5: fragment = *( pchar / "/" / "?" )).
+  return `${baseUrl.replace(/\/+$/, '')}/console#/reviews/${encodeURIComponent(actionKey).replaceAll('%3A', ':')}`;
 }
 
 /** How each channel signs its review-decision callback (interface-spec Authentication 3). */
@@ -98,6 +111,7 @@ export function dispatchPayload(f: DispatchFacts, config: Record<string, unknown
     action_type: f.actionType,
     review_route: f.reviewRoute,
     evidence_packet_href: f.evidencePacketHref,
+    review_page_url: reviewPageUrl(f.baseUrl, f.actionKey),
     next_step: f.nextStep,
     raw_content_stored: false,
     created_at: f.createdAt,

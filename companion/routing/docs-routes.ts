@@ -71,8 +71,8 @@ function walkthrough(d: RouteDocs): string[] {
     case 'workflow':
       return [
         `In Flow Designer, create a flow with a REST API trigger (POST, request body JSON) at ${d.outbound.url ?? '<config.url not set>'}; the service calls it with ${d.outbound.headers.at(-1)}.`,
-        'Define request body data pills: dispatch_key, action_key, action_type, review_route, evidence_packet_href, next_step.',
-        'Add a Create Record action on the task table from config.task_table: correlation_id = dispatch_key, correlation_display = action_key, short_description from action_type and review_route.',
+        'Define request body data pills: dispatch_key, action_key, action_type, review_route, evidence_packet_href, review_page_url, next_step.',
+        'Add a Create Record action on the task table from config.task_table: correlation_id = dispatch_key, correlation_display = action_key, short_description from action_type and review_route, and review_page_url in the description: the assignee opens what was gated there, in the console on their own device.',
         'Add catalog or record variables u_review_decision (choice: approved, rejected, escalated), u_review_reviewer and u_review_reason for the assignee.',
         `When the task closes, add an outbound REST step: POST ${rd.url}, header Content-Type: application/json and ${rd.signature_header}: ${rd.signature_input}.`,
         `Body fields: ${rd.body_fields.join(', ')} (send dispatch_key from correlation_id and external_reference {"sys_id": task.sys_id, "number": task.number}).`,
@@ -82,12 +82,14 @@ function walkthrough(d: RouteDocs): string[] {
         `Post messages: the service sends the dispatch to ${d.outbound.url} with ${d.outbound.headers.at(-1)} (top-level channel, text and blocks, as chat.postMessage reads them).`,
         `In your app's Interactivity settings, point the Request URL at your app; forward a block action "${OPEN_REVIEW_ACTION_ID}" byte for byte, with its ${CHAT_SIGNATURE_HEADER} and ${CHAT_TIMESTAMP_HEADER} headers, to ${d.callbacks.open_review_modal?.url}.`,
         'Send the answer\'s body ({trigger_id, view}) to views.open with your own bot token, within three seconds of the click.',
+        'The message and the modal link to review_page_url, the console page where the reviewer opens what was gated on their own device; Slack never carries it.',
         `On view_submission, post the decision as JSON to ${rd.url}, signed as ${rd.signature_input}.`,
         `Body fields: ${rd.body_fields.join(', ')}; take dispatch_key and action_key from the view's private_metadata.`,
       ];
     case 'webhook':
       return [
         `Review dispatches arrive at ${d.outbound.url} signed ${SIGNATURE_HEADER}: sha256=<hex HMAC-SHA256 of the body>; event deliveries sign t=…,v1=…, so the prefix tells them apart.`,
+        'Each dispatch carries review_page_url, the console page where the reviewer opens what was gated on their own device.',
         `Post the decision as JSON to ${rd.url}, signed as ${rd.signature_input}.`,
         `Body fields: ${rd.body_fields.join(', ')}.`,
       ];

@@ -3,14 +3,16 @@
  * with a REST API trigger whose JSON request body becomes data pills, a task record created
  * from them (correlation_id = dispatch_key, so the callback can name its dispatch), review
  * variables the assignee fills in, and an outbound REST step that posts the decision back,
- * signed, to the callback path.
+ * signed, to the callback path. The task links to the console's review page (review_page_url),
+ * where the assignee opens the context on their device; the flow never carries it.
  */
 import type { WorkflowConfig } from './config.ts';
 import { SHA256_PREFIX, SIGNATURE_HEADER, workflowUrl } from './config.ts';
+import { reviewPageUrl } from './dispatch-payload.ts';
 import type { CallbackContract, DispatchFacts, ReviewField } from './dispatch-payload.ts';
 
 /** The request body members the flow's REST trigger exposes as data pills. */
-const DATA_PILLS = ['dispatch_key', 'action_key', 'action_type', 'review_route', 'evidence_packet_href', 'next_step'] as const;
+const DATA_PILLS = ['dispatch_key', 'action_key', 'action_type', 'review_route', 'evidence_packet_href', 'review_page_url', 'next_step'] as const;
 
 export function workflowPlatform(f: DispatchFacts, config: WorkflowConfig, controls: { callback: CallbackContract; fields: ReviewField[] }) {
   const decisionFields = controls.fields.filter((x) => x.name === 'decision' || x.name === 'reviewer' || x.name === 'reason');
@@ -27,7 +29,7 @@ export function workflowPlatform(f: DispatchFacts, config: WorkflowConfig, contr
       correlation_id: f.dispatchKey,
       correlation_display: f.actionKey,
       short_description: `Review needed: ${f.actionType} (${f.reviewRoute})`,
-      description: f.nextStep,
+      description: `${f.nextStep}\nOpen in the console to see what was gated: ${reviewPageUrl(f.baseUrl, f.actionKey)}`,
       callback_path: controls.callback.path,
       raw_content_stored: false,
     },

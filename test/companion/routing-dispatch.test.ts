@@ -106,6 +106,7 @@ describe('route dispatch on needs_review', () => {
       action_type: 'phi-export',
       review_route: 'workflow:privacy-office',
       evidence_packet_href: gate.evidence_packet.href,
+      review_page_url: `https://gate.example.com/console#/reviews/${gate.action_key}`,
       next_step: gate.next_step,
       raw_content_stored: false,
       review_controls: { callback: { method: 'POST', path: callbackPath, url: `https://gate.example.com${callbackPath}`, signature_header: 'X-Service-Signature' } },
