@@ -26,14 +26,12 @@ import { createPostgresPolicyStore } from './policy/postgres-store.ts';
 import { createPostgresReviewStore } from './reviews/postgres-store.ts';
 import { createPostgresReviewContextStore } from './review-context/postgres-store.ts';
 import { createPostgresRoutingStore } from './routing/postgres-store.ts';
-import type { Store, Stores, Tx } from './store.ts';
+import type { PostgresStore, Stores, Tx } from './core/stores.ts';
 import { createPostgresWebhookStore } from './webhooks/postgres-store.ts';
 import { createPostgresSignInStore } from './sign-in/postgres-store.ts';
 
-export interface PostgresStore extends Store {
-  readonly engine: 'postgres';
-  readonly sql: Pool;
-}
+// The type lives in core (core/stores.ts), for capabilities to name without importing this root.
+export type { PostgresStore } from './core/stores.ts';
 
 /**
  * Every capability's store over one connection: the pool, or an open transaction's.

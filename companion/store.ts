@@ -9,129 +9,35 @@
  * the boundary here. Group commit batches many requests' rows into one transaction.
  */
 import path from 'node:path';
-import type { AccountStore, TenantStore } from './account/store.ts';
 import { createSqliteAccountStore, createSqliteTenantStore } from './account/sqlite-store.ts';
-import type { AnchoringStore } from './anchoring/store.ts';
 import { createSqliteAnchoringStore } from './anchoring/sqlite-store.ts';
-import type { IntegrationStore } from './integrations/store.ts';
 import { createSqliteIntegrationStore } from './integrations/sqlite-store.ts';
-import type { WebhookStore } from './webhooks/store.ts';
 import { createSqliteWebhookStore } from './webhooks/sqlite-store.ts';
-import type { EvidenceStore } from './evidence/store.ts';
 import { createSqliteEvidenceStore } from './evidence/sqlite-store.ts';
-import type { ExportStore } from './exports/store.ts';
 import { createSqliteExportStore } from './exports/sqlite-store.ts';
-import type { IdempotencyStore } from './evidence/idempotency/store.ts';
 import { createSqliteIdempotencyStore } from './evidence/idempotency/sqlite-store.ts';
-import type { UsageStore } from './metering/store.ts';
 import { createSqliteUsageStore } from './metering/sqlite-store.ts';
-import type { PolicyStore } from './policy/store.ts';
 import { createSqlitePolicyStore } from './policy/sqlite-store.ts';
-import type { ReviewStore } from './reviews/store.ts';
-import type { RoutingStore } from './routing/store.ts';
 import { createSqliteRoutingStore } from './routing/sqlite-store.ts';
 import { createSqliteReviewStore } from './reviews/sqlite-store.ts';
-import type { ReviewContextStore } from './review-context/store.ts';
 import { createSqliteReviewContextStore } from './review-context/sqlite-store.ts';
 import { WalSync } from './core/wal-sync.ts';
 import type { WalSyncOptions } from './core/wal-sync.ts';
 import { DATABASE_FILE, openDatabase, secureDataFiles } from './core/db.ts';
-import type { KeyHistoryStore } from './core/signers/key-history.ts';
 import { createSqliteKeyHistoryStore } from './core/signers/key-history.ts';
-import type { JobStore } from './core/jobs/store.ts';
 import type { StoreCipher } from './core/secrets/envelope.ts';
-import type { SignInStore } from './sign-in/store.ts';
 import { createSqliteSignInStore } from './sign-in/sqlite-store.ts';
 import { createSqliteJobStore } from './core/jobs/sqlite-store.ts';
-import type { Db } from './core/db.ts';
 import { readMigrations, runMigrations } from './core/migrations.ts';
 import { ConnectionLock, promised } from './core/async-store.ts';
 import type { Sync } from './core/async-store.ts';
 import { WriteLockBusy, savepoint, transaction, yieldWriteLockWhenBusy } from './core/sqlite-transaction.ts';
+import type { Db } from './core/db.ts';
+import type { SqliteStore, Stores, Tx } from './core/stores.ts';
 
-/** Every capability's store: what code outside a transaction and inside one both see. */
-export interface Stores {
-  /** Tenants and API keys (account capability); also the API key lookup for auth. */
-  readonly tenants: TenantStore;
-  /** People, account sessions and billing checkouts (account capability). */
-  readonly account: AccountStore;
-  /** Sealed records and the tenant logs they form (evidence capability). */
-  readonly evidence: EvidenceStore;
-  /** Usage counters behind the usage ledger (metering capability). */
-  readonly usage: UsageStore;
-  /** Stored answers to idempotent retries. */
-  readonly idempotency: IdempotencyStore;
-  /** Tenant logs' stored tree levels and the closed epochs (anchoring capability). */
-  readonly anchoring: AnchoringStore;
-  /** Route setups per (tenant, channel, target) and their delivery health (integrations capability). */
-  readonly integrations: IntegrationStore;
-  /** The webhook delivery outbox and signing keys (webhooks capability). */
-  readonly webhooks: WebhookStore;
-  /** Tenant policy versions per gate pack, append-only (policy capability). */
-  readonly policy: PolicyStore;
-  /** Paused actions awaiting review and their review receipts (reviews capability). */
-  readonly reviews: ReviewStore;
-  /** Reviewers' device keys and the review context sealed to them (review-context capability). */
-  readonly reviewContexts: ReviewContextStore;
-  /** Review route dispatches and accepted callback signatures (routing capability). */
-  readonly routing: RoutingStore;
-  /** Export reads over the evidence, and validation bindings and runs (exports capability). */
-  readonly exports: ExportStore;
-  /** The production keys that have signed here: the running one and the retired ones. */
-  readonly productionKeys: KeyHistoryStore;
-  /** The leased job tables' statements and tick receipts (core/jobs, for webhooks and routing). */
-  readonly jobs: JobStore;
-  /** Identity providers, linked IdP subjects and device authorizations (sign-in capability). */
-  readonly signIn: SignInStore;
-}
-
-/** The stores as one open transaction sees them; a nested transaction is a savepoint. */
-export interface Tx extends Stores {
-  /** Runs `fn` in a savepoint: throwing rolls back its writes alone and rethrows. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-}
-
-export interface TransactionOptions {
-  /**
-   * When the commit reaches the disk. Unset: before `transaction` resolves. 'deferred': later,
-   * and `durable()` resolves once it has (the seal pipeline's group commit, whose answers wait
-   * for it; core/wal-sync.ts). 'relaxed': with the next commit anyone syncs, for bookkeeping
-   * whose loss on power failure is only redone work (job claims and outcomes: at-least-once).
-   */
-  sync?: 'deferred' | 'relaxed';
-}
-
-export interface Store extends Stores {
-  readonly engine: string;
-  /**
-   * Runs `fn` in one transaction: all of its writes commit together or none do. Inside it,
-   * use the `tx` it receives; the outside stores wait until it has committed.
-   */
-  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
-  /**
-   * Resolves once every commit made so far is on disk; undefined when nothing is waiting for
-   * the disk. Awaited before sealed facts leave the service other than as a seal's own answer
-   * (deliveries, dispatches, exports): a seal batch may be readable before its fsync ends.
-   */
-  durable(): Promise<void> | undefined;
-  /** Closes the connection (SQLite) or ends the pool once its queries finish (PostgreSQL). */
-  close(): void | Promise<void>;
-}
-
-/** The SQLite store, with the connection exposed for engine-specific work (tests, backups). */
-export interface SqliteStore extends Store {
-  readonly engine: 'sqlite';
-  readonly db: Db;
-  readonly file: string;
-  /** Seal batches commit without an fsync and are synced off the event loop (core/wal-sync.ts). */
-  readonly walSync: WalSync;
-  /**
-   * Runs synchronous work on the connection itself (the job queues, probes) once no
-   * transaction holds it, so it never lands inside someone else's transaction.
-   */
-  withConnection<T>(fn: (db: Db) => T): Promise<T>;
-  close(): void;
-}
+// The types live in core (core/stores.ts) so capabilities name them without importing this
+// composition root; the composition roots (app.ts, deps.ts, tests) keep importing them here.
+export type { SqliteStore, Store, Stores, TransactionOptions, Tx } from './core/stores.ts';
 
 export interface OpenSqliteStoreOptions {
   dataDir: string;

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { canonicalize } from '../../shared/canonical-json.ts';
 import type { AuthContext, Principal } from '../core/auth.ts';
 import type { SealPipeline } from '../evidence/sealer.ts';
-import type { Tx } from '../store.ts';
+import type { Tx } from '../core/stores.ts';
 
 /** The first two segments of an admin receipt's action_key. */
 export const ADMIN_RECEIPT_VERTICAL = 'account';

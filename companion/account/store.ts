@@ -252,3 +252,13 @@ export interface AccountStore {
   /** The tenant's admin receipts, newest first, those older than `before` (an action key) when given. */
   listAdminReceipts(tenantId: string, before: string | null, limit: number): Promise<AdminReceiptRow[]>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Tenants and API keys (account capability); also the API key lookup for auth. */
+    readonly tenants: TenantStore;
+    /** People, account sessions and billing checkouts (account capability). */
+    readonly account: AccountStore;
+  }
+}

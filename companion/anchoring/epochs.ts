@@ -21,7 +21,7 @@ import { rfc3339 } from '../core/clock.ts';
 import type { IdFactory } from '../core/ids.ts';
 import type { Logger } from '../core/log.ts';
 import type { Signer } from '../core/signer.ts';
-import type { Store, Tx } from '../store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import { nextPeriod } from './schedule.ts';
 import type { Period } from './schedule.ts';
 import type { EpochLeafRow, EpochRow } from './store.ts';

@@ -76,3 +76,11 @@ export interface AnchoringStore extends NodeStore, TimestampStore, WitnessStore 
    */
   lockEpochClose(): Promise<void>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Tenant logs' stored tree levels and the closed epochs (anchoring capability). */
+    readonly anchoring: AnchoringStore;
+  }
+}

@@ -6,7 +6,7 @@
  */
 import { fromHex } from '../../shared/encoding.ts';
 import type { SealBatch, SealParticipant } from '../evidence/participants.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 import type { AnchoringStore } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 

@@ -41,7 +41,7 @@ import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { OutboundError, createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { Store, Tx } from '../store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import type { AnchoringStore, EpochRow } from './store.ts';
 import type { EpochTimestampRow, TimestampRequestRow } from './timestamps-store.ts';
 

@@ -50,7 +50,7 @@ import type { Logger } from '../core/log.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { OutboundError, createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { Store, Tx } from '../store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import { EPOCH_LOG_ID } from './epochs.ts';
 import type { AnchoringStore, EpochRow } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';

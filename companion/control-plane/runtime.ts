@@ -28,7 +28,7 @@ import type { OpenApiDocument } from '../core/openapi.ts';
 import { z } from '../core/router.ts';
 import { PRODUCTION_KEY_FILE } from '../core/signer.ts';
 import { SECRET_REF_SCHEMES, parseSecretRef } from '../core/secret-refs.ts';
-import type { SqliteStore, Store } from '../store.ts';
+import type { SqliteStore, Store } from '../core/stores.ts';
 import { ProblemError } from '../core/errors.ts';
 import { displayPath, serves } from './sources.ts';
 

@@ -13,7 +13,7 @@
  * fresh state, so nothing of a failed attempt is carried over.
  */
 import type { AuthContext } from '../core/auth.ts';
-import type { Store, Tx } from '../store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import type { SealedRecord, SealRequest } from './sealer.ts';
 
 /** Cumulative usage of one tenant (metering's counters). */

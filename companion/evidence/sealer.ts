@@ -34,7 +34,7 @@ import type { IdFactory } from '../core/ids.ts';
 import type { Keyring } from '../core/keyring.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { DurabilityError } from '../core/wal-sync.ts';
-import type { Store, Tx } from '../store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
 import type { IdempotencyClaim } from './idempotency/replay.ts';
 import { SealBatch } from './participants.ts';

@@ -40,3 +40,11 @@ export interface EvidenceStore {
   insertRecord(row: SealedRecordRow): Promise<void>;
   findRecord(tenantId: string, actionKey: string): Promise<SealedRecordRow | undefined>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Sealed records and the tenant logs they form (evidence capability). */
+    readonly evidence: EvidenceStore;
+  }
+}

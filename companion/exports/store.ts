@@ -125,3 +125,11 @@ export interface ExportStore {
   listRuns(tenantId: string, filter: RunFilter, limit: number): Promise<RunRow[]>;
   countRuns(tenantId: string, filter: RunFilter): Promise<{ total: number; passed: number; failed: number }>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Export reads over the evidence, and validation bindings and runs (exports capability). */
+    readonly exports: ExportStore;
+  }
+}

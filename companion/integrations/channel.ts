@@ -7,7 +7,7 @@
 import type { FieldError } from '../core/errors.ts';
 import type { z } from '../core/router.ts';
 import type { RouteDeps } from '../deps.ts';
-import type { Tx } from '../store.ts';
+import type { Tx } from '../core/stores.ts';
 import type { IntegrationRow } from './store.ts';
 
 /** PUT /tenant/integrations/{channel}/{target} body, after the channel's config schema. */

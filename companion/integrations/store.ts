@@ -42,3 +42,11 @@ export interface IntegrationStore {
   recordFailure(tenantId: string, channel: string, target: string, at: string): Promise<{ consecutiveFailures: number; failingSince: string }>;
   disable(tenantId: string, channel: string, target: string, at: string, reason: string): Promise<void>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Route setups per (tenant, channel, target) and their delivery health (integrations capability). */
+    readonly integrations: IntegrationStore;
+  }
+}

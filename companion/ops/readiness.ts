@@ -14,8 +14,8 @@ import type { Keyring } from '../core/keyring.ts';
 import type { Lifecycle } from '../core/lifecycle.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { readMigrations } from '../core/migrations.ts';
-import type { PostgresStore } from '../postgres-store.ts';
-import type { SqliteStore } from '../store.ts';
+import type { PostgresStore } from '../core/stores.ts';
+import type { SqliteStore } from '../core/stores.ts';
 import { POSTGRES_MIGRATIONS_DIR } from '../core/postgres/migrations.ts';
 
 export type CheckResult = { ok: true } | { ok: false; detail: string };

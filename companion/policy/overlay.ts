@@ -18,7 +18,7 @@ import { EMPTY_OVERLAY } from './policy-overlay.ts';
 import type { PolicyOverlay } from './policy-overlay.ts';
 import { overlayOf } from './document.ts';
 import type { PolicyDocument } from './document.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 import type { PolicyStore, PolicyVersionRow } from './store.ts';
 
 /** Tenants × gate packs held at once; a miss costs one primary-key lookup. */

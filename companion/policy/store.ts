@@ -36,3 +36,11 @@ export interface PolicyStore {
   /** Versions newest first, at most `limit`, only those below `beforeVersion` when given. */
   listVersions(tenantId: string, policyPack: string, options: { limit: number; beforeVersion?: number | undefined }): Promise<PolicyVersionRow[]>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Tenant policy versions per gate pack, append-only (policy capability). */
+    readonly policy: PolicyStore;
+  }
+}

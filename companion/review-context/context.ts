@@ -21,7 +21,7 @@ import type { PolicyDocument, ReviewContextMode } from '../policy/document.ts';
 import { notOpen } from '../reviews/refusals.ts';
 import { effectiveStatus, isOpen } from '../reviews/state.ts';
 import type { ReviewItem } from '../reviews/store.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 import type { ReviewKeyRow } from './store.ts';
 
 export type ContextStatus = 'available' | 'not_shared' | 'expired';

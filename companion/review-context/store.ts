@@ -72,3 +72,11 @@ export interface ReviewContextStore {
    */
   eraseOrphans(now: string, limit: number): Promise<number>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Reviewers' device keys and the review context sealed to them (review-context capability). */
+    readonly reviewContexts: ReviewContextStore;
+  }
+}

@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 
 /** Rows erased per statement, and statements per round, so one round is bounded. */
 export const SWEEP_BATCH = 500;

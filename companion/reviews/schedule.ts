@@ -17,7 +17,7 @@ import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import { errorFields } from '../core/log.ts';
-import type { Store, Tx } from '../store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
 import type { ReviewEventFields } from '../webhooks/events.ts';
 import { nextEscalation, reminderDueAt, scheduleDueAt } from './rules.ts';

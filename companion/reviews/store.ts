@@ -169,3 +169,11 @@ export interface ReviewStore {
    */
   itemsChangedElsewhere(tenantId: string): Promise<void>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Paused actions awaiting review and their review receipts (reviews capability). */
+    readonly reviews: ReviewStore;
+  }
+}

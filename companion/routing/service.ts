@@ -18,7 +18,7 @@ import type { SealParticipant } from '../evidence/participants.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 import { routeDispatch, routingParticipant } from './participant.ts';
 import type { PausedAction, RoutingTx } from './participant.ts';
 

@@ -117,3 +117,11 @@ export interface RoutingStore {
   /** Remembers an accepted callback signature; false when it was seen before (a replay). */
   rememberSignature(tenantId: string, signatureHash: string, at: string): Promise<boolean>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Review route dispatches and accepted callback signatures (routing capability). */
+    readonly routing: RoutingStore;
+  }
+}

@@ -24,7 +24,7 @@ import type { WorkerStatus } from '../core/worker-status.ts';
 import type { DurabilityBoard } from '../core/wal-sync.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 import { fromWire, travels } from './protocol.ts';
 import type { FromThread, ThreadData, ToThread } from './protocol.ts';
 

@@ -110,3 +110,11 @@ export interface SignInStore {
   /** Removes expired logins and requests nobody can use any more. */
   purgeExpired(now: string): Promise<void>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** Identity providers, linked IdP subjects and device authorizations (sign-in capability). */
+    readonly signIn: SignInStore;
+  }
+}

@@ -19,7 +19,7 @@ import type { WorkerStatus } from '../core/worker-status.ts';
 import type { SecretResolver } from '../core/secret-refs.ts';
 import { createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
-import type { Store } from '../store.ts';
+import type { Store } from '../core/stores.ts';
 import { AUTO_DISABLE_AFTER_SECONDS, AUTO_DISABLE_MIN_FAILURES } from './config.ts';
 import { attemptDelivery } from './delivery.ts';
 import { WebhookOutbox } from './outbox.ts';

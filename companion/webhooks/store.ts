@@ -89,3 +89,11 @@ export interface WebhookStore {
    */
   resealSigningKeys(scope: ResealScope): Promise<number>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../core/stores.ts' {
+  interface Stores {
+    /** The webhook delivery outbox and signing keys (webhooks capability). */
+    readonly webhooks: WebhookStore;
+  }
+}

@@ -17,7 +17,7 @@ import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
 import type { WorkerStatus } from '../worker-status.ts';
 import { WorkerFailures } from '../worker-failures.ts';
-import type { Store, Tx } from '../../store.ts';
+import type { Store, Tx } from '../stores.ts';
 import type { ClaimedJob, FailOutcome, JobQueue } from './queue.ts';
 import type { TickReceipt } from './store.ts';
 

@@ -26,3 +26,11 @@ export interface IdempotencyStore {
   /** Deletes at most `limit` expired keys, oldest first; returns how many it deleted. */
   purgeExpired(window: IdempotencyWindow, limit: number): Promise<number>;
 }
+
+/** This capability's member of every store (core/stores.ts: each owner declares its own). */
+declare module '../../core/stores.ts' {
+  interface Stores {
+    /** Stored answers to idempotent retries. */
+    readonly idempotency: IdempotencyStore;
+  }
+}
