@@ -2,7 +2,8 @@
  * The popup: connection state, usage, key alarms, recent decisions with their
  * verification badge, and for reviewers the pending reviews. Presentational.
  */
-import type { DecisionReason, GradingMirror, PendingReview, PopupState, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
+import type { GradingMirror, PendingReview, PopupState, ReviewDecisionRequest, ReviewDecisionResult, ReviewRecordView } from '../utils/messages.ts';
+import type { ContextLoader } from './review-context-view.tsx';
 import { DecisionList } from './decision-list.tsx';
 import { PendingList } from './pending-list.tsx';
 import { ReviewPanel } from './review-panel.tsx';
@@ -12,7 +13,8 @@ export interface ReviewerView {
   pending: PendingReview[];
   error: string | null;
   open: PendingReview | null;
-  reasons: DecisionReason[] | null;
+  /** The open item's sealed record as the panel shows it; null while loading. */
+  record: ReviewRecordView | null;
   mirror: GradingMirror | null;
   busy: boolean;
   decideError: string | null;
@@ -29,6 +31,8 @@ export interface PopupViewProps {
   onOpenReview: (item: PendingReview) => void;
   onCloseReview: () => void;
   onDecide: (req: ReviewDecisionRequest) => void;
+  /** Opens the open item's review context in this page. */
+  loadContext: ContextLoader;
 }
 
 export function PopupView(props: PopupViewProps) {
@@ -120,7 +124,8 @@ export function PopupView(props: PopupViewProps) {
         <div class="ag-overlay">
           <ReviewPanel
             item={reviewer.open}
-            reasons={reviewer.reasons}
+            record={reviewer.record}
+            loadContext={props.loadContext}
             mirror={reviewer.mirror}
             busy={reviewer.busy}
             error={reviewer.decideError}

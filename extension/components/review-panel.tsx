@@ -1,19 +1,31 @@
 /**
- * The reviewer's review modal: the action's key, decision, route and age,
- * for law the five-grade mirror (interface-spec "Review request"), a reason, and approve,
- * reject or escalate. The result is shown as done only with its receipt's verification.
- * Presentational: the popup container posts the decision.
+ * The reviewer's review modal: the action's key, decision, route and age, what its sealed
+ * record says (the gate's reasons, the policy version and the rule that paused it, the pack's
+ * claim boundary, who has approved so far, a link to the record), the review context opened on
+ * this device (./review-context-view.tsx), for law the five-grade mirror (interface-spec
+ * "Review request"), a reason, and approve, reject or escalate. The result is shown as done only
+ * with its receipt's verification.
+ *
+ * Approve waits until the context has opened and recomputes to the sealed payload_hash, or is
+ * known to be absent (not shared, expired, no device): a reviewer never approves blind to
+ * context that exists, nor on context that is not what was gated.
  */
 import { useState } from 'preact/hooks';
 import { MIRROR_GRADE_KEYS, MIRROR_GRADES } from '../utils/messages.ts';
-import type { DecisionReason, GradingMirror, MirrorGrade, MirrorGradeKey, PendingReview, ReviewDecisionRequest, ReviewDecisionResult } from '../utils/messages.ts';
+import type { GradingMirror, MirrorGrade, MirrorGradeKey, PendingReview, ReviewDecisionRequest, ReviewDecisionResult, ReviewRecordView } from '../utils/messages.ts';
+import { contextAllowsApproval } from '../utils/review-device.ts';
+import type { ReviewContextState } from '../utils/review-device.ts';
 import { formatAge, Reasons } from './gate-dialog.tsx';
+import { ReviewContextView } from './review-context-view.tsx';
+import type { ContextLoader } from './review-context-view.tsx';
 import { VerificationBadge } from './verification-badge.tsx';
 
 export interface ReviewPanelProps {
   item: PendingReview;
-  /** Why the action needs review, from its sealed record; null while loading. */
-  reasons: DecisionReason[] | null;
+  /** What the panel shows from the action's sealed record; null while loading. */
+  record: ReviewRecordView | null;
+  /** Opens the review context sealed to this device (in this page: the plaintext stays here). */
+  loadContext: ContextLoader;
   mirror: GradingMirror | null;
   busy: boolean;
   error: string | null;
@@ -30,8 +42,10 @@ const GRADE_LABEL: Record<MirrorGradeKey, string> = {
   filing_readiness: 'Filing readiness',
 };
 
-export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDecide, onClose }: ReviewPanelProps) {
+export function ReviewPanel({ item, record, loadContext, mirror, busy, error, result, onDecide, onClose }: ReviewPanelProps) {
   const [reason, setReason] = useState('');
+  const [context, setContext] = useState<ReviewContextState>({ kind: 'loading' });
+  const approvable = contextAllowsApproval(context);
   const [grades, setGrades] = useState<Record<MirrorGradeKey, MirrorGrade>>(
     () => Object.fromEntries(MIRROR_GRADE_KEYS.map((k) => [k, 'NA'])) as Record<MirrorGradeKey, MirrorGrade>,
   );
@@ -64,7 +78,8 @@ export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDeci
         )}
       </dl>
       {item.next_step && <p class="ag-next-step">{item.next_step}</p>}
-      {reasons === null ? <p class="ag-hint">Loading why it needs review…</p> : <Reasons reasons={reasons} />}
+      {record === null ? <p class="ag-hint">Loading why it needs review…</p> : <RecordFacts record={record} />}
+      <ReviewContextView actionKey={item.action_key} sealedPayloadHash={record === null ? undefined : record.payload_hash} load={loadContext} onState={setContext} />
       {isLaw && (
         <fieldset class="ag-mirror">
           <legend>Grading mirror{mirror ? ` (${mirror.mirror_version})` : ''}</legend>
@@ -102,7 +117,7 @@ export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDeci
         </div>
       ) : (
         <div class="ag-actions">
-          <button type="button" class="ag-approve" disabled={busy} onClick={() => decide('approved')}>
+          <button type="button" class="ag-approve" disabled={busy || !approvable} title={approvable ? undefined : 'Approve waits for the review context to open and match what was gated'} onClick={() => decide('approved')}>
             Approve
           </button>
           <button type="button" class="ag-reject" disabled={busy} onClick={() => decide('rejected')}>
@@ -119,5 +134,32 @@ export function ReviewPanel({ item, reasons, mirror, busy, error, result, onDeci
         </button>
       </div>
     </div>
+  );
+}
+
+/** What the sealed record says of the paused action, beside its reasons. */
+function RecordFacts({ record }: { record: ReviewRecordView }) {
+  return (
+    <>
+      <Reasons reasons={record.reasons} />
+      <dl class="ag-record-facts">
+        <dt>Paused by rule</dt>
+        <dd class="ag-paused-by">{record.paused_by ?? '-'}</dd>
+        <dt>Policy version</dt>
+        <dd class="ag-policy">{record.policy_digest ? <code title={record.policy_digest}>{record.policy_digest.slice(0, 16)}…</code> : 'pack defaults'}</dd>
+        <dt>Approved so far</dt>
+        <dd class="ag-approved-by">{record.approved_by.length > 0 ? record.approved_by.join(', ') : 'no one yet'}</dd>
+        <dt>Record</dt>
+        <dd>
+          {record.record_url !== '' && (
+            <a class="ag-record-link" href={record.record_url} target="_blank" rel="noreferrer noopener">
+              Open the sealed record
+            </a>
+          )}
+          {record.verified ? '' : ' (its seal did not verify here)'}
+        </dd>
+      </dl>
+      {record.claim_boundary && <p class="ag-claim-boundary">{record.claim_boundary}</p>}
+    </>
   );
 }

@@ -35,6 +35,17 @@ export interface MessageTable {
   'reviews.mirror': (req: Record<string, never>) => GradingMirror | null;
   /** Reviewer: post a decision (POST /v1/reviews) and verify its sealed receipt. */
   'reviews.decide': (req: ReviewDecisionRequest) => ReviewDecisionResult;
+  /**
+   * Reviewer: what the panel shows of a paused action from its sealed record (GET
+   * /v1/records/{action_key}), with the payload_hash its verified seal commits.
+   */
+  'reviews.record': (req: { action_key: string }) => ReviewRecordView;
+  /** Reviewer: the signed-in person's review keys (GET /account/me/review-keys); null for a credential that is not a person's. */
+  'reviews.keys': (req: Record<string, never>) => ReviewKeyView[] | null;
+  /** Reviewer: register this profile's public review key (POST /account/me/review-keys). Only the public key crosses. */
+  'reviews.registerKey': (req: { public_key: string; label: string }) => ReviewKeyView;
+  /** Reviewer: the ciphertext sealed to one of the person's device keys (GET /v1/reviews/{action_key}/context); opened in the popup. */
+  'reviews.context': (req: { action_key: string; key_id: string }) => ReviewContextCiphertext;
   /** Extension pages: the local log as JSON. */
   'log.export': (req: Record<string, never>) => LogExport;
 }
@@ -52,6 +63,10 @@ export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType
   'reviews.reasons',
   'reviews.mirror',
   'reviews.decide',
+  'reviews.record',
+  'reviews.keys',
+  'reviews.registerKey',
+  'reviews.context',
   'log.export',
 ]);
 
@@ -224,6 +239,39 @@ export interface ReviewDecisionRequest {
   reason?: string;
   mirror_grades?: Record<MirrorGradeKey, MirrorGrade>;
 }
+
+/** What the reviewer's panel shows of a paused action, read from its sealed record. */
+export interface ReviewRecordView {
+  /** Reasons kept only for rules the verified seal commits. */
+  reasons: DecisionReason[];
+  /** The seal verified against pinned keys and names this action. */
+  verified: boolean;
+  /** payload_hash of the verified seal (null when it did not verify): what review context is bound to. */
+  payload_hash: string | null;
+  /** policy_digest the verified seal commits: the tenant policy version that decided. */
+  policy_digest: string | null;
+  /** The rule that paused it: the first sealed reason's rule id. */
+  paused_by: string | null;
+  /** The pack's claim boundary (GET /v1/packs), when the companion publishes one. */
+  claim_boundary: string | null;
+  /** Who has approved so far (the record's review.approved_by), by name or principal id. */
+  approved_by: string[];
+  /** Where the record is read: the console's records page on the companion ('' when the record could not be read). */
+  record_url: string;
+}
+
+/** One of the signed-in person's review keys (public part only). */
+export interface ReviewKeyView {
+  id: string;
+  public_key: string;
+  label: string;
+  status: 'active' | 'revoked';
+}
+
+/** A ciphertext sealed to one device key, or why there is none. */
+export type ReviewContextCiphertext =
+  | { status: 'sealed'; action_key: string; key_id: string; enc: string; ct: string }
+  | { status: 'not_shared' | 'expired' };
 
 export interface ReviewDecisionResult {
   receipt_action_key: string;

@@ -36,6 +36,10 @@ const ALL: { [K in keyof MessageTable]: true } = {
   'reviews.reasons': true,
   'reviews.mirror': true,
   'reviews.decide': true,
+  'reviews.record': true,
+  'reviews.keys': true,
+  'reviews.registerKey': true,
+  'reviews.context': true,
   'log.export': true,
 };
 

@@ -9,7 +9,8 @@ import type { ReviewerView } from '../../components/popup-view.tsx';
 import { browser } from '../../utils/browser.ts';
 import { downloadJson } from '../../utils/download.ts';
 import { sendMessage } from '../../utils/messages.ts';
-import type { PendingReview, PopupState, ReviewDecisionRequest } from '../../utils/messages.ts';
+import type { PendingReview, PopupState, ReviewDecisionRequest, ReviewRecordView } from '../../utils/messages.ts';
+import { loadReviewContext } from '../../utils/review-device.ts';
 import '../../components/pages.css';
 
 /** The pending list refreshes itself while the popup is open. */
@@ -44,10 +45,10 @@ function Popup() {
   }, [refresh]);
 
   const openReview = async (item: PendingReview) => {
-    setReviewer((r) => r && { ...r, open: item, reasons: null, result: null, decideError: null, busy: false });
-    void sendMessage('reviews.reasons', { action_key: item.action_key })
-      .then(({ reasons }) => setReviewer((r) => (r?.open?.action_key === item.action_key ? { ...r, reasons } : r)))
-      .catch(() => setReviewer((r) => (r?.open?.action_key === item.action_key ? { ...r, reasons: [] } : r)));
+    setReviewer((r) => r && { ...r, open: item, record: null, result: null, decideError: null, busy: false });
+    void sendMessage('reviews.record', { action_key: item.action_key })
+      .then((record) => setReviewer((r) => (r?.open?.action_key === item.action_key ? { ...r, record } : r)))
+      .catch(() => setReviewer((r) => (r?.open?.action_key === item.action_key ? { ...r, record: unreadRecord() } : r)));
     if (item.pack === 'law') {
       const mirror = await sendMessage('reviews.mirror', {}).catch(() => null);
       setReviewer((r) => r && { ...r, mirror });
@@ -76,12 +77,18 @@ function Popup() {
       onOpenReview={(item) => void openReview(item)}
       onCloseReview={() => setReviewer((r) => r && { ...r, open: null, result: null })}
       onDecide={(req) => void decide(req)}
+      loadContext={(actionKey, sealedPayloadHash) => loadReviewContext(actionKey, sealedPayloadHash)}
     />
   );
 }
 
 function emptyReviewer(): ReviewerView {
-  return { pending: [], error: null, open: null, reasons: null, mirror: null, busy: false, decideError: null, result: null };
+  return { pending: [], error: null, open: null, record: null, mirror: null, busy: false, decideError: null, result: null };
+}
+
+/** A record that could not be read: no reasons, and no verified payload_hash to open context against. */
+function unreadRecord(): ReviewRecordView {
+  return { reasons: [], verified: false, payload_hash: null, policy_digest: null, paused_by: null, claim_boundary: null, approved_by: [], record_url: '' };
 }
 
 function messageOf(e: unknown): string {

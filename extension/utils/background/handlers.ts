@@ -20,6 +20,7 @@ import { CLIENT_NONCE, submitGate } from './gate-client.ts';
 import { KeyPins, JWKS_PATH } from './key-pins.ts';
 import { gradingMirror, pendingReviews, postReview, reviewReasons, reviewStatus } from './review-client.ts';
 import { withdrawReviewContext } from './review-context.ts';
+import { fetchReviewContext, listReviewKeys, registerReviewKey, reviewRecord } from './review-record.ts';
 
 export interface BackgroundServices {
   db: ExtensionDatabase;
@@ -140,6 +141,15 @@ export function createHandlers(svc: BackgroundServices) {
       const deps = { api, pins: svc.pins, log: svc.log, now: svc.now };
       return postReview(deps, payload, settings.reviewerId, mirror, `agr-${svc.newId()}`);
     },
+
+    'reviews.record': async ({ action_key }) => reviewRecord({ api: svc.api(await requireReviewer(svc)), pins: svc.pins }, String(action_key)),
+
+    'reviews.keys': async () => listReviewKeys(svc.api(await requireReviewer(svc))),
+
+    'reviews.registerKey': async ({ public_key, label }) => registerReviewKey(svc.api(await requireReviewer(svc)), public_key, label),
+
+    // The ciphertext passes through to the popup, which opens it; nothing of it is stored here.
+    'reviews.context': async ({ action_key, key_id }) => fetchReviewContext(svc.api(await requireReviewer(svc)), action_key, key_id),
 
     'log.export': async () => svc.log.export(svc.now()),
   } satisfies HandlerTable;
