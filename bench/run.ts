@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- <group>` runs one group: core, gate (gate-cpu: its CPU per decision alone), extension, input, storage, anchoring, webhooks, routing or exports.
+ * `npm run bench -- <group>` runs one group: core, gate (gate-cpu: its CPU per decision alone), extension, input, storage, anchoring, webhooks, routing, exports or seal-engines.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
@@ -12,6 +12,7 @@ import { benchExports } from './exports.ts';
 import { benchGatePostgres } from './gate-postgres.ts';
 import { benchInput } from './input.ts';
 import { benchRouting } from './routing.ts';
+import { benchSealEngines } from './seal-engines.ts';
 import { benchStorage } from './storage.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -30,6 +31,7 @@ const groups: Record<string, () => Promise<void>> = {
   webhooks: benchWebhooks,
   routing: benchRouting,
   exports: benchExports,
+  'seal-engines': benchSealEngines,
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in groups));

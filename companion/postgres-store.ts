@@ -15,6 +15,7 @@ import { createPostgresAnchoringStore } from './anchoring/postgres-store.ts';
 import { createPostgresJobStore } from './core/jobs/postgres-store.ts';
 import { connect, type Pool, type PgTransaction, type Queryable } from './core/postgres/connect.ts';
 import { runPostgresMigrations } from './core/postgres/migrations.ts';
+import { WriteBehind, withWriteBehind } from './core/postgres/write-behind.ts';
 import type { StoreCipher } from './core/secrets/envelope.ts';
 import { createPostgresKeyHistoryStore } from './core/signers/postgres-key-history.ts';
 import { createPostgresIdempotencyStore } from './evidence/idempotency/postgres-store.ts';
@@ -70,16 +71,54 @@ function txOf(sql: PgTransaction, treeCacheKey: object, cipher?: StoreCipher): T
   return { ...postgresStores(sql, treeCacheKey, cipher), transaction: (fn) => sql.savepoint((sp) => fn(txOf(sp, treeCacheKey, cipher))) as Promise<never> };
 }
 
+/** A row written behind failed: the transaction is run again with every statement awaited. */
+class WrittenBehindFailed extends Error {}
+
+/**
+ * The seal pipeline's batches ('deferred': its one transaction per group commit) write their
+ * records and tree nodes behind (core/postgres/write-behind.ts), a multi-row INSERT per table
+ * instead of a statement per seal. When such an insert fails, the statement that fails next is
+ * not the culprit's, so the sealer could not tell which seal to leave out: the transaction is
+ * rolled back and `fn` runs again, once, in a transaction that awaits every statement as it is
+ * made, where the failure surfaces at the seal that caused it. `fn` must therefore be safe to
+ * run twice (the sealer's is: each attempt starts from fresh batch state).
+ */
+async function writingBehind<T>(sql: Pool, fn: (tx: Tx) => Promise<T>, cipher?: StoreCipher): Promise<T> {
+  try {
+    return (await sql.begin(async (t) => {
+      const buffer = new WriteBehind(t);
+      let result: T;
+      try {
+        result = await fn(txOf(withWriteBehind(t, buffer), {}, cipher));
+      } catch (error) {
+        if (await buffer.failed()) throw new WrittenBehindFailed();
+        throw error;
+      }
+      try {
+        await buffer.settle();
+      } catch {
+        throw new WrittenBehindFailed();
+      }
+      return result;
+    })) as T;
+  } catch (error) {
+    if (!(error instanceof WrittenBehindFailed)) throw error;
+  }
+  return sql.begin((t) => fn(txOf(t, {}, cipher))) as Promise<T>;
+}
+
 export function createPostgresStore(sql: Pool, cipher?: StoreCipher): PostgresStore {
   return {
     engine: 'postgres',
     sql,
     ...postgresStores(sql, undefined, cipher),
     transaction: (fn, options) =>
-      sql.begin(async (t) => {
-        if (options?.sync === 'relaxed') await t`SET LOCAL synchronous_commit = off`;
-        return fn(txOf(t, {}, cipher));
-      }) as Promise<never>,
+      options?.sync === 'deferred'
+        ? writingBehind(sql, fn, cipher)
+        : (sql.begin(async (t) => {
+            if (options?.sync === 'relaxed') await t`SET LOCAL synchronous_commit = off`;
+            return fn(txOf(t, {}, cipher));
+          }) as Promise<never>),
     durable: () => undefined,
     close: () => sql.end(),
   };

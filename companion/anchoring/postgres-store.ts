@@ -30,7 +30,8 @@
  * the SQLite engine does, which is only right when this process is the only writer: a leaf this
  * process appended and rolled back at the size another process then committed stays cached.
  */
-import type { Queryable } from '../core/postgres/connect.ts';
+import type { PgTransaction, Queryable } from '../core/postgres/connect.ts';
+import { writeBehind } from '../core/postgres/write-behind.ts';
 import { atomically } from '../core/postgres/connect.ts';
 import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toLog, toRecordLeaf } from './rows.ts';
 import type { BehindDbRow, EpochDbRow, LeafDbRow, LogDbRow, RecordLeafDbRow } from './rows.ts';
@@ -46,6 +47,14 @@ export interface PostgresAnchoringStoreOptions {
 /** The advisory lock key epoch closers take (lockEpochClose): an arbitrary constant, used for nothing else. */
 export const EPOCH_CLOSE_LOCK_KEY = 7_401_002;
 
+/** A seal batch's new tree nodes in one statement (core/postgres/write-behind.ts), as text arrays. */
+function insertNodes(sql: PgTransaction, rows: unknown[][]) {
+  const column = (i: number) => sql.array(rows.map((row) => String(row[i])), 25);
+  return sql`INSERT INTO merkle_nodes (log_id, level, idx, hash)
+    SELECT log_id, level::bigint, idx::bigint, decode(hash, 'hex') FROM unnest(${column(0)}::text[], ${column(1)}::text[], ${column(2)}::text[], ${column(3)}::text[])
+      AS v(log_id, level, idx, hash)`;
+}
+
 export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAnchoringStoreOptions = {}): AnchoringStore {
   return {
     // RFC 3161 timestamp requests and tokens (./timestamps-store.ts).
@@ -58,6 +67,11 @@ export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAn
       return r && new Uint8Array(r.hash.buffer, r.hash.byteOffset, r.hash.byteLength);
     },
     async putNode(logId, level, idx, hash) {
+      const behind = writeBehind(sql);
+      if (behind) {
+        behind.add('merkle_nodes', insertNodes, [logId, level, idx, Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex')]);
+        return;
+      }
       await sql`INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (${logId}, ${level}, ${idx}, ${hash})`;
     },
     async leafCount(logId) {

@@ -27,22 +27,56 @@
  * that merely reference the tenant (idempotency keys, deliveries, reviews) can be inserted by
  * others meanwhile.
  */
-import type { Queryable } from '../core/postgres/connect.ts';
+import type { PgTransaction, Queryable } from '../core/postgres/connect.ts';
+import { writeBehind } from '../core/postgres/write-behind.ts';
 import { toLogHead, toRecord } from './rows.ts';
 import type { HeadDbRow, RecordDbRow } from './rows.ts';
 import type { EvidenceStore, LogHead } from './store.ts';
+
+/**
+ * A seal batch's records in one statement (core/postgres/write-behind.ts): each column as one
+ * text array, cast back to its type, so the statement is the same, and prepared once, for any
+ * number of rows.
+ */
+function insertRecords(sql: PgTransaction, rows: unknown[][]) {
+  const column = (i: number) => sql.array(rows.map((row) => (row[i] === null ? null : String(row[i]))) as string[], 25);
+  return sql`INSERT INTO sealed_records
+    (tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
+     packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details)
+    SELECT tenant_id, tenant_seq::bigint, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
+           packet_hash, attestation, attestation_hash, signature, key_id, dev_key::bigint, recorded_at, credits::bigint, details
+      FROM unnest(${column(0)}::text[], ${column(1)}::text[], ${column(2)}::text[], ${column(3)}::text[], ${column(4)}::text[],
+                  ${column(5)}::text[], ${column(6)}::text[], ${column(7)}::text[], ${column(8)}::text[], ${column(9)}::text[],
+                  ${column(10)}::text[], ${column(11)}::text[], ${column(12)}::text[], ${column(13)}::text[], ${column(14)}::text[],
+                  ${column(15)}::text[], ${column(16)}::text[], ${column(17)}::text[], ${column(18)}::text[])
+           WITH ORDINALITY
+        AS v(tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
+             packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details, n)
+     ORDER BY n`;
+}
 
 export function createPostgresEvidenceStore(sql: Queryable): EvidenceStore {
   // A transaction's Queryable can open savepoints; the pool cannot.
   const inTransaction = 'savepoint' in sql;
   return {
     async logHead(tenantId): Promise<LogHead | undefined> {
-      if (inTransaction) await sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
-      const [r] = await sql<HeadDbRow[]>`SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records
-        WHERE tenant_id = ${tenantId} ORDER BY tenant_seq DESC LIMIT 1`;
+      // Both statements are written at once (one round trip): the connection runs them in
+      // order, and the read, a statement of its own, takes its snapshot once the lock is held.
+      const lock = inTransaction ? sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`.execute() : undefined;
+      const head = sql<HeadDbRow[]>`SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records
+        WHERE tenant_id = ${tenantId} ORDER BY tenant_seq DESC LIMIT 1`.execute();
+      const [, [r]] = await Promise.all([lock, head]);
       return r && toLogHead(r);
     },
     async insertRecord(r) {
+      const behind = writeBehind(sql);
+      if (behind) {
+        behind.add('sealed_records', insertRecords, [
+          r.tenantId, r.tenantSeq, r.actionKey, r.vertical, r.pack, r.kind, r.decision, r.status, r.reviewRoute, r.payloadHash,
+          r.packetHash, r.attestation, r.attestationHash, r.signature, r.keyId, r.devKey ? 1 : 0, r.recordedAt, r.credits, r.details,
+        ]);
+        return;
+      }
       await sql`INSERT INTO sealed_records
         (tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
          packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details)

@@ -260,9 +260,10 @@ export class Sealer implements SealPipeline {
     this.#transacting = true;
     try {
       for (;;) {
-        outcomes.length = 0;
         try {
           await store.transaction(async (tx) => {
+            // Here, not before: a store may run this function again (postgres-store.ts).
+            outcomes.length = 0;
             // Each tenant's log head is read once per batch, then carried from seal to seal.
             const heads = new Map<string, LogHead | undefined>();
             const state = new SealBatch();

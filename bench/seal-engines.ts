@@ -1,0 +1,190 @@
+/**
+ * One tenant's seal rate on each engine, in one run: the real sealer (evidence/sealer.ts) with
+ * the service's participants, in this process, sealing gate decisions of one production tenant
+ * as fast as SEALERS callers keep it busy, first on the embedded SQLite file (synchronous=FULL,
+ * its fsync off the event loop), then on PostgreSQL (fsync and synchronous_commit on, unix
+ * socket); alternating rounds, each figure the median round, the ratio the median of the
+ * rounds' own. No HTTP: what is compared is the seal path, where the engines differ (the
+ * statements of a batch and the round trips they cost under the tenant's lock).
+ *
+ * On PostgreSQL it also counts the statements the driver sends, per seal and per batch
+ * (the driver's `debug` hook sees every query it writes to the socket).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { signUpSandbox } from '../companion/account/signup.ts';
+import { generateApiKey } from '../companion/core/auth.ts';
+import type { AuthContext } from '../companion/core/auth.ts';
+import { loadConfig } from '../companion/core/config.ts';
+import { createMemoryLogger } from '../companion/core/log.ts';
+import type { Pool } from '../companion/core/postgres/connect.ts';
+import { closeDeps, openDeps } from '../companion/deps.ts';
+import type { AppDeps } from '../companion/deps.ts';
+import { Sealer } from '../companion/evidence/sealer.ts';
+import type { SealPipeline, SealRequest } from '../companion/evidence/sealer.ts';
+import { createPostgresStore } from '../companion/postgres-store.ts';
+import { sealParticipants } from '../companion/seal-participants.ts';
+import { sha256Hex } from '../shared/hash.ts';
+import { postgresBinDir, startPostgres } from '../test/helpers/postgres.ts';
+import type { TestPostgres } from '../test/helpers/postgres.ts';
+import { line, median, section } from './harness.ts';
+
+/** Callers each keeping one seal in flight: a gate under load, without the HTTP. */
+const SEALERS = 64;
+const ROUNDS = 3;
+const ROUND_MS = 3000;
+const WARM_UP_MS = 1000;
+
+interface Engine {
+  name: string;
+  sealer: SealPipeline;
+  auth: AuthContext;
+  rates: number[];
+  /** PostgreSQL: statements the driver sent, seals and batches committed, over the measured rounds. */
+  counts?: { queries: number; seals: number; batches: number };
+}
+
+/** A production tenant on `deps`' store, as an upgrade leaves it (bench/companion-gate.ts seedProductionTenant). */
+async function productionTenant(deps: AppDeps): Promise<AuthContext> {
+  const { tenant } = await signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, `bench-${randomBytes(6).toString('hex')}@example.com`);
+  const at = new Date().toISOString();
+  const checkoutId = deps.ids.next('chk');
+  const owner = (await deps.store.account.getKeyPerson((await deps.store.tenants.listApiKeys(tenant.id))[0]!.id))!;
+  await deps.store.account.createCheckout({
+    id: checkoutId, tenantId: tenant.id, personId: owner.id, provider: 'local', providerRef: checkoutId,
+    status: 'verified', customerRef: null, createdAt: at, completedAt: null,
+  });
+  const key = generateApiKey('production');
+  const newKey = { id: deps.ids.next('key'), tenantId: tenant.id, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: at, personId: owner.id };
+  const outcome = await deps.store.account.upgradeToProduction({ tenantId: tenant.id, checkoutId, customerRef: null, provider: 'local', newKey, at });
+  if (outcome !== 'upgraded') throw new Error(`seeding the benchmark tenant: upgrade answered ${outcome}`);
+  return { tenantId: tenant.id, tenantKind: 'production', keyId: newKey.id };
+}
+
+let n = 0;
+/** A gate decision as the law pack seals one: allowed, metered, answered from its record. */
+function gateSeal(auth: AuthContext): SealRequest {
+  return {
+    auth,
+    vertical: 'law',
+    actionType: 'draft_reply',
+    pack: 'law',
+    kind: 'gate',
+    decision: 'allow',
+    status: 'allowed',
+    reviewRoute: null,
+    payloadHash: sha256Hex(`bench seal ${n++}`),
+    manifestDigest: sha256Hex('manifest'),
+    policyDigest: sha256Hex('policy'),
+    context: { rule_ids: ['law.competence'], engine_version: 'bench' },
+    details: { next_step: 'proceed', catalog_refs: ['law.competence'] },
+    metering: { counted: true, credits: 1 },
+    respond: (record) => ({ action_key: record.actionKey, tenant_seq: record.tenantSeq, evidence_packet: record.packet }),
+  };
+}
+
+/** Seals for `ms` with SEALERS callers; the rate of answered seals. */
+async function run(engine: Engine, ms: number): Promise<number> {
+  let sealed = 0;
+  const until = performance.now() + ms;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: SEALERS }, async () => {
+      while (performance.now() < until) {
+        await engine.sealer.seal(gateSeal(engine.auth));
+        sealed++;
+      }
+    }),
+  );
+  return sealed / ((performance.now() - started) / 1000);
+}
+
+export async function benchSealEngines(): Promise<void> {
+  section(`One tenant's seals through the sealer: PostgreSQL against SQLite (${SEALERS} callers, no HTTP)`);
+  if (postgresBinDir() === undefined) {
+    line('PostgreSQL', 'skipped: install postgresql (apt-get install postgresql); no server binaries under /usr/lib/postgresql');
+    return;
+  }
+  const dirs: string[] = [];
+  const tempDir = (tag: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-bench-${tag}-`));
+    dirs.push(dir);
+    return dir;
+  };
+  const opened: AppDeps[] = [];
+  let pg: TestPostgres | undefined;
+  let pool: Pool | undefined;
+  try {
+    pg = startPostgres({ durable: true });
+    pg.psql('CREATE DATABASE seals');
+    const url = `postgres:///seals?host=${encodeURIComponent(pg.socketDir)}&user=postgres`;
+    // The request thread's sealer on SQLite, as on PostgreSQL: the engines, not the threads, compared.
+    const onSqlite = await openDeps(loadConfig({ SVC_DATA_DIR: tempDir('sqlite'), SVC_SEAL_THREAD: '0' }, []), { log: createMemoryLogger() });
+    opened.push(onSqlite);
+    const onPostgres = await openDeps(loadConfig({ SVC_DATA_DIR: tempDir('pg'), SVC_DATABASE_URL: url }, []), { log: createMemoryLogger() });
+    opened.push(onPostgres);
+
+    // The PostgreSQL sealer's own pool, as core/postgres/connect.ts opens one, counting statements.
+    const counts = { queries: 0, seals: 0, batches: 0 };
+    let counting = false;
+    pool = postgres(`postgres:///seals`, {
+      host: pg.socketDir,
+      user: 'postgres',
+      max: 10,
+      onnotice: () => {},
+      types: { bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (s: string) => Number(s) } },
+      debug: (_c: unknown, q: string) => {
+        if (process.env.SEAL_BENCH_TRACE && counting && counts.queries < 200) console.log(q.replace(/\s+/g, ' ').slice(0, 110));
+        if (counting) counts.queries++;
+      },
+    }) as unknown as Pool;
+    const pgSealer = new Sealer({
+      store: createPostgresStore(pool),
+      participants: sealParticipants({ outbox: onPostgres.webhooks.outbox, routing: onPostgres.routing.participant }),
+      keyring: onPostgres.keyring,
+      clock: onPostgres.clock,
+      ids: onPostgres.ids,
+      observer: {
+        committed: ({ sealed }) => {
+          if (!counting) return;
+          counts.batches++;
+          counts.seals += sealed.length;
+        },
+      },
+    });
+    const sqlite: Engine = { name: 'SQLite', sealer: onSqlite.sealer, auth: await productionTenant(onSqlite), rates: [] };
+    const postgresEngine: Engine = { name: 'PostgreSQL', sealer: pgSealer, auth: await productionTenant(onPostgres), rates: [], counts };
+    line(
+      'set-up',
+      `${os.cpus().length} cores shared by PostgreSQL (fsync=on, synchronous_commit=on, unix socket) and this process; ` +
+        `${ROUNDS} alternating rounds of ${ROUND_MS / 1000} s per engine after a ${WARM_UP_MS / 1000} s warm-up`,
+    );
+    for (const engine of [sqlite, postgresEngine]) await run(engine, WARM_UP_MS);
+    for (let round = 0; round < ROUNDS; round++) {
+      sqlite.rates.push(await run(sqlite, ROUND_MS));
+      counting = true;
+      postgresEngine.rates.push(await run(postgresEngine, ROUND_MS));
+      counting = false;
+    }
+    const rounds = postgresEngine.rates.map((r, i) => r / sqlite.rates[i]!);
+    for (const engine of [sqlite, postgresEngine]) {
+      line(engine.name, `${Math.round(median(engine.rates)).toLocaleString('en-US')} sealed/s (rounds: ${engine.rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}/s)`);
+    }
+    line(
+      'PostgreSQL statements',
+      `${(counts.queries / counts.seals).toFixed(2)} per seal, ${(counts.queries / counts.batches).toFixed(1)} per batch of ${(counts.seals / counts.batches).toFixed(1)} seals on average`,
+    );
+    line('one tenant, PostgreSQL / SQLite', `${median(rounds).toFixed(2)}x (rounds: ${rounds.map((x) => x.toFixed(2)).join(', ')})`);
+  } finally {
+    for (const deps of opened) await closeDeps(deps);
+    await pool?.end();
+    try {
+      pg?.stop();
+    } finally {
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
