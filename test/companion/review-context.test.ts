@@ -27,11 +27,14 @@ import type { RunningServer } from '../../companion/core/server.ts';
 import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
 import { sweepReviewContexts } from '../../companion/review-context/sweep.ts';
 import { CIPHERTEXT_MAX_BYTES } from '../../companion/review-context/schema.ts';
+import { DISPATCH_EVENT } from '../../companion/routing/config.ts';
+import { EVENT_KINDS } from '../../companion/webhooks/events.ts';
 import { assertDescribed } from '../helpers/described-responses.ts';
 import { signIn } from './account-helpers.ts';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
 import { gateBody } from './pack-fixtures.ts';
+import { startReceiver } from './webhook-receiver.ts';
 
 let ctx: TestContext;
 let server: RunningServer;
@@ -150,7 +153,8 @@ function logsHolding(needle: string): number {
 
 beforeEach(async () => {
   sent.length = 0;
-  ctx = await createTestContext();
+  // Loopback webhook targets, sent to: the receiver below stands in for a tenant's endpoint.
+  ctx = await createTestContext({ env: { SVC_WEBHOOK_ALLOW_LOOPBACK: '1', SVC_OUTBOX_EXTERNAL_SEND: '1' } });
   ownerKey = (await ctx.signup()).apiKey;
   server = await startServer(ctx.app, { host: '127.0.0.1', port: 0, graceMs: 1000, log: ctx.log });
 });
@@ -349,6 +353,56 @@ describe('review context with the policy on', () => {
     expect(withdrawn.status, withdrawn.text).toBe(200);
     expect(withdrawn.body).toMatchObject({ erased: 2, status: 'not_shared' });
     expect(await contextRows()).toBe(0);
+  });
+
+  it('never leaves the service: no webhook, route dispatch, export or evidence package carries the ciphertext or the canary', async () => {
+    const rx = await startReceiver();
+    try {
+      const target = await http('/tenant/integrations/webhook/desk', { method: 'PUT', key: ownerKey, json: { enabled: true, config: { url: rx.url, events: [...EVENT_KINDS] } } });
+      expect(target.status, target.text).toBe(201);
+      await policy({ review_context: 'encrypted', review_action_types: ['proposed-action'], review_routes: { 'proposed-action': 'webhook:desk' } });
+      const paused = await pause(employee, 'CANARY-LEAVE-4b8e');
+      const { ciphertexts } = await share(employee, paused, 'CANARY-FILE-LEAVE');
+      expect((await http(`/v1/reviews/${paused.actionKey}/context`, { key: employee.key, json: { ciphertexts } })).status).toBe(201);
+      const needles = ['CANARY-LEAVE-4b8e', 'CANARY-FILE-LEAVE', ...ciphertexts.flatMap((c) => [c.ct.slice(0, 40), c.enc.slice(0, 40)])];
+
+      // While the context is stored: the dispatch and the events go out, exports and packages are read.
+      const drain = async () => {
+        for (let i = 0; i < 20; i++) {
+          const claimed = (await ctx.deps.webhooks.worker.tick()).claimed + (await ctx.deps.routing.worker.tick()).claimed;
+          if (claimed === 0) return;
+        }
+        throw new Error('the delivery queues did not drain');
+      };
+      await drain();
+      const readable = [
+        (await http('/routing/outbox', { key: ownerKey })).text,
+        (await http('/tenant/integrations/webhook/desk/deliveries', { key: ownerKey })).text,
+        (await http('/tenant/exports/records', { key: ownerKey })).text,
+        (await http(`/v1/records/${paused.actionKey}`, { key: employee.key })).text,
+        (await http('/active-manifest', { key: alice.key })).text,
+      ];
+      const bundle = await fetch(`${server.url}/evidence-packets/seal-bundle/batch`, {
+        method: 'POST',
+        headers: { 'x-service-key': ownerKey, 'content-type': 'application/json', accept: 'application/x-tar' },
+        body: JSON.stringify({ action_keys: [paused.actionKey] }),
+      });
+      expect(bundle.status).toBe(200);
+      const packageBytes = Buffer.from(await bundle.arrayBuffer());
+
+      expect((await http('/v1/reviews', { key: alice.key, json: { pack: 'law', action_key: paused.actionKey, reviewer: alice.id, decision: 'approved' } })).status).toBe(201);
+      await drain();
+      const delivered = rx.received.map((r) => r.raw.toString('utf8'));
+      // Both kinds went out: the review dispatch and the sealing events.
+      expect(delivered.some((d) => d.includes(`"${DISPATCH_EVENT}"`))).toBe(true);
+      expect(delivered.some((d) => d.includes('"record.sealed"'))).toBe(true);
+      for (const needle of needles) {
+        for (const text of [...delivered, ...readable]) expect(text).not.toContain(needle);
+        expect(packageBytes.includes(Buffer.from(needle))).toBe(false);
+      }
+    } finally {
+      await rx.close();
+    }
   });
 
   it('revoking a device key erases what was sealed to it', async () => {
