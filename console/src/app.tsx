@@ -1,11 +1,13 @@
 /**
  * The console's frame: sign-in, then a header (tenant, person, sign out), the navigation and
  * the current page. Pages are addressed by the URL fragment (#/reviews), so a reload or a
- * shared link opens the same page and no server route is needed per page.
+ * shared link opens the same page and no server route is needed per page; one item of a list
+ * page has its own (#/reviews/<action_key>, the link route dispatches carry). Signing in keeps
+ * the fragment, so a link opened signed out lands on its page once signed in.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, onSignedOut } from './api.ts';
-import { PAGES } from './pages/index.ts';
+import { ITEM_PAGES, PAGES } from './pages/index.ts';
 import { currentSession, signIn, signOut } from './session.ts';
 import DevicePage from './pages/device.tsx';
 import { ProviderSignIn, completeProviderSignIn } from './sign-in-provider.tsx';
@@ -14,23 +16,39 @@ import { Field } from './ui/field.tsx';
 import { selfName } from './ui/names.tsx';
 import { ErrorNotice, Notice } from './ui/notice.tsx';
 
-function pageFromHash(): string {
+interface Route {
+  page: string;
+  /** The item of an item page (#/<page>/<item>), decoded. */
+  item?: string;
+}
+
+function routeFromHash(): Route {
   const id = location.hash.replace(/^#\/?/, '');
-  return PAGES.some((p) => p.id === id) ? id : 'overview';
+  const slash = id.indexOf('/');
+  if (slash > 0 && id.slice(0, slash) in ITEM_PAGES) {
+    try {
+      const item = decodeURIComponent(id.slice(slash + 1));
+      if (item) return { page: id.slice(0, slash), item };
+    } catch {
+      // A malformed escape is no item: the list page instead.
+    }
+    return { page: id.slice(0, slash) };
+  }
+  return { page: PAGES.some((p) => p.id === id) ? id : 'overview' };
 }
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
-  const [page, setPage] = useState(pageFromHash());
+  const [route, setRoute] = useState(routeFromHash());
   const [device, setDevice] = useState(location.hash.startsWith('#/device'));
   useEffect(() => {
     completeProviderSignIn();
     // replaceState fires no hashchange: read the restored page here.
-    setPage(pageFromHash());
+    setRoute(routeFromHash());
     setDevice(location.hash.startsWith('#/device'));
     currentSession().then(setMe);
     const onHash = () => {
-      setPage(pageFromHash());
+      setRoute(routeFromHash());
       setDevice(location.hash.startsWith('#/device'));
     };
     addEventListener('hashchange', onHash);
@@ -53,7 +71,7 @@ export function App() {
         </p>
       </main>
     );
-  return <Shell me={me} page={page} onSignedOut={() => setMe(null)} />;
+  return <Shell me={me} route={route} onSignedOut={() => setMe(null)} />;
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
@@ -101,17 +119,20 @@ function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   );
 }
 
-function Shell({ me, page, onSignedOut }: { me: Me; page: string; onSignedOut: () => void }) {
-  const current = PAGES.find((p) => p.id === page)!;
+function Shell({ me, route, onSignedOut }: { me: Me; route: Route; onSignedOut: () => void }) {
+  const current = PAGES.find((p) => p.id === route.page)!;
+  const itemPage = route.item !== undefined ? ITEM_PAGES[route.page] : undefined;
+  const title = itemPage?.title ?? current.title;
   const heading = useRef<HTMLHeadingElement>(null);
   const first = useRef(true);
   useEffect(() => {
-    document.title = `${current.title} · Action Gate console`;
+    document.title = `${title} · Action Gate console`;
     // Moving focus to the new page's heading tells keyboard and screen-reader users where they are.
     if (!first.current) heading.current?.focus();
     first.current = false;
-  }, [current.id]);
+  }, [current.id, route.item]);
   const Page = current.component;
+  const Item = itemPage?.component;
   const missing = current.capability && !me.capabilities.includes(current.capability) ? current.capability : undefined;
   return (
     <>
@@ -144,15 +165,15 @@ function Shell({ me, page, onSignedOut }: { me: Me; page: string; onSignedOut: (
       </nav>
       <main id="main" tabIndex={-1}>
         <h1 tabIndex={-1} ref={heading}>
-          {current.title}
+          {title}
         </h1>
-        <p class="lead">{current.lead}</p>
+        <p class="lead">{itemPage?.lead ?? current.lead}</p>
         {missing ? (
           <Notice tone="warning">
             You can look, but changes here need the <code>{missing}</code> capability, which this person does not hold.
           </Notice>
         ) : null}
-        <Page key={current.id} me={me} />
+        {Item && route.item !== undefined ? <Item key={`${current.id}/${route.item}`} me={me} id={route.item} /> : <Page key={current.id} me={me} />}
       </main>
     </>
   );

@@ -16,6 +16,7 @@ import { Name, useDirectory } from '../ui/names.tsx';
 import type { Directory } from '../ui/names.tsx';
 import { ErrorNotice, NeedsCapability } from '../ui/notice.tsx';
 import { Columns, TableWrap } from '../ui/table.tsx';
+import type { Me } from '../session.ts';
 import type { PageProps } from './types.ts';
 
 interface ExportedRecord {
@@ -188,6 +189,36 @@ export default function Records({ me }: PageProps) {
           </button>
         ) : null}
       </div>
+    </div>
+  );
+}
+
+/**
+ * One sealed record by its action key (#/records/<action_key>, the link the review page gives):
+ * GET /v1/records/{action_key}, shown as its row of the table above, verified and anchored alike.
+ */
+export function RecordDetail({ me, id }: { me: Me; id: string }) {
+  const dir = useDirectory(me);
+  const record = useLoad(() => api<ExportedRecord>(`/v1/records/${seg(id)}`), [id]);
+  return (
+    <div>
+      <p>
+        <a href="#/records">All records</a>
+      </p>
+      {record.error ? <ErrorNotice error={record.error} /> : null}
+      {record.data ? (
+        <TableWrap label="Record">
+          <table>
+            <caption class="visually-hidden">The sealed record {record.data.action_key}</caption>
+            <Columns names={['Recorded', 'Record', 'Pack', 'Decision', 'By', 'Seal', 'Anchoring', 'Bundle']} />
+            <tbody>
+              <RecordRow record={record.data} generation={0} dir={dir} />
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : record.error ? null : (
+        <p class="loading">Loading…</p>
+      )}
     </div>
   );
 }

@@ -8,21 +8,23 @@
  * grades of the grading mirror; it shows as done only once its sealed receipt has verified in
  * this browser against the pinned keys (console/src/evidence.ts). A person deciding sees the
  * action's encrypted review context opened on their device (../review-context.tsx), and cannot
- * send a decision on context that does not recompute to the sealed payload_hash.
+ * send a decision on context that does not recompute to the sealed payload_hash. Beside the form
+ * are the facts a reviewer decides on (./review-facts.tsx); each row links to the action's own
+ * review page (./review-item.tsx, #/reviews/<action_key>).
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, query, seg } from '../api.ts';
 import { verifyReceipt } from '../evidence.ts';
 import { ReviewContext } from '../review-context.tsx';
+import { LoadedReviewFacts, approverLabel, reviewHref } from './review-facts.tsx';
 import type { Verification } from '../evidence.ts';
 import { count, duration, shortKey, when } from '../format.ts';
 import type { Me } from '../session.ts';
 import { Badge } from '../ui/badge.tsx';
 import { Field } from '../ui/field.tsx';
 import { useLoad } from '../ui/load.ts';
-import { nameOf, useDirectory } from '../ui/names.tsx';
-import type { Directory } from '../ui/names.tsx';
+import { useDirectory } from '../ui/names.tsx';
 import { ErrorNotice, NeedsCapability, Notice } from '../ui/notice.tsx';
 import { usePolled } from '../ui/poll.ts';
 import { Columns, TableWrap } from '../ui/table.tsx';
@@ -39,7 +41,7 @@ export interface Approval {
   at?: string | null;
 }
 
-interface BoardItem {
+export interface BoardItem {
   action_key: string;
   pack: string;
   action_type: string;
@@ -81,7 +83,7 @@ interface ReviewAnswer {
   verify_request: unknown;
 }
 
-interface Outcome {
+export interface Outcome {
   actionKey: string;
   answer: ReviewAnswer;
   verification: Verification;
@@ -132,18 +134,11 @@ async function approvalsFromRecord(actionKey: string): Promise<Approval[]> {
  * for, or as whoever named the reviewer. The service refuses either one a second approval
  * (review_duplicate_approver), so Decide is closed to them.
  */
-function isMine(a: Approval, me: Me): boolean {
+export function isMine(a: Approval, me: Me): boolean {
   const mine = new Set([me.principal?.id, me.person?.id].filter((x): x is string => Boolean(x)));
   if (a.principal_id && mine.has(a.principal_id)) return true;
   if (a.asserted_by?.principal_id && mine.has(a.asserted_by.principal_id)) return true;
   return a.principal_id === undefined && a.asserted_by === undefined && a.reviewer ? mine.has(a.reviewer) : false;
-}
-
-function approverName(a: Approval, dir: Directory | undefined): string {
-  const who = a.principal_id ? nameOf(a.principal_id, dir, a.display_name) : a.reviewer ? nameOf(a.reviewer, dir) : 'someone';
-  const by = a.asserted_by;
-  const asserted = by ? ` (asserted by ${by.principal_id ? nameOf(by.principal_id, dir, by.display_name) : (by.display_name ?? by.route ?? 'a route')})` : '';
-  return who + asserted;
 }
 
 export default function Reviews({ me }: PageProps) {
@@ -293,7 +288,10 @@ export default function Reviews({ me }: PageProps) {
                   <Fragment key={item.action_key}>
                     <tr>
                       <td>
-                        <span class="strong">{item.action_type}</span>
+                        <a class="strong" href={reviewHref(item.action_key)}>
+                          {item.action_type}
+                          <span class="visually-hidden"> {shortKey(item.action_key)}: open its review page</span>
+                        </a>
                         <br />
                         <code title={item.action_key}>{shortKey(item.action_key)}</code>
                       </td>
@@ -307,7 +305,7 @@ export default function Reviews({ me }: PageProps) {
                       </td>
                       <td>
                         {approvalCount(item)} of {item.approvals_required}
-                        {listed && listed.length > 0 ? <span class="approvers">: {listed.map((a) => approverName(a, dir)).join(', ')}</span> : null}
+                        {listed && listed.length > 0 ? <span class="approvers">: {listed.map((a) => approverLabel(a, dir)).join(', ')}</span> : null}
                       </td>
                       <td>{duration(item.expires_in_seconds)}</td>
                       <td>
@@ -335,7 +333,10 @@ export default function Reviews({ me }: PageProps) {
                     {open === item.action_key && !blocked ? (
                       <tr class="decide-row">
                         <td colSpan={8} id={`decide-${item.action_key}`}>
-                          <DecideForm item={item} me={me} onDone={done} />
+                          <div class="review-layout">
+                            <DecideForm item={item} me={me} onDone={done} />
+                            <LoadedReviewFacts actionKey={item.action_key} me={me} />
+                          </div>
                         </td>
                       </tr>
                     ) : null}
@@ -400,7 +401,7 @@ function useApprovals(items: BoardItem[]): Map<string, Approval[]> {
   return known;
 }
 
-function OutcomeNotice({ outcome }: { outcome: Outcome }) {
+export function OutcomeNotice({ outcome }: { outcome: Outcome }) {
   const { answer, verification } = outcome;
   if (!verification.verified) {
     return (
@@ -419,7 +420,10 @@ function OutcomeNotice({ outcome }: { outcome: Outcome }) {
   );
 }
 
-function DecideForm({ item, me, onDone }: { item: BoardItem; me: Me; onDone: (o: Outcome) => void }) {
+/** What the decide form needs of a paused action: the board's item, or the review page's record. */
+export type DecideItem = Pick<BoardItem, 'action_key' | 'pack' | 'action_type'>;
+
+export function DecideForm({ item, me, onDone }: { item: DecideItem; me: Me; onDone: (o: Outcome) => void }) {
   // A person decides as themselves; a service account's session decides as itself, or names the
   // reviewer it acts for (delegation, which the service allows only with reviews:delegate).
   const person = me.person?.id;
