@@ -13,7 +13,7 @@ import { createKeyOrSessionAuth, createSessionAuth } from './account/people.ts';
 import { accountRoutes } from './account/routes.ts';
 import { accountSessionRoutes } from './account/session-routes.ts';
 import { signerPlanRoutes } from './control-plane/signer-plan.ts';
-import { anchoringRoutes } from './anchoring/routes.ts';
+import { anchoringRoutes, recordInclusionProofs } from './anchoring/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { controlPlaneRoutes } from './control-plane/routes.ts';
 import { createApiKeyAuth, createOptionalApiKeyAuth, lastUseRecorder } from './core/auth.ts';
@@ -75,7 +75,8 @@ export const CAPABILITIES: readonly CapabilityRoutes[] = [
   recordRoutes,
   // Each capability's live part of GET /v1/records/{action_key} registers here.
   evidenceRoutes([reviewRecordPart, reviewContextRecordPart]),
-  evidencePacketRoutes,
+  // Seal-bundle packages carry each record's inclusion proof, which anchoring builds.
+  evidencePacketRoutes(recordInclusionProofs),
   anchoringRoutes,
   policyRoutes,
   policyPreviewRoutes,

@@ -31,6 +31,12 @@ export const BUNDLE_FORMAT = 'svc.seal-bundle/v1';
 export const BUNDLE_FILE_NAMES = ['payload.json', 'attestation.json', 'attestation.sig', 'verify.json'] as const;
 export type BundleFileName = (typeof BUNDLE_FILE_NAMES)[number];
 export type SealBundle = Record<BundleFileName, Uint8Array>;
+/**
+ * Beside a bundle's 4 files once the record's epoch has closed: the record's inclusion proof
+ * (interface-spec "Inclusion proof") with the epoch's RFC 3161 tokens and witness
+ * cosignatures, which a verifier's timestamp and witness policies are checked on.
+ */
+export const BUNDLE_PROOF_FILE = 'inclusion-proof.json';
 
 export function buildBundle(fields: PacketFields, seal: Seal, publicKey: Uint8Array): SealBundle {
   const payload = canonicalBytes(packetFields(fields));

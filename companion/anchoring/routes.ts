@@ -5,12 +5,16 @@
  * an old head can check the history was only appended to. Epoch headers carry digests and
  * roots only (no tenant ids), so they are public like the keys that sign them.
  */
-import { toHex } from '../../shared/encoding.ts';
+import fs from 'node:fs';
+import { toBase64, toHex } from '../../shared/encoding.ts';
+import { certificatesFromPem } from '../../shared/timestamp.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { EPOCH_LOG_ID, signedHeader } from './epochs.ts';
 import { InclusionProver } from './inclusion.ts';
+import type { RecordLeaf } from './inclusion.ts';
+import type { AnchoringStore } from './store.ts';
 import { boundaryAfter } from './schedule.ts';
 import {
   EpochConsistency,
@@ -26,7 +30,7 @@ import {
 } from './schemas.ts';
 import { StoredTrees } from './stored-tree.ts';
 import { epochTimestamps } from './timestamps.ts';
-import { epochWitnessing } from './witness.ts';
+import { configuredWitnesses, epochWitnessing } from './witness.ts';
 
 const ActionKeyParam = z.object({
   action_key: z.string().min(1).max(200).openapi({ param: { name: 'action_key', in: 'path' }, example: 'law:proposed-action:01JD3Q8Z5V7N4M2K6H8G0F1E2D' }),
@@ -41,10 +45,36 @@ export function cadenceName(seconds: number): string {
   return `every ${seconds} seconds`;
 }
 
+/**
+ * A record's inclusion proof exactly as GET /v1/records/{action_key}/inclusion-proof serves it
+ * (with its epoch's RFC 3161 tokens and witness cosignatures as they stand now), or undefined
+ * while no closed epoch anchors the record. Seal-bundle packages carry it beside each bundle
+ * (evidence/packet-routes.ts, handed in by app.ts), so a package verifies under a timestamp or
+ * witness policy with no further fetch.
+ */
+export function inclusionProofs(store: AnchoringStore, prover = new InclusionProver(store)) {
+  return async (record: RecordLeaf) => {
+    const proof = await prover.prove(record);
+    if (!proof) return undefined;
+    // The proof's epoch half is cached frozen; timestamps arrive later, so they are read per answer.
+    const epochHeader = {
+      ...proof.epoch_header,
+      ...(await epochTimestamps(store, proof.epoch.epoch_seq)),
+      // Witness cosignatures arrive after the close too (./witness.ts).
+      ...(await epochWitnessing(store, { epochSeq: proof.epoch.epoch_seq, checkpoint: proof.epoch_header.checkpoint })),
+    };
+    return { ...proof, epoch_header: epochHeader };
+  };
+}
+
+/** For app.ts: the seal-bundle packages' source of inclusion proofs. */
+export const recordInclusionProofs = (deps: Pick<RouteDeps, 'store'>) => inclusionProofs(deps.store.anchoring);
+
 export function anchoringRoutes(deps: RouteDeps) {
   const router = createRouter();
   const store = deps.store.anchoring;
   const prover = new InclusionProver(store);
+  const served = inclusionProofs(store, prover);
   const trees = new StoredTrees(store);
   const cadence = deps.config.epochSeconds;
 
@@ -70,16 +100,9 @@ export function anchoringRoutes(deps: RouteDeps) {
     const { action_key } = c.req.valid('param');
     const row = await deps.store.evidence.findRecord(c.var.auth.tenantId, action_key);
     if (!row) throw ProblemError.notFound(`no sealed record ${action_key} for this tenant`);
-    const proof = await prover.prove(row);
+    const proof = await served(row);
     if (!proof) throw notYetAnchored(row.recordedAt, deps.clock.now(), cadence);
-    // The proof's epoch half is cached frozen; timestamps arrive later, so they are read per answer.
-    const epochHeader = {
-      ...proof.epoch_header,
-      ...(await epochTimestamps(store, proof.epoch.epoch_seq)),
-      // Witness cosignatures arrive after the close too (./witness.ts).
-      ...(await epochWitnessing(store, { epochSeq: proof.epoch.epoch_seq, checkpoint: proof.epoch_header.checkpoint })),
-    };
-    return c.json({ ...proof, epoch_header: epochHeader } as never, 200);
+    return c.json(proof as never, 200);
   });
 
   const list = defineRoute({
@@ -122,6 +145,23 @@ export function anchoringRoutes(deps: RouteDeps) {
     }
     return c.json({ log: 'epoch digests' as const, ...(await prover.epochConsistency(EPOCH_LOG_ID, from, to)) }, 200);
   });
+
+  // Declared before /epochs/{epoch_seq} too. Public, like the keys: what a browser needs to check
+  // an epoch's RFC 3161 tokens and cosignatures itself (the console's record detail).
+  const verifiers = defineRoute({
+    method: 'get',
+    path: '/epochs/verifiers',
+    operationId: 'getEpochVerifiers',
+    tags: ['anchoring'],
+    auth: 'public',
+    summary: 'The time-stamp authorities’ root certificates (PEM) and the witnesses’ verifier keys this service is configured with',
+    description:
+      'What the service itself checks tokens and cosignatures against (SVC_TSA_ROOTS_FILE, SVC_WITNESSES). A verifier who wants independence ' +
+      'from the operator takes these from the authorities and witnesses themselves, as svc-verify --tsa-roots and --witness-key do.',
+    responses: { 200: jsonContent(EpochVerifiers, 'The roots and keys (either list may be empty)') },
+  });
+  const trustAnchors = verifierLists(deps.config);
+  router.openapi(verifiers, (c) => c.json(trustAnchors, 200));
 
   const one = defineRoute({
     method: 'get',
@@ -203,6 +243,31 @@ export function anchoringRoutes(deps: RouteDeps) {
   });
 
   return router;
+}
+
+const EpochVerifiers = z
+  .object({
+    tsa_roots: z.array(z.string()).openapi({ description: 'Each trusted TSA root certificate, PEM' }),
+    witnesses: z.array(z.object({ name: z.string(), key: z.string().openapi({ description: 'c2sp.org/signed-note verifier key, type 0x04 (cosignature/v1)' }) })),
+  })
+  .openapi('EpochVerifiers');
+
+/** Read once: both settings are checked at start (core/settings-check.ts) and fixed for the process. */
+function verifierLists(config: RouteDeps['config']): z.infer<typeof EpochVerifiers> {
+  let roots: Uint8Array[] = [];
+  try {
+    roots = config.tsaRootsFile === undefined ? [] : certificatesFromPem(fs.readFileSync(config.tsaRootsFile, 'utf8'));
+  } catch {
+    // An unreadable roots file already keeps every token from being stored (./timestamps.ts): nothing to publish.
+  }
+  let witnesses: z.infer<typeof EpochVerifiers>['witnesses'] = [];
+  try {
+    witnesses = configuredWitnesses(config).map((w) => ({ name: w.name, key: w.key.vkey }));
+  } catch {
+    // Likewise refused at start; nothing usable to publish.
+  }
+  const pem = (der: Uint8Array) => `-----BEGIN CERTIFICATE-----\n${(toBase64(der).match(/.{1,64}/g) ?? []).join('\n')}\n-----END CERTIFICATE-----\n`;
+  return { tsa_roots: roots.map(pem), witnesses };
 }
 
 /** 409 until the record's epoch closes (interface-spec Errors 409, "Inclusion proof"). */

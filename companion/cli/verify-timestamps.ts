@@ -12,6 +12,7 @@ import path from 'node:path';
 import { failedAnchorChecks, verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import type { AnchorResult } from '../../shared/anchor-verify.ts';
 import { isRecord } from '../../shared/attestation.ts';
+import { BUNDLE_PROOF_FILE } from '../../shared/bundle.ts';
 import { sha256Hex } from '../../shared/hash.ts';
 import { certificatesFromPem, verifyEpochTimestamps } from '../../shared/timestamp.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
@@ -90,7 +91,7 @@ export async function applyTimestampPolicy(value: Record<string, unknown>, resul
 }
 
 /** The record's inclusion proof beside a seal bundle's 4 files (it carries the epoch's tokens). */
-export const BUNDLE_PROOF_FILE = 'inclusion-proof.json';
+export { BUNDLE_PROOF_FILE };
 
 /**
  * Adds epoch_timestamps to a seal bundle folder's result: its inclusion-proof.json must be for
@@ -120,7 +121,7 @@ export async function readBundleProof(
 ): Promise<{ ok: true; proof: Record<string, unknown> } | { ok: false; problem: string }> {
   const fail = (problem: string) => ({ ok: false as const, problem });
   const file = path.join(dir, BUNDLE_PROOF_FILE);
-  if (!lstatSync(file, { throwIfNoEntry: false })) return fail(`no ${BUNDLE_PROOF_FILE} beside the bundle (svc-verify bundle writes it once the record's epoch has closed)`);
+  if (!lstatSync(file, { throwIfNoEntry: false })) return fail(`no ${BUNDLE_PROOF_FILE} beside the bundle (svc-verify bundle and the service's seal-bundle packages carry it once the record's epoch has closed)`);
   let proof: unknown;
   let attestationHash: string;
   try {

@@ -2,9 +2,12 @@
  * Seal-bundle packages (interface-spec "Batch seal request"; DESIGN.md §3): per record a
  * folder holding its 4-file bundle, and MANIFEST.json at the root with every file's SHA-256,
  * plus SHA256SUMS so `sha256sum -c SHA256SUMS` checks the package with no code of ours.
- * Re-derived from stored receipt metadata; nothing is stored or metered.
+ * Once a record's epoch has closed its folder also holds inclusion-proof.json, the record's
+ * inclusion proof with the epoch's RFC 3161 tokens and witness cosignatures, so the package
+ * meets a verifier's timestamp and witness policy as served (svc-verify <folder> --tsa-roots …
+ * --witness-key …). Re-derived from stored receipt metadata; nothing is stored or metered.
  */
-import { BUNDLE_FILE_NAMES } from '../../shared/bundle.ts';
+import { BUNDLE_FILE_NAMES, BUNDLE_PROOF_FILE } from '../../shared/bundle.ts';
 import type { SealBundle } from '../../shared/bundle.ts';
 import { canonicalBytes } from '../../shared/canonical-json.ts';
 import { toBase64 } from '../../shared/encoding.ts';
@@ -19,6 +22,8 @@ export const SUMS_FILE = 'SHA256SUMS';
 export interface PackageRecord {
   actionKey: string;
   bundle: SealBundle;
+  /** The record's inclusion proof as GET …/inclusion-proof serves it, once its epoch has closed. */
+  inclusionProof?: Uint8Array;
 }
 
 /** A folder per record from its action key: <vertical>/<action-type>/<id>, path-safe. */
@@ -39,21 +44,31 @@ export function bundlePackage(records: readonly PackageRecord[]): BundlePackage 
   const entries: ArchiveEntry[] = [];
   const listed = records.map((r) => {
     const path = bundlePath(r.actionKey);
-    const files = BUNDLE_FILE_NAMES.map((name) => {
-      const data = r.bundle[name];
+    const file = (name: string, data: Uint8Array) => {
       entries.push({ path: `${path}/${name}`, data });
       return { name, path: `${path}/${name}`, sha256: sha256Hex(data), content_base64: toBase64(data) };
-    });
-    return { action_key: r.actionKey, path, files };
+    };
+    const files = BUNDLE_FILE_NAMES.map((name) => file(name, r.bundle[name]));
+    // Beside the 4 files, not among them: clients that take `files` as the bundle keep working.
+    const proof = r.inclusionProof && file(BUNDLE_PROOF_FILE, r.inclusionProof);
+    return { action_key: r.actionKey, path, files, ...(proof ? { inclusion_proof: proof } : {}) };
   });
+  const anchored = listed.some((r) => r.inclusion_proof);
   const manifest = {
     format: PACKAGE_FORMAT,
-    records: listed.map((r) => ({ action_key: r.action_key, path: r.path })),
+    records: listed.map((r) => ({ action_key: r.action_key, path: r.path, ...(r.inclusion_proof ? { inclusion_proof: r.inclusion_proof.path } : {}) })),
     files: entries.map((e) => ({ path: e.path, sha256: sha256Hex(e.data) })),
     verify: [
       `sha256sum -c ${SUMS_FILE}`,
       'in each record folder: sha256sum payload.json (equals packet_hash in attestation.json), then',
       'openssl pkeyutl -verify -pubin -inkey key.pem -rawin -in attestation.json -sigfile attestation.sig',
+      // Listed only when a record carries one, so a package without proofs keeps its bytes.
+      ...(anchored
+        ? [
+            `a record folder with ${BUNDLE_PROOF_FILE} (its epoch has closed): svc-verify <folder> --keys service-keys.json ` +
+              '[--tsa-roots <TSA roots pem>] [--witness-key <witness vkey>] checks its inclusion, the epoch\'s RFC 3161 timestamps and witness cosignatures',
+          ]
+        : []),
     ],
   };
   const manifestBytes = canonicalBytes(manifest);

@@ -1,8 +1,9 @@
 /**
  * /evidence-packets/* (interface-spec Endpoints "Evidence packets", "Batch seal request";
  * DESIGN.md §3): the public proof kit, seal verification, and seal bundles for one posted
- * packet or many stored records, as JSON or, by Accept, a tar or zip archive. Nothing here
- * stores or meters anything.
+ * packet or many stored records, as JSON or, by Accept, a tar or zip archive, each record's
+ * inclusion proof beside its bundle once its epoch has closed. Nothing here stores or meters
+ * anything.
  */
 import { buildBundle, verifyBundle } from '../../shared/bundle.ts';
 import { fromBase64Url } from '../../shared/encoding.ts';
@@ -11,7 +12,7 @@ import type { VerifyRequest as SealedPacket, VerifyResult } from '../../shared/t
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { archiveKindFor, archiveResponse, bundlePackage } from './bundle-package.ts';
 import type { PackageRecord } from './bundle-package.ts';
 import { proofKit } from './proof-kit.ts';
@@ -44,7 +45,14 @@ const BundleFile = z.object({ name: z.string(), path: z.string(), sha256: z.stri
 const PackageSchema = z
   .object({
     format: z.string(),
-    records: z.array(z.object({ action_key: z.string(), path: z.string(), files: z.array(BundleFile) })),
+    records: z.array(
+      z.object({
+        action_key: z.string(),
+        path: z.string(),
+        files: z.array(BundleFile),
+        inclusion_proof: BundleFile.optional().openapi({ description: 'inclusion-proof.json: the record’s inclusion proof with its epoch’s timestamps and cosignatures; absent while the epoch is open' }),
+      }),
+    ),
     manifest_path: z.literal('MANIFEST.json'),
     manifest: z.record(z.string(), z.unknown()),
     sha256sums: z.string(),
@@ -59,8 +67,24 @@ const archiveContent = {
 const decodeFiles = (files: Record<string, string>) =>
   Object.fromEntries(Object.entries(files).map(([name, b64]) => [name, fromBase64Url(b64.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'))]));
 
-export function evidencePacketRoutes(deps: RouteDeps) {
+/**
+ * A record's inclusion proof as GET /v1/records/{action_key}/inclusion-proof serves it, or
+ * undefined while its epoch is open. Anchoring owns it and app.ts hands it in, since anchoring
+ * already depends on this capability.
+ */
+export type InclusionProofs = (deps: RouteDeps) => (row: SealedRecordRow) => Promise<object | undefined>;
+
+export function evidencePacketRoutes(inclusionProofs?: InclusionProofs) {
+  return (deps: RouteDeps) => packetRoutes(deps, inclusionProofs?.(deps));
+}
+
+function packetRoutes(deps: RouteDeps, proofOf: ((row: SealedRecordRow) => Promise<object | undefined>) | undefined) {
   const router = createRouter();
+  // The proof file's bytes are the inclusion-proof answer's, so it equals what svc-verify bundle fetches.
+  const proofFile = async (row: SealedRecordRow | undefined): Promise<Uint8Array | undefined> => {
+    const proof = row && (await proofOf?.(row));
+    return proof ? new TextEncoder().encode(JSON.stringify(proof)) : undefined;
+  };
   const trusted = trustedKeySet(deps.keyring.jwks());
   const publicKeyOf = (keyId: string) => deps.keyring.find(keyId)!.publicKey;
   // interface-spec Events: an authenticated verify call that does not pass.
@@ -118,7 +142,8 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     summary: 'The 4-file seal bundle for a posted evidence packet (stateless: nothing stored, nothing metered)',
     description:
       'Post an evidence packet as /v1/verify takes it. It must verify under the published keys and belong to this tenant; it is then canonicalized ' +
-      'into payload.json, attestation.json, attestation.sig and verify.json. Only hashes travel, so the call is raw-safe. JSON by default; ' +
+      'into payload.json, attestation.json, attestation.sig and verify.json, with inclusion-proof.json beside them when the packet is a stored record of this tenant ' +
+      'whose epoch has closed. Only hashes travel, so the call is raw-safe. JSON by default; ' +
       'Accept: application/x-tar or application/zip for an archive.',
     request: { body: jsonBody(VerifyRequest) },
     responses: { 200: { description: 'The bundle', content: { ...jsonContent(PackageSchema, '').content, ...archiveContent } } },
@@ -137,7 +162,14 @@ export function evidencePacketRoutes(deps: RouteDeps) {
         extra: { failed_checks: failed },
       });
     }
-    const record: PackageRecord = { actionKey: body.action_key, bundle: buildBundle(body, body.seal, publicKeyOf(body.seal.key_id)) };
+    // The stored record's proof only when it is this very attestation, never another record's.
+    const row = await deps.store.evidence.findRecord(c.var.auth.tenantId, body.action_key);
+    const inclusionProof = row?.attestationHash === body.seal.attestation_hash ? await proofFile(row) : undefined;
+    const record: PackageRecord = {
+      actionKey: body.action_key,
+      bundle: buildBundle(body, body.seal, publicKeyOf(body.seal.key_id)),
+      ...(inclusionProof ? { inclusionProof } : {}),
+    };
     return packageAnswer(c.req.header('accept'), [record], 'seal-bundle');
   });
 
@@ -150,7 +182,8 @@ export function evidencePacketRoutes(deps: RouteDeps) {
     summary: 'Seal bundles for many stored records, all or nothing, with MANIFEST.json (nothing stored, nothing metered)',
     description:
       `A wrapped {"action_keys": [...]} (1 to ${BATCH_BUNDLE_MAX}; a bare array is refused with 422). Any unknown action_key fails the whole call ` +
-      'with 404 listing every missing key. Per record a folder <vertical>/<action-type>/<id> with its 4 files; MANIFEST.json and SHA256SUMS at the root. ' +
+      'with 404 listing every missing key. Per record a folder <vertical>/<action-type>/<id> with its 4 files, and inclusion-proof.json (with the epoch’s ' +
+      'timestamps and witness cosignatures) once the record’s epoch has closed; MANIFEST.json and SHA256SUMS at the root. ' +
       'JSON by default; Accept: application/x-tar or application/zip for an archive.',
     request: { body: jsonBody(BatchRequest) },
     responses: {
@@ -172,10 +205,12 @@ export function evidencePacketRoutes(deps: RouteDeps) {
         extra: { missing_action_keys: missing },
       });
     }
-    const records = rows.map((row): PackageRecord => {
+    const records: PackageRecord[] = [];
+    for (const row of rows) {
       const v = viewRecord(row!);
-      return { actionKey: row!.actionKey, bundle: buildBundle(v.fields, v.packet.seal, publicKeyOf(row!.keyId)) };
-    });
+      const inclusionProof = await proofFile(row);
+      records.push({ actionKey: row!.actionKey, bundle: buildBundle(v.fields, v.packet.seal, publicKeyOf(row!.keyId)), ...(inclusionProof ? { inclusionProof } : {}) });
+    }
     return packageAnswer(c.req.header('accept'), records, 'seal-bundles');
   });
 
