@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
 import { encodeReviewContext, REVIEW_CONTEXT_FORMAT, sealReviewContext } from '../../shared/hpke.ts';
+import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
 import { gateBody } from '../companion/pack-fixtures.ts';
 import { checkPage, openConsole, screenshot } from './harness.ts';
 import type { ConsoleWorld } from './harness.ts';
@@ -194,5 +195,27 @@ describe('the review page of one paused action', () => {
     // A link to an action this tenant does not have says so.
     await page.goto(pageUrl('law:proposed-action:01JZZZZZZZZZZZZZZZZZZZZZZZ'));
     await expect.poll(() => page.getByText(/No paused action/).isVisible()).toBe(true);
+  });
+
+  // Last: it moves the service clock past every open review's window.
+  it('an expired action says so, with its expiry receipt verified, and no form', async () => {
+    const { page } = world;
+    const paused = await pause('Left to expire');
+    const expiresAt = (await world.ctx.request(`/v1/records/${paused.actionKey}`, { key: ritaKey })).body.review.expires_at as string;
+    world.ctx.clock.set(Date.parse(expiresAt) + 1000);
+    expect(await sweepExpiredReviews(world.ctx.deps)).toBeGreaterThanOrEqual(1);
+    const review = (await world.ctx.request(`/v1/records/${paused.actionKey}`, { key: ritaKey })).body.review;
+    expect(review.status).toBe('expired');
+    expect(review.receipt_action_key).toEqual(expect.any(String));
+    await page.goto(pageUrl(paused.actionKey));
+    // Three days on, the 8-hour session has ended too: signing in again keeps the link.
+    await page.getByLabel('API key').fill(ritaKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByText(/^Expired /).isVisible()).toBe(true);
+    expect(page.url()).toBe(pageUrl(paused.actionKey));
+    const ended = page.getByRole('region', { name: 'How the review ended' });
+    expect(await ended.getByRole('link').getAttribute('href')).toBe(`#/records/${review.receipt_action_key}`);
+    await expect.poll(() => ended.getByText('verified in this browser').isVisible()).toBe(true);
+    expect(await page.getByRole('form', { name: /Decide on/ }).count()).toBe(0);
   });
 });
