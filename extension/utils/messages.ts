@@ -256,7 +256,7 @@ export interface ReviewRecordView {
   claim_boundary: string | null;
   /** Who has approved so far (the record's review.approved_by), by name or principal id. */
   approved_by: string[];
-  /** Where the record is read: the console's records page on the companion ('' when the record could not be read). */
+  /** Where the record is read: the console's page of this record on the companion ('' when the record could not be read). */
   record_url: string;
 }
 

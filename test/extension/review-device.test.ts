@@ -13,7 +13,7 @@ import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
 import { contextAllowsApproval, deviceLabel, idbDeviceStore, loadReviewContext, reviewDevice } from '../../extension/utils/review-device.ts';
 import type { DeviceStore, ReviewDevicePorts } from '../../extension/utils/review-device.ts';
 import { signIn } from '../companion/account-helpers.ts';
-import { POPUP, putPolicy, startBackground } from './background-harness.ts';
+import { COMPANION_URL, POPUP, putPolicy, startBackground } from './background-harness.ts';
 import type { Background } from './background-harness.ts';
 import { heldAction } from './submit-fixture.ts';
 
@@ -115,7 +115,7 @@ describe('opening the context sealed to this device', () => {
     expect(record.policy_digest).toMatch(/^[0-9a-f]{64}$/);
     expect(record.approved_by).toEqual([]);
     expect(record.claim_boundary).toEqual(expect.any(String));
-    expect(record.record_url).toMatch(/\/console\/#\/records$/);
+    expect(record.record_url).toBe(`${COMPANION_URL}/console/#/records/${encodeURIComponent(actionKey)}`);
 
     const state = await loadReviewContext(actionKey, record.payload_hash, ports, store);
     expect(state.kind).toBe('opened');

@@ -40,7 +40,8 @@ export async function reviewRecord(deps: { api: CompanionApi; pins: KeyPins }, a
     paused_by: reasons[0]?.rule ?? null,
     claim_boundary: pack === null ? null : await claimBoundary(deps.api, pack),
     approved_by: (Array.isArray(review.approved_by) ? review.approved_by.filter(isRecord) : []).map(approverName),
-    record_url: `${deps.api.baseUrl}/console/#/records`,
+    // The console's page of this one record (#/records/<action_key>), where it is verified in the browser.
+    record_url: `${deps.api.baseUrl}/console/#/records/${encodeURIComponent(actionKey)}`,
   };
 }
 
