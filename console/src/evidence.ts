@@ -7,6 +7,8 @@
  * names a pinned key id with a different key is refused (the console then verifies nothing
  * against it and says why). Keys added later (a new production key) are pinned as they appear.
  */
+import { independentEvidence, parseVerifiers } from '../../shared/independent-evidence.ts';
+import type { IndependentEvidence, IndependentVerifiers } from '../../shared/independent-evidence.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
@@ -55,4 +57,31 @@ export async function verifyReceipt(verifyRequest: unknown): Promise<Verificatio
   }
   const result = await verifyEvidence(verifyRequest, set);
   return { verified: result.verified, failed: failedChecks(result), keyStatus: result.key_status, devKey: result.dev_key };
+}
+
+let verifiers: Promise<IndependentVerifiers> | undefined;
+
+/**
+ * The TSA roots and witness keys the service publishes (GET /epochs/verifiers), fetched once per
+ * page load. They come from the operator, so the badges they allow say what was checked and
+ * against whose keys; an auditor independent of the operator uses svc-verify with their own.
+ */
+function publishedVerifiers(): Promise<IndependentVerifiers> {
+  verifiers ??= fetch('/epochs/verifiers', { credentials: 'omit' })
+    .then(async (res) => (res.ok ? parseVerifiers(await res.json()) : { tsaRoots: [], witnessKeys: [] }))
+    .catch((e: unknown) => {
+      verifiers = undefined;
+      throw e;
+    });
+  return verifiers;
+}
+
+/** The record's epoch's timestamps and cosignatures, checked here on its inclusion proof. */
+export async function checkIndependent(proof: unknown, attestationHash: string | undefined): Promise<IndependentEvidence> {
+  try {
+    const [set, trusted] = await Promise.all([pinnedKeys(), publishedVerifiers()]);
+    return await independentEvidence(proof, set, trusted, attestationHash);
+  } catch (e) {
+    return { proofFailed: [e instanceof Error ? e.message : String(e)], timestamp: null, witnesses: null };
+  }
 }

@@ -5,7 +5,9 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, api, apiResponse, query, seg } from '../api.ts';
-import { verifyReceipt } from '../evidence.ts';
+import { checkIndependent, verifyReceipt } from '../evidence.ts';
+import { IndependentBadges } from '../independent-evidence.tsx';
+import type { IndependentEvidence } from '../../../shared/independent-evidence.ts';
 import type { Verification } from '../evidence.ts';
 import { shortKey, when } from '../format.ts';
 import { Badge, decisionTone } from '../ui/badge.tsx';
@@ -212,7 +214,7 @@ export function RecordDetail({ me, id }: { me: Me; id: string }) {
             <caption class="visually-hidden">The sealed record {record.data.action_key}</caption>
             <Columns names={['Recorded', 'Record', 'Pack', 'Decision', 'By', 'Seal', 'Anchoring', 'Bundle']} />
             <tbody>
-              <RecordRow record={record.data} generation={0} dir={dir} />
+              <RecordRow record={record.data} generation={0} dir={dir} independent />
             </tbody>
           </table>
         </TableWrap>
@@ -225,15 +227,21 @@ export function RecordDetail({ me, id }: { me: Me; id: string }) {
 
 type Anchoring = { state: 'anchored'; epoch: number } | { state: 'waiting' } | { state: 'error'; detail: string };
 
-function RecordRow({ record, generation, dir }: { record: ExportedRecord; generation: number; dir: Directory | undefined }) {
+/** `independent`: also check the epoch's timestamps and cosignatures (the record detail). */
+function RecordRow({ record, generation, dir, independent = false }: { record: ExportedRecord; generation: number; dir: Directory | undefined; independent?: boolean }) {
   const actor = actorOf(record);
   const [verification, setVerification] = useState<Verification | null>(null);
   const [anchoring, setAnchoring] = useState<Anchoring | null>(null);
   const [downloadError, setDownloadError] = useState<unknown>(undefined);
+  const [evidence, setEvidence] = useState<IndependentEvidence | null>(null);
   useEffect(() => {
     void verifyReceipt(record.verify_request).then(setVerification);
     api<{ epoch: { epoch_seq: number } }>(`/v1/records/${seg(record.action_key)}/inclusion-proof`).then(
-      (p) => setAnchoring({ state: 'anchored', epoch: p.epoch.epoch_seq }),
+      (p) => {
+        setAnchoring({ state: 'anchored', epoch: p.epoch.epoch_seq });
+        const attestationHash = (record.verify_request as { seal?: { attestation_hash?: string } } | null)?.seal?.attestation_hash;
+        if (independent) void checkIndependent(p, attestationHash).then(setEvidence);
+      },
       (e: unknown) =>
         setAnchoring(e instanceof ApiError && e.status === 409 ? { state: 'waiting' } : { state: 'error', detail: e instanceof Error ? e.message : String(e) }),
     );
@@ -276,7 +284,9 @@ function RecordRow({ record, generation, dir }: { record: ExportedRecord; genera
         {anchoring === null ? (
           <Badge tone="neutral">checking…</Badge>
         ) : anchoring.state === 'anchored' ? (
-          <Badge tone="ok">anchored, epoch {anchoring.epoch}</Badge>
+          <>
+            <Badge tone="ok">anchored, epoch {anchoring.epoch}</Badge> <IndependentBadges evidence={evidence} />
+          </>
         ) : anchoring.state === 'waiting' ? (
           <Badge tone="wait" title="Its hour's epoch has not closed yet">
             waiting for the epoch
