@@ -44,54 +44,61 @@ import { sealSigningKeysAtStart } from './webhooks/sealed-keys.ts';
 import { createWebhookService } from './webhooks/service.ts';
 import type { WebhookService } from './webhooks/service.ts';
 
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  keyring: Keyring;
-  clock: Clock;
-  ids: IdFactory;
-  log: Logger;
-  /** Register background work's start/stop here (core/lifecycle.ts). */
-  lifecycle: Lifecycle;
-  /** The one sealing pipeline (evidence/sealer.ts), group-committing seals. */
-  sealer: SealPipeline;
-  /** Background workers' liveness (workers.ts), for the readiness probe. */
-  workers: Workers;
-  /** Prometheus metrics (ops/metrics.ts), served at GET /metrics. */
-  metrics: Metrics;
-  /** Named checks behind GET /readyz; background workers register theirs here. */
-  readiness: Readiness;
-  /** Resolves granted secret references at send time (core/secret-refs.ts). */
-  secrets: SecretResolver;
-  /** The event outbox, the guarded client and the delivery worker (webhooks/service.ts). */
-  webhooks: WebhookService;
-  /** Review route dispatches: the seal participant, the send queue and its worker (routing/service.ts). */
-  routing: RoutingService;
-}
+// The types live in core (core/app-deps.ts) so capabilities name them without importing this
+// composition root; their members are declared here, where the object is built.
+import type { AppDeps } from './core/app-deps.ts';
+export type { AppDeps, RouteDeps } from './core/app-deps.ts';
 
-/** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
-export interface RouteDeps extends AppDeps {
-  auth: {
-    /**
-     * interface-spec Authentication 1: X-Service-Key or Authorization: Bearer, of any active
-     * principal; sets c.var.auth. Only for exchanging the key itself (sign-in): a route that acts
-     * on the tenant names its capability with `key` or `keyOrSession`.
-     */
-    apiKey: AuthRequirement<AuthEnv>;
-    /** An API key whose principal holds `capability` within the key's subset (403 otherwise). */
-    key(capability: Capability): AuthRequirement<AuthEnv>;
-    /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
-    optionalApiKey: AuthRequirement<OptionalAuthEnv>;
-    /** interface-spec Authentication 2: the svc_session cookie (and X-CSRF-Token on writes); sets c.var.session. */
-    session: AuthRequirement<SessionEnv>;
-    /**
-     * An API key, or the account session (the console), whose principal holds `capability`;
-     * sets c.var.auth either way (account/people.ts).
-     */
-    keyOrSession(capability: Capability): AuthRequirement<AuthEnv>;
-  };
-  /** The app's own OpenAPI document, generated once on first use (after every route is mounted). */
-  describe(): OpenApiDocument;
+declare module './core/app-deps.ts' {
+  interface AppDeps {
+    config: Config;
+    store: Store;
+    keyring: Keyring;
+    clock: Clock;
+    ids: IdFactory;
+    log: Logger;
+    /** Register background work's start/stop here (core/lifecycle.ts). */
+    lifecycle: Lifecycle;
+    /** The one sealing pipeline (evidence/sealer.ts), group-committing seals. */
+    sealer: SealPipeline;
+    /** Background workers' liveness (workers.ts), for the readiness probe. */
+    workers: Workers;
+    /** Prometheus metrics (ops/metrics.ts), served at GET /metrics. */
+    metrics: Metrics;
+    /** Named checks behind GET /readyz; background workers register theirs here. */
+    readiness: Readiness;
+    /** Resolves granted secret references at send time (core/secret-refs.ts). */
+    secrets: SecretResolver;
+    /** The event outbox, the guarded client and the delivery worker (webhooks/service.ts). */
+    webhooks: WebhookService;
+    /** Review route dispatches: the seal participant, the send queue and its worker (routing/service.ts). */
+    routing: RoutingService;
+  }
+
+  /** What each capability's `routes(deps)` receives: the app's deps plus its auth requirements. */
+  interface RouteDeps {
+    auth: {
+      /**
+       * interface-spec Authentication 1: X-Service-Key or Authorization: Bearer, of any active
+       * principal; sets c.var.auth. Only for exchanging the key itself (sign-in): a route that acts
+       * on the tenant names its capability with `key` or `keyOrSession`.
+       */
+      apiKey: AuthRequirement<AuthEnv>;
+      /** An API key whose principal holds `capability` within the key's subset (403 otherwise). */
+      key(capability: Capability): AuthRequirement<AuthEnv>;
+      /** The same credential, optional: c.var.auth is undefined for anonymous calls. */
+      optionalApiKey: AuthRequirement<OptionalAuthEnv>;
+      /** interface-spec Authentication 2: the svc_session cookie (and X-CSRF-Token on writes); sets c.var.session. */
+      session: AuthRequirement<SessionEnv>;
+      /**
+       * An API key, or the account session (the console), whose principal holds `capability`;
+       * sets c.var.auth either way (account/people.ts).
+       */
+      keyOrSession(capability: Capability): AuthRequirement<AuthEnv>;
+    };
+    /** The app's own OpenAPI document, generated once on first use (after every route is mounted). */
+    describe(): OpenApiDocument;
+  }
 }
 
 export interface OpenDepsOptions {

@@ -16,7 +16,7 @@
 import type { AuthenticatedContext } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { sealAdminChange } from './admin-receipts.ts';
 import type { PrincipalRecord } from './principals.ts';
 import type { IdentityRecord } from './store.ts';

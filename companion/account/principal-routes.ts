@@ -21,7 +21,7 @@ import { CAPABILITIES, DEFAULT_CAPABILITIES, effectiveCapabilities, generateApiK
 import type { AuthenticatedContext, Capability } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { EvidencePacket, VerifyRequest } from '../evidence/schemas.ts';
 import { viewRecord } from '../evidence/record-view.ts';
 import { ADMIN_ACTIONS, sealAdminChange } from './admin-receipts.ts';

@@ -3,7 +3,7 @@
  * (interface-spec Endpoints, "Other").
  */
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { SANDBOX_ALLOWANCE, signUpSandbox } from './signup.ts';
 
 const SignupRequest = z

@@ -10,7 +10,7 @@ import { ProblemError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../core/openapi.ts';
 import { secureCookie } from '../core/public-origin.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { Usage, usageBody } from '../metering/routes.ts';
 import { UNAVAILABLE_REASONS, createPaymentProvider } from './billing/provider.ts';
 import type { PaymentProvider, UnavailableReason } from './billing/provider.ts';

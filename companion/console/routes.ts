@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 
 export const CONSOLE_CSP = [
   "default-src 'none'",

@@ -10,7 +10,7 @@
  */
 import { createRouter, defineRoute, jsonContent } from '../core/router.ts';
 import type { z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { IntegrationChannel } from '../integrations/channel.ts';
 import { DemoFixtures, WebsiteDemoExport, demoFixtures, websiteDemoExport } from './demo.ts';
 import {

@@ -6,7 +6,7 @@
  */
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
 import type { Signer } from '../core/signer.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 
 export const SIGNER_PLAN_PATH = '/deployment/signer-plan';
 

@@ -8,7 +8,7 @@ import { failedChecks, verifyEvidence } from '../../shared/verify.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { recordBody, viewRecord } from './record-view.ts';
 import { EvidencePacket, SealedRecord, VerifyRequest, VerifyResponse } from './schemas.ts';
 import type { SealedRecordRow } from './store.ts';

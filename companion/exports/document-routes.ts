@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../core/router.ts';
 import { defineRoute, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { DocumentContext, DocumentKind } from './documents.ts';
 import { buildDocument } from './documents.ts';
 import { validationReport } from './validation-report.ts';

@@ -6,7 +6,7 @@
 import { catalogConfig } from '../core/config.ts';
 import { canonicalize } from '../../shared/canonical-json.ts';
 import { sha256Hex } from '../../shared/hash.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../core/app-deps.ts';
 import { aiAcquisition } from './ai-acquisition.ts';
 import { dataCatalog } from './data-catalog.ts';
 import { gatherInputs } from './inputs.ts';

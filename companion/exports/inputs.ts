@@ -5,7 +5,7 @@
  * bytes and a validation run's export digest can be recomputed.
  */
 import { ProblemError } from '../core/errors.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../core/app-deps.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { anchoredCounts } from './anchoring-coverage.ts';
 import { evidenceCoverage } from './coverage.ts';

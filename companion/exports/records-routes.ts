@@ -6,7 +6,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { rfc3339 } from '../core/clock.ts';
 import type { AppEnv } from '../core/router.ts';
 import { defineRoute, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { SealedRecord } from '../evidence/schemas.ts';
 import { anchoredCounts } from './anchoring-coverage.ts';
 import { evidenceCoverage } from './coverage.ts';

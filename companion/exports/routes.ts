@@ -4,7 +4,7 @@
  * it is for owner review and is not an authorization decision or an official approval.
  */
 import { createRouter } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { mountDocumentExports } from './document-routes.ts';
 import { mountRecordExports } from './records-routes.ts';
 import { mountValidation } from './validation-routes.ts';

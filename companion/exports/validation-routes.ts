@@ -7,7 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { ProblemError } from '../core/errors.ts';
 import type { AppEnv } from '../core/router.ts';
 import { defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { documentContext } from './document-routes.ts';
 import { OWNER_REVIEW_NOTICE } from './notice.ts';
 import type { SchemaProfile } from './schema-profiles.ts';

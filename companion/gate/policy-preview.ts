@@ -14,7 +14,7 @@
 import { fieldErrors, jsonPointer } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { DECISIONS } from '../packs/manifest.ts';
 import type { Decision } from '../packs/manifest.ts';
 import { getGatePack } from '../packs/registry.ts';

@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import { PROBLEM_CONTENT_TYPE } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { SealOutcome } from '../evidence/sealer.ts';
 import { gatePacks, getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';

@@ -11,7 +11,7 @@ import { boundedRecord } from '../core/bounds.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { IntegrationChannel, IntegrationInput } from './channel.ts';
 import { secretRefErrors } from './secret-ref-check.ts';
 import type { IntegrationRow } from './store.ts';

@@ -1,6 +1,6 @@
 /** GET /tenant/usage: the tenant's usage ledger (interface-spec "Usage ledger", Limits). */
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { CENTS_PER_CREDIT, SANDBOX_ACTION_ALLOWANCE, USAGE_WARNING_RATIO } from './credits.ts';
 
 export const Usage = z

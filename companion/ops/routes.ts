@@ -9,7 +9,7 @@ import { unauthorized } from '../core/auth.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonContent, problemContent, z } from '../core/router.ts';
 import type { AuthRequirement } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 
 const HealthSchema = z.object({ status: z.literal('ok') }).openapi('Health');
 

@@ -8,7 +8,7 @@
 import { etag } from 'hono/etag';
 import { LAW_RULES_DIGEST, LAW_RULESET } from './law-ruleset/ruleset.ts';
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { BYTES_PER_TOKEN, CENTS_PER_CREDIT, MAX_CREDITS_PER_ACTION, TOKENS_PER_BLOCK } from '../metering/credits.ts';
 import { CLAIM_BOUNDARY, GateManifestSchema, RecordManifestSchema } from './manifest.ts';
 import { gatePacks, recordPacks } from './registry.ts';

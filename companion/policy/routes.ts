@@ -9,7 +9,7 @@
  * refuses raw material. A body that fails either gets one 422 listing every failing path.
  */
 import { createRouter, defineRoute, jsonBody, jsonContent } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { checkPolicy, PolicyDocumentBody, policyProblem } from './document.ts';

@@ -14,7 +14,7 @@ import type { Context } from 'hono';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody, toProblem } from '../core/errors.ts';
 import { errorFields } from '../core/log.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema, validationHook, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { SealOutcome } from '../evidence/sealer.ts';
 import { RecordRequest, RecordResponse, recordProblem } from './schema.ts';
 import type { RecordBody } from './schema.ts';

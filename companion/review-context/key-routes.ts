@@ -15,7 +15,7 @@ import type { AuthContext } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { KEYS_PER_PERSON_MAX, ReviewKeyList, ReviewKeyParam, ReviewKeyRequest, ReviewKeyResponse } from './schema.ts';
 import type { ReviewKeyRow } from './store.ts';
 

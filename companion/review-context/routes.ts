@@ -16,7 +16,7 @@ import { rfc3339 } from '../core/clock.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { FieldError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { assertOpen, assertSubmitter, contextStatus, findPaused, policyMode, recipientKeys } from './context.ts';
 import { requirePerson, reviewKeyRoutes } from './key-routes.ts';
 import {

@@ -7,7 +7,7 @@
  */
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { MIRROR_DIGEST, MIRROR_GRADES, MIRROR_KEYS, MIRROR_RUBRIC, MIRROR_VERIFY_PATH, MIRROR_VERSION } from './mirror.ts';
 import { verifyMirrorSeal } from './mirror-verify.ts';
 import type { MirrorSealInput } from './mirror-verify.ts';

@@ -15,7 +15,7 @@ import type { AuthContext } from '../core/auth.ts';
 import { rfc3339 } from '../core/clock.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { evidenceHref } from '../evidence/sealer.ts';
 import type { SealOutcome, SealRequest } from '../evidence/sealer.ts';
 import { expireReview } from './expiry.ts';

@@ -5,7 +5,7 @@
  * value: only the provider and the resolver's error.
  */
 import type { FieldError } from '../core/errors.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { Readiness } from '../integrations/channel.ts';
 import { secretRefErrors } from '../integrations/secret-ref-check.ts';
 import type { IntegrationRow } from '../integrations/store.ts';

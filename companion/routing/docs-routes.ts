@@ -7,7 +7,7 @@
  * Secret references are named; secret values never appear.
  */
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { IntegrationChannel } from '../integrations/channel.ts';
 import type { IntegrationRow } from '../integrations/store.ts';
 import { webhookChannel } from '../webhooks/channel.ts';

@@ -9,7 +9,7 @@
 import { ProblemError } from '../core/errors.ts';
 import { retryPlan } from '../core/jobs/backoff.ts';
 import { createRouter, defineRoute, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { DISPATCH_QUEUE } from './service.ts';
 import type { DispatchRow } from './store.ts';
 

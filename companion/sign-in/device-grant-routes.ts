@@ -14,7 +14,7 @@ import { ProblemError } from '../core/errors.ts';
 import { createRouter, defineRoute, jsonContent, problemContent, z } from '../core/router.ts';
 import { recordBounds } from '../core/bounds.ts';
 import { signupRateLimit } from '../core/rate-limit.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import {
   DEVICE_CLIENTS,
   DEVICE_CODE_GRANT_TYPE,

@@ -31,7 +31,7 @@ import type { FieldError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../core/openapi.ts';
 import { secureCookie } from '../core/public-origin.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { secretRefErrors } from '../integrations/secret-ref-check.ts';
 import { checkTargetUrl } from '../net/address-policy.ts';
 import { AuthorizationResponseRefused, IdentityProviderFailure, createOidcClients } from './oidc-client.ts';

@@ -8,7 +8,7 @@
 import { ProblemError } from '../core/errors.ts';
 import { retryPlan } from '../core/jobs/backoff.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, problemContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import { TARGET_PATTERN } from '../integrations/routes.ts';
 import type { DeliveryRow, DeliveryStatus } from './store.ts';
 

@@ -5,7 +5,7 @@
  */
 import { etag } from 'hono/etag';
 import { createRouter, defineRoute, jsonContent, z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 
 export const JWKS_PATH = '/.well-known/service-keys.json';
 

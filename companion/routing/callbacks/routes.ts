@@ -24,7 +24,7 @@
 import { boundedRecord } from '../../core/bounds.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError } from '../../core/errors.ts';
 import { createRouter, defineRoute, jsonBody, jsonContent, ProblemSchema, z } from '../../core/router.ts';
-import type { RouteDeps } from '../../deps.ts';
+import type { RouteDeps } from '../../core/app-deps.ts';
 import { IdentityProvider, IdentitySubject } from '../../account/identities.ts';
 import { attributeToPlatformUser } from '../../reviews/reviewer.ts';
 import { submitReviewDecision } from '../../reviews/routes.ts';

@@ -15,7 +15,7 @@ import type { MiddlewareHandler } from 'hono';
 import { ProblemError } from '../../core/errors.ts';
 import { z } from '../../core/router.ts';
 import type { AuthRequirement } from '../../core/router.ts';
-import type { RouteDeps } from '../../deps.ts';
+import type { RouteDeps } from '../../core/app-deps.ts';
 import { signingKeys } from '../../webhooks/delivery.ts';
 import { CHAT_SIGNATURE_HEADER, CHAT_TIMESTAMP_HEADER, SIGNATURE_HEADER, callbackSecretRef } from '../config.ts';
 import type { DispatchChannel } from '../store.ts';
