@@ -20,7 +20,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../core/app-deps.ts';
 import { pragmaValue } from '../core/db.ts';
 import type { Db } from '../core/db.ts';
 import { readMigrations } from '../core/migrations.ts';

@@ -6,7 +6,7 @@
  */
 import type { FieldError } from '../core/errors.ts';
 import type { z } from '../core/router.ts';
-import type { RouteDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/app-deps.ts';
 import type { Tx } from '../core/stores.ts';
 import type { IntegrationRow } from './store.ts';
 
