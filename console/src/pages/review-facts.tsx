@@ -158,7 +158,7 @@ export function ReviewFacts({ record, me }: { record: ReviewRecord; me: Me }) {
           ) : (
             <>
               Digest <code title={digest}>{digest.slice(0, 12)}…</code>
-              {version.loading ? '' : <span class="muted"> (not in this tenant’s policy history)</span>}
+              {version.loading ? '' : version.error ? <span class="muted"> (its version number could not be read)</span> : <span class="muted"> (not in this tenant’s policy history)</span>}
             </>
           )}
           {attestation.context?.pack_version ? (
