@@ -115,6 +115,35 @@ async function closePanel(popup: Page): Promise<void> {
   await popup.locator('.ag-modal').waitFor({ state: 'detached' });
 }
 
+/**
+ * Everything the extension keeps in the profile: every IndexedDB database of its origin (the
+ * background's log and the device key store) and its storage areas, as text.
+ */
+async function extensionStorage(popup: Page): Promise<string> {
+  return popup.evaluate(async () => {
+    const dump: unknown[] = [];
+    for (const { name } of await indexedDB.databases()) {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const req = indexedDB.open(name!);
+        req.onsuccess = () => resolve(req.result);
+        req.onerror = () => reject(req.error);
+      });
+      for (const store of Array.from(db.objectStoreNames)) {
+        const rows = await new Promise<unknown[]>((resolve, reject) => {
+          const req = db.transaction(store).objectStore(store).getAll();
+          req.onsuccess = () => resolve(req.result);
+          req.onerror = () => reject(req.error);
+        });
+        dump.push({ name, store, rows });
+      }
+      db.close();
+    }
+    const api = (globalThis as unknown as { chrome: { storage: Record<string, { get(k: null): Promise<unknown> } | undefined> } }).chrome.storage;
+    for (const area of ['local', 'sync', 'session'] as const) dump.push({ area, items: await api[area]?.get(null) });
+    return JSON.stringify(dump);
+  });
+}
+
 /** The active review key the person's extension registered (its device). */
 async function deviceKeyId(key: string): Promise<string> {
   const keys = await api('/account/me/review-keys', key);
@@ -189,6 +218,11 @@ describe('the extension’s reviewer panel opens the review context', () => {
     expect(await panel.locator('a.ag-record-link').getAttribute('href')).toBe(`${companion.url}/console/#/records/${encodeURIComponent(actionKey)}`);
     expect(await panel.locator('.ag-claim-boundary').textContent()).not.toBe('');
     await screenshot(ritaPopup, 'reviewer-panel-context-opened');
+    // The plaintext lives in the panel only: nothing the extension keeps holds it.
+    const kept = await extensionStorage(ritaPopup);
+    expect(kept).toContain('action-gate-review-device');
+    expect(kept).toContain(companion.url);
+    expect(kept).not.toContain(CANARY);
     // The service holds ciphertext only.
     for (const r of contextRows(actionKey)) expect(r.ct.toString('latin1')).not.toContain(CANARY);
     await closePanel(ritaPopup);
