@@ -13,6 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointOrigin } from '../../companion/anchoring/epochs.ts';
+import { independentEvidence, parseVerifiers } from '../../shared/independent-evidence.ts';
+import { certificatesFromPem } from '../../shared/timestamp.ts';
+import { trustedKeySet } from '../../shared/trusted-keys.ts';
 import { logVerifierKeyText } from '../../shared/witness.ts';
 import { cleanupCompanions } from '../helpers/companion-process.ts';
 import { cleanupAuthorities, startTsa } from '../helpers/loopback-tsa.ts';
@@ -220,4 +223,54 @@ describe('seal-bundle packages carry the epoch’s timestamps and cosignatures',
     expect(json.body.records[0].files).toHaveLength(4);
     expect(json.body.records[0].inclusion_proof.name).toBe('inclusion-proof.json');
   }, 120_000);
+});
+
+describe('independent evidence as the console and the extension check it (shared/independent-evidence.ts)', () => {
+  it('claims a timestamp and a witness only for what verifies on a proof of this record', async () => {
+    const c = await setup();
+    const { action_key } = await seal(c, 10);
+    const keys = trustedKeySet((await c.request('/.well-known/service-keys.json')).body);
+    const proofAt = async () => (await c.request(`/v1/records/${action_key}/inclusion-proof`, { key })).body;
+    expect((await c.request(`/v1/records/${action_key}/inclusion-proof`, { key })).status).toBe(409); // no proof before the close
+
+    // What the service publishes: its TSA roots (PEM) and its witnesses' keys.
+    const published = await c.request('/epochs/verifiers');
+    expect(published.status).toBe(200);
+    expect(published.body.witnesses).toEqual([{ name: witness.name, key: witness.vkey }]);
+    expect(published.body.tsa_roots.flatMap((pem: string) => certificatesFromPem(pem))).toEqual(certificatesFromPem(fs.readFileSync(tsa.caFile, 'utf8')));
+    const verifiers = parseVerifiers(published.body);
+
+    c.clock.set('2025-01-01T11:00:01.000Z');
+    expect((await c.deps.workers.epochs.closeDue()).length).toBeGreaterThan(0);
+    const closed = await proofAt();
+    const own = closed.attestation_hash as string;
+    expect(await independentEvidence(closed, keys, verifiers, own)).toEqual({ proofFailed: [], timestamp: { state: 'awaiting' }, witnesses: null });
+
+    expect(await c.deps.workers.timestamps.worker.tick()).toMatchObject({ succeeded: 1 });
+    expect(await c.deps.workers.witnesses.worker.tick()).toMatchObject({ succeeded: 1 });
+    const proof = await proofAt();
+    const shown = await independentEvidence(proof, keys, verifiers, own);
+    expect(shown).toMatchObject({ proofFailed: [], timestamp: { state: 'verified', by: 'O=Bundle Trust, CN=Bundle TSA' }, witnesses: { state: 'verified', names: [witness.name] } });
+    expect((shown.timestamp as { genTime: string }).genTime).toBe(proof.epoch_header.timestamps[0].gen_time);
+
+    // Another CA's roots: the token is refused, not claimed.
+    const elsewhere = { ...verifiers, tsaRoots: certificatesFromPem(fs.readFileSync(other.caFile, 'utf8')) };
+    expect((await independentEvidence(proof, keys, elsewhere, own)).timestamp).toMatchObject({ state: 'refused', detail: expect.stringContaining('tsa_chain') });
+    // No roots, no keys: only what is present, labelled as unchecked.
+    expect(await independentEvidence(proof, keys, { tsaRoots: [], witnessKeys: [] }, own)).toMatchObject({
+      timestamp: { state: 'present', by: tsa.url },
+      witnesses: { state: 'unchecked', names: [witness.name] },
+    });
+    // A cosignature line edited: the trusted key's line no longer verifies, so the note is refused.
+    const cosigned = proof.epoch_header.cosigned_checkpoint as string;
+    const line = cosigned.trimEnd().split('\n').at(-1)!;
+    const flipped = line.slice(0, -4) + (line.slice(-4, -3) === 'A' ? 'B' : 'A') + line.slice(-3);
+    const edited = { ...proof, epoch_header: { ...proof.epoch_header, cosigned_checkpoint: cosigned.replace(line, flipped) } };
+    expect((await independentEvidence(edited, keys, verifiers, own)).witnesses).toMatchObject({ state: 'refused' });
+    // Tokens and cosignatures pasted onto the proof of another record: nothing is claimed.
+    expect(await independentEvidence(proof, keys, verifiers, 'f'.repeat(64))).toEqual({ proofFailed: ['tenant_inclusion'], timestamp: null, witnesses: null });
+    // A token over another checkpoint (the same token beside an edited checkpoint) fails the header checks first.
+    const moved = { ...proof, epoch_header: { ...proof.epoch_header, checkpoint: String(proof.epoch_header.checkpoint).replace(/\n\d+\n/, '\n999\n') } };
+    expect((await independentEvidence(moved, keys, verifiers, own)).proofFailed).toContain('checkpoint');
+  }, 60_000);
 });
