@@ -13,10 +13,19 @@
  *
  * Checks (RFC 3161 §2.4.2 and §2.3): status granted (a response only), a SignedData token whose
  * content is TSTInfo, the imprint (SHA-256 over exactly those bytes), the nonce when one was
- * sent, the CMS signature (RFC 5652 §5.6), the signer's certificate path to a trusted root
- * valid at genTime (RFC 5280 §6), and the signer's extended key usage: exactly
- * id-kp-timeStamping, critical. Built on pkijs and asn1js with WebCrypto; browser-safe.
- * Hostile input never throws: a malformed token is a failed check.
+ * sent, the CMS signature (RFC 5652 §5.6), the ESS signing-certificate attribute naming the
+ * certificate that signed (RFC 3161 §2.4.1 and RFC 5816 §2.2.1: signingCertificate with a SHA-1
+ * hash or signingCertificateV2 of RFC 5035 with its own hash), the signer certificate valid at
+ * genTime, its path to a trusted root with every certificate valid at genTime (RFC 5280 §6), and
+ * the signer's extended key usage: exactly id-kp-timeStamping, critical. Built on pkijs and
+ * asn1js with WebCrypto; browser-safe. Hostile input never throws: a malformed token is a
+ * failed check.
+ *
+ * Validity is judged at genTime, never at the time of verification: a token stays valid after
+ * its authority's certificate expires (RFC 3161 §4, item 1: tokens made before a TSA retires
+ * its certificate remain valid; archived evidence is verified long after it was stamped).
+ * The trust placed in genTime is the TSA's own statement, signed; an expired or revoked key
+ * could back-date, which is why several authorities may be required (the verifier policy).
  */
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
@@ -34,11 +43,31 @@ const ID_DATA_OID = '1.2.840.113549.1.7.1';
 /** id-kp-timeStamping (RFC 3161 §2.3). */
 export const TIME_STAMPING_OID = '1.3.6.1.5.5.7.3.8';
 const EXT_KEY_USAGE_OID = '2.5.29.37';
+/** id-aa-signingCertificate (RFC 2634 §5.4): ESSCertID with a SHA-1 certHash. */
+const SIGNING_CERTIFICATE_OID = '1.2.840.113549.1.9.16.2.12';
+/** id-aa-signingCertificateV2 (RFC 5035 §3): ESSCertIDv2 with its hash algorithm. */
+const SIGNING_CERTIFICATE_V2_OID = '1.2.840.113549.1.9.16.2.47';
+/** The certHash algorithms accepted, as WebCrypto names them. */
+const CERT_HASHES: Record<string, string> = {
+  '1.3.14.3.2.26': 'SHA-1',
+  [SHA256_OID]: 'SHA-256',
+  '2.16.840.1.101.3.4.2.2': 'SHA-384',
+  '2.16.840.1.101.3.4.2.3': 'SHA-512',
+};
 /** RFC 3161 §3.4 media types. */
 export const TIMESTAMP_QUERY_TYPE = 'application/timestamp-query';
 export const TIMESTAMP_REPLY_TYPE = 'application/timestamp-reply';
 
-export type TimestampCheckName = 'tsa_status' | 'tsa_token' | 'tsa_imprint' | 'tsa_nonce' | 'tsa_signature' | 'tsa_chain' | 'tsa_eku';
+export type TimestampCheckName =
+  | 'tsa_status'
+  | 'tsa_token'
+  | 'tsa_imprint'
+  | 'tsa_nonce'
+  | 'tsa_signature'
+  | 'tsa_ess'
+  | 'tsa_validity'
+  | 'tsa_chain'
+  | 'tsa_eku';
 
 export interface TimestampCheck {
   name: TimestampCheckName;
@@ -178,10 +207,16 @@ export async function verifyTimestampToken(token: Uint8Array, expect: TimestampE
   }
 
   if (!signerCert) {
-    checks.push(notChecked('tsa_chain', 'no signer certificate in the token'), notChecked('tsa_eku', 'no signer certificate in the token'));
+    const why = 'no signer certificate in the token';
+    checks.push(notChecked('tsa_ess', why), notChecked('tsa_validity', why), notChecked('tsa_chain', why), notChecked('tsa_eku', why));
     return done(checks, { genTime: gen, token });
   }
-  checks.push(await chainCheck(signed, signerCert, expect.roots, genTime), ekuCheck(signerCert));
+  checks.push(
+    await essCheck(signed.signerInfos[0]!, signerCert),
+    validityCheck(signerCert, genTime),
+    await chainCheck(signed, signerCert, expect.roots, genTime),
+    ekuCheck(signerCert),
+  );
   return done(checks, { genTime: gen, token, signer: subjectOf(signerCert) });
 }
 
@@ -204,6 +239,105 @@ async function chainCheck(signed: pkijs.SignedData, signer: pkijs.Certificate, r
     const r = e as { resultMessage?: string };
     return fail('tsa_chain', `${subjectOf(signer)} does not chain to a trusted root at genTime ${at.toISOString()}: ${r.resultMessage ?? message(e)}`);
   }
+}
+
+/**
+ * RFC 3161 §2.4.1 (as updated by RFC 5816 §2.2.1): the signer includes, as a signed attribute,
+ * ESS signingCertificate (RFC 2634 §5.4, SHA-1) or signingCertificateV2 (RFC 5035 §3, its hash
+ * named, SHA-256 by default) whose first ESSCertID identifies the certificate that signed. It
+ * binds the signature to that certificate: without it, anyone holding the TSA key could pair
+ * the signature with another certificate issued for the same key (other validity, other key
+ * usage) and the CMS signature would still verify. Each attribute present must name the signer;
+ * its issuerSerial, when present, must be the signer's issuer and serial number.
+ */
+async function essCheck(signerInfo: pkijs.SignerInfo, cert: pkijs.Certificate): Promise<TimestampCheck> {
+  const attrs = signerInfo.signedAttrs?.attributes ?? [];
+  const found = [
+    { version: 'signingCertificate', v2: false, attrs: attrs.filter((a) => a.type === SIGNING_CERTIFICATE_OID) },
+    { version: 'signingCertificateV2', v2: true, attrs: attrs.filter((a) => a.type === SIGNING_CERTIFICATE_V2_OID) },
+  ].filter((f) => f.attrs.length > 0);
+  if (found.length === 0) {
+    return fail('tsa_ess', 'the token has no ESS signingCertificate or signingCertificateV2 signed attribute (RFC 3161 §2.4.1, RFC 5816 §2.2.1)');
+  }
+  let der: Uint8Array;
+  try {
+    der = new Uint8Array(cert.toSchema(true).toBER(false));
+  } catch (e) {
+    return fail('tsa_ess', `the signer certificate cannot be encoded: ${message(e)}`);
+  }
+  const named: string[] = [];
+  for (const f of found) {
+    const attr = f.attrs[0]!;
+    if (f.attrs.length !== 1 || attr.values.length !== 1) return fail('tsa_ess', `${f.version} must appear once with one value (RFC 5652 §11)`);
+    let id: { hashName: string; hash: Uint8Array; issuerSerial?: asn1js.Sequence };
+    try {
+      id = essCertId(attr.values[0], f.v2);
+    } catch (e) {
+      return fail('tsa_ess', `${f.version} is malformed: ${message(e)}`);
+    }
+    const ours = new Uint8Array(await crypto.subtle.digest(id.hashName, buf(der)));
+    if (toHex(ours) !== toHex(id.hash)) {
+      return fail('tsa_ess', `${f.version} names the certificate with ${id.hashName} ${toHex(id.hash)}, not the one that signed (${toHex(ours)})`);
+    }
+    if (id.issuerSerial && !issuerSerialMatches(id.issuerSerial, cert)) {
+      return fail('tsa_ess', `${f.version}'s issuerSerial is not the signer certificate's issuer and serial number`);
+    }
+    named.push(`${f.version} (${id.hashName})`);
+  }
+  return pass('tsa_ess', `${named.join(' and ')} names the certificate that signed`);
+}
+
+/** The first ESSCertID(v2) of a SigningCertificate(V2) value: the one naming the signer. */
+function essCertId(value: unknown, v2: boolean): { hashName: string; hash: Uint8Array; issuerSerial?: asn1js.Sequence } {
+  if (!(value instanceof asn1js.Sequence)) throw new RangeError('not a SEQUENCE');
+  const certs = value.valueBlock.value[0];
+  if (!(certs instanceof asn1js.Sequence) || certs.valueBlock.value.length === 0) throw new RangeError('no ESSCertID');
+  const first = certs.valueBlock.value[0];
+  if (!(first instanceof asn1js.Sequence)) throw new RangeError('ESSCertID is not a SEQUENCE');
+  const parts = [...first.valueBlock.value];
+  let hashName = 'SHA-1';
+  if (v2) {
+    // hashAlgorithm AlgorithmIdentifier DEFAULT {algorithm id-sha256} (RFC 5035 §4).
+    hashName = 'SHA-256';
+    if (parts[0] instanceof asn1js.Sequence) {
+      const alg = new pkijs.AlgorithmIdentifier({ schema: parts.shift() });
+      const named = CERT_HASHES[alg.algorithmId];
+      if (!named) throw new RangeError(`certHash algorithm ${alg.algorithmId.slice(0, 80)} is not one of SHA-1, SHA-256, SHA-384, SHA-512`);
+      hashName = named;
+    }
+  }
+  const hash = parts[0];
+  if (!(hash instanceof asn1js.OctetString)) throw new RangeError('certHash is not an OCTET STRING');
+  const issuerSerial = parts[1];
+  if (issuerSerial !== undefined && !(issuerSerial instanceof asn1js.Sequence)) throw new RangeError('issuerSerial is not a SEQUENCE');
+  return { hashName, hash: new Uint8Array(hash.valueBlock.valueHexView), issuerSerial };
+}
+
+/** IssuerSerial (RFC 5035 §4): a directoryName equal to the certificate's issuer, and its serial number. */
+function issuerSerialMatches(seq: asn1js.Sequence, cert: pkijs.Certificate): boolean {
+  try {
+    const [names, serial] = seq.valueBlock.value;
+    if (!(serial instanceof asn1js.Integer)) return false;
+    if (toHex(stripZeros(new Uint8Array(serial.valueBlock.valueHexView))) !== toHex(stripZeros(new Uint8Array(cert.serialNumber.valueBlock.valueHexView)))) return false;
+    const general = new pkijs.GeneralNames({ schema: names });
+    return general.names.some((n) => n.type === 4 && n.value instanceof pkijs.RelativeDistinguishedNames && n.value.isEqual(cert.issuer));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The signer certificate was valid when the token was made: notBefore ≤ genTime ≤ notAfter
+ * (RFC 5280 §4.1.2.5). Judged at genTime, not now, so a token outlives its certificate (see the
+ * head of this file); a token dated outside the certificate's validity was never a valid token.
+ */
+function validityCheck(cert: pkijs.Certificate, at: Date): TimestampCheck {
+  const from = cert.notBefore.value;
+  const until = cert.notAfter.value;
+  const gen = at.toISOString();
+  if (at.getTime() < from.getTime()) return fail('tsa_validity', `the signer certificate is valid from ${from.toISOString()}, after genTime ${gen}`);
+  if (at.getTime() > until.getTime()) return fail('tsa_validity', `the signer certificate expired ${until.toISOString()}, before genTime ${gen}`);
+  return pass('tsa_validity', `the signer certificate (${from.toISOString()} to ${until.toISOString()}) was valid at genTime ${gen}`);
 }
 
 /** RFC 3161 §2.3: one extended key usage extension, critical, holding only id-kp-timeStamping. */

@@ -3,12 +3,15 @@
  * certificate made in the test (test/helpers/loopback-tsa.ts). Every check fails on its own
  * kind of bad token: another digest (tsa_imprint), another nonce (tsa_nonce), a flipped
  * signature byte (tsa_signature), an authority under another root (tsa_chain), a signer
- * certificate without the timeStamping key usage (tsa_eku), a refused request (tsa_status).
+ * certificate without the timeStamping key usage (tsa_eku), a refused request (tsa_status), no
+ * ESS signing-certificate attribute or one naming another certificate (tsa_ess), a TSA
+ * certificate expired or not yet valid at genTime (tsa_validity); a token outlives its
+ * certificate. Bad tokens are made by openssl (./../helpers/tsa-certificates.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import * as pkijs from 'pkijs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   certificatesFromPem,
   newNonce,
@@ -19,6 +22,7 @@ import {
   verifyTimestampToken,
 } from '../../shared/timestamp.ts';
 import { TSA_CERT_SERIAL, cleanupAuthorities, makeAuthority, openssl } from '../helpers/loopback-tsa.ts';
+import { cmsSignedToken, issueTsaCertificate, replyWith, rootWithValidity } from '../helpers/tsa-certificates.ts';
 
 type Authority = Awaited<ReturnType<typeof makeAuthority>>;
 let tsa: Authority;
@@ -39,6 +43,17 @@ async function stamp(data = body, nonce = newNonce(), by = tsa) {
   return { response, nonce };
 }
 
+/** A token over the checkpoint body from the trusted authority, checked to verify. */
+async function realToken(): Promise<Uint8Array> {
+  const { response, nonce } = await stamp();
+  const r = await verifyTimeStampResponse(response, { data: body, nonce, roots });
+  expect(r.verified).toBe(true);
+  return r.token!;
+}
+
+const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000);
+const aroundNow = () => ({ notBefore: daysFromNow(-1), notAfter: daysFromNow(30) });
+
 const failed = (r: { checks: { name: string; ok: boolean }[] }) => r.checks.filter((c) => !c.ok).map((c) => c.name);
 
 describe('timestamped bytes', () => {
@@ -58,6 +73,8 @@ describe('verifyTimeStampResponse', () => {
       ['tsa_imprint', true],
       ['tsa_nonce', true],
       ['tsa_signature', true],
+      ['tsa_ess', true],
+      ['tsa_validity', true],
       ['tsa_chain', true],
       ['tsa_eku', true],
     ]);
@@ -123,20 +140,90 @@ describe('verifyTimestampToken', () => {
   });
 
   it('fails tsa_eku when the signer certificate lacks a critical timeStamping key usage', async () => {
-    const { response, nonce } = await stamp();
-    const token = (await verifyTimeStampResponse(response, { data: body, nonce, roots })).token!;
-    // The same TSA key and serial re-issued by the same CA with a non-critical, server-auth
-    // extended key usage: the signature and chain still verify, only the key usage is wrong.
-    const ext = path.join(tsa.dir, 'bad-eku.cnf');
-    fs.writeFileSync(ext, '[ bad ]\nbasicConstraints = critical, CA:FALSE\nextendedKeyUsage = serverAuth\n');
-    const cert = path.join(tsa.dir, 'bad-eku.crt');
-    await openssl([
-      'x509', '-req', '-in', path.join(tsa.dir, 'tsa.csr'), '-CA', tsa.caFile, '-CAkey', path.join(tsa.dir, 'ca.key'),
-      '-set_serial', String(TSA_CERT_SERIAL), '-days', '30', '-extfile', ext, '-extensions', 'bad', '-out', cert,
-    ]);
-    const swapped = withSignerCertificate(token, certificatesFromPem(fs.readFileSync(cert, 'utf8'))[0]!);
-    const r = await verifyTimestampToken(swapped, { data: body, roots });
+    // openssl ts -reply will not sign with such a certificate; openssl cms signs the TSTInfo of
+    // a real token with the same TSA key under a certificate for server authentication, with
+    // the ESS attribute naming it (-cades), so only the key usage is wrong.
+    const token = await realToken();
+    const cert = await issueTsaCertificate(tsa, { ...aroundNow(), extensions: 'server_ext', serial: 0x2001 });
+    const r = await verifyTimestampToken(await cmsSignedToken(tsa, token, { signerCert: cert, cades: true }), { data: body, roots });
     expect(failed(r)).toEqual(['tsa_eku']);
+    // The same signing under the TSA's own certificate passes every check.
+    const good = await verifyTimestampToken(await cmsSignedToken(tsa, token, { signerCert: tsa.tsaCertFile, cades: true }), { data: body, roots });
+    expect(good.checks.filter((c) => !c.ok)).toEqual([]);
+  });
+
+  it('fails tsa_ess when the token has no ESS signing-certificate attribute', async () => {
+    const token = await realToken();
+    const r = await verifyTimestampToken(await cmsSignedToken(tsa, token, { signerCert: tsa.tsaCertFile, cades: false }), { data: body, roots });
+    expect(failed(r)).toEqual(['tsa_ess']);
+    expect(r.checks.find((c) => c.name === 'tsa_ess')!.detail).toMatch(/no ESS signingCertificate/);
+  });
+
+  it('fails tsa_ess when the attribute names another certificate than the one that signed', async () => {
+    // The TSA key and serial re-issued by the same CA, a valid timeStamping certificate in every
+    // other respect: put in the token's certificates, the signature still verifies, but the
+    // signed ESS attribute names the original certificate by its hash.
+    const token = await realToken();
+    const reissued = await issueTsaCertificate(tsa, { ...aroundNow(), serial: TSA_CERT_SERIAL });
+    const swapped = withSignerCertificate(token, certificatesFromPem(fs.readFileSync(reissued, 'utf8'))[0]!);
+    const r = await verifyTimestampToken(swapped, { data: body, roots });
+    expect(failed(r)).toEqual(['tsa_ess']);
+    expect(r.checks.find((c) => c.name === 'tsa_ess')!.detail).toMatch(/signingCertificateV2 names the certificate with SHA-256 [0-9a-f]{64}, not the one that signed/);
+  });
+
+  it('accepts the SHA-1 signingCertificate (v1) naming the signer, and refuses it naming another', async () => {
+    const nonce = newNonce();
+    const response = await replyWith(tsa, timeStampRequest(body, nonce), { essAlg: 'sha1' });
+    const r = await verifyTimeStampResponse(response, { data: body, nonce, roots });
+    expect(r.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(r.checks.find((c) => c.name === 'tsa_ess')!.detail).toMatch(/^signingCertificate \(SHA-1\)/);
+    const reissued = await issueTsaCertificate(tsa, { ...aroundNow(), serial: TSA_CERT_SERIAL });
+    const swapped = withSignerCertificate(r.token!, certificatesFromPem(fs.readFileSync(reissued, 'utf8'))[0]!);
+    expect(failed(await verifyTimestampToken(swapped, { data: body, roots }))).toEqual(['tsa_ess']);
+  });
+
+  it('fails tsa_validity (and the path, tsa_chain) for a token signed after the TSA certificate expired', async () => {
+    const cert = await issueTsaCertificate(tsa, { notBefore: daysFromNow(-30), notAfter: daysFromNow(-1), serial: 0x2002 });
+    const nonce = newNonce();
+    const r = await verifyTimeStampResponse(await replyWith(tsa, timeStampRequest(body, nonce), { signerCert: cert }), { data: body, nonce, roots });
+    expect(failed(r)).toEqual(['tsa_validity', 'tsa_chain']);
+    expect(r.checks.find((c) => c.name === 'tsa_validity')!.detail).toMatch(/the signer certificate expired .*, before genTime/);
+  });
+
+  it('fails tsa_validity (and tsa_chain) for a token signed before the TSA certificate is valid', async () => {
+    const cert = await issueTsaCertificate(tsa, { notBefore: daysFromNow(1), notAfter: daysFromNow(30), serial: 0x2003 });
+    const nonce = newNonce();
+    const r = await verifyTimeStampResponse(await replyWith(tsa, timeStampRequest(body, nonce), { signerCert: cert }), { data: body, nonce, roots });
+    expect(failed(r)).toEqual(['tsa_validity', 'tsa_chain']);
+    expect(r.checks.find((c) => c.name === 'tsa_validity')!.detail).toMatch(/the signer certificate is valid from .*, after genTime/);
+  });
+
+  it('fails tsa_chain alone when the root was not valid at genTime, the TSA certificate itself being valid', async () => {
+    const dated = await rootWithValidity(tsa, daysFromNow(-30), daysFromNow(-1));
+    const nonce = newNonce();
+    const response = await replyWith(tsa, timeStampRequest(body, nonce), { signerCert: dated.tsaCert });
+    const r = await verifyTimeStampResponse(response, { data: body, nonce, roots: certificatesFromPem(fs.readFileSync(dated.caFile, 'utf8')) });
+    expect(failed(r)).toEqual(['tsa_chain']);
+  });
+
+  it('keeps a token valid after its TSA certificate has expired: validity is judged at genTime, not now', async () => {
+    // A TSA certificate that ends in two days; the token is made now, while it is valid.
+    const notAfter = daysFromNow(2);
+    const cert = await issueTsaCertificate(tsa, { notBefore: daysFromNow(-1), notAfter, serial: 0x2004 });
+    const nonce = newNonce();
+    const r = await verifyTimeStampResponse(await replyWith(tsa, timeStampRequest(body, nonce), { signerCert: cert }), { data: body, nonce, roots });
+    expect(r.verified).toBe(true);
+    // A verifier a year later, when the TSA certificate has long expired, still accepts it.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(daysFromNow(365));
+      expect(Date.now()).toBeGreaterThan(notAfter.getTime());
+      const later = await verifyTimestampToken(r.token!, { data: body, roots });
+      expect(later.checks.filter((c) => !c.ok)).toEqual([]);
+      expect(later.verified).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('reports a malformed token as tsa_token', async () => {
