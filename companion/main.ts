@@ -20,6 +20,7 @@ import { startServer } from './core/server.ts';
 import { settingProblems } from './core/settings-check.ts';
 import { SERVICE_VERSION } from './core/version.ts';
 import { closeDeps, openDeps } from './deps.ts';
+import { hotPathFront } from './http/hot-path.ts';
 
 const USAGE = `usage: npm start -- [options]      (or: node dist/companion/main.js [options])
 
@@ -58,7 +59,9 @@ async function main(): Promise<void> {
   const log = createJsonLogger({ level: config.logLevel });
   const deps = await openDeps(config, { log, processMetrics: true });
   const app = createApp(deps);
-  const running = await startServer(app, { host: config.host, port: config.port, graceMs: config.shutdownGraceMs, log });
+  // The gate, proposed-action and record routes are answered in front of the app (http/hot-path.ts).
+  const front = hotPathFront(deps);
+  const running = await startServer(app, { host: config.host, port: config.port, graceMs: config.shutdownGraceMs, log, front });
   await deps.lifecycle.start();
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals) => {

@@ -5,7 +5,7 @@
  */
 import { getRequestListener, serve } from '@hono/node-server';
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ProblemError, problemBody, toProblem } from './errors.ts';
@@ -31,10 +31,13 @@ export interface StartServerOptions {
   port: number;
   graceMs: number;
   log: Logger;
+  /** A listener in front of the app's, handed the app's for what it does not answer (http/hot-path.ts). */
+  front?: (app: RequestListener) => RequestListener;
 }
 
 export function startServer(app: FetchApp, options: StartServerOptions): Promise<RunningServer> {
   const { log } = options;
+  const front = options.front ?? ((app: RequestListener) => app);
   let closing = false;
   // Last line of defence: the app's onError already answers problem+json; should that ever
   // throw, still answer problem+json rather than the adapter's bare 500.
@@ -54,7 +57,7 @@ export function startServer(app: FetchApp, options: StartServerOptions): Promise
         port: options.port,
         // serve() has no errorHandler option, so build its server with a listener that has one.
         createServer: ((serverOptions: object) =>
-          createServer(serverOptions, getRequestListener(fetch, { hostname: options.host, errorHandler: answerRequestError }))) as typeof createServer,
+          createServer(serverOptions, front(getRequestListener(fetch, { hostname: options.host, errorHandler: answerRequestError })))) as typeof createServer,
       },
       (info: AddressInfo) => {
         const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
