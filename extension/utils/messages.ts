@@ -8,6 +8,7 @@ import type { AdapterId, SiteAdapter } from './adapters/definitions.ts';
 import { browser } from './browser.ts';
 import type { DecisionEntry, IncidentEntry, KeyAlarm, PinnedKey, ReviewReceiptEntry, ReviewStatus } from './db.ts';
 import type { RedactionKind } from './redact.ts';
+import type { IndependentEvidence } from '../../shared/independent-evidence.ts';
 import type { PasteRule, Role } from './settings.ts';
 
 export interface MessageTable {
@@ -46,6 +47,8 @@ export interface MessageTable {
   'reviews.registerKey': (req: { public_key: string; label: string }) => ReviewKeyView;
   /** Reviewer: the ciphertext sealed to one of the person's device keys (GET /v1/reviews/{action_key}/context); opened in the popup. */
   'reviews.context': (req: { action_key: string; key_id: string }) => ReviewContextCiphertext;
+  /** Extension pages: the independent evidence (timestamps, cosignatures) of recent records, checked here; null while a record's epoch is open. */
+  'decisions.independent': (req: { action_keys: string[] }) => Record<string, IndependentEvidence | null>;
   /** Extension pages: the local log as JSON. */
   'log.export': (req: Record<string, never>) => LogExport;
 }
@@ -67,6 +70,7 @@ export const EXTENSION_PAGE_ONLY: ReadonlySet<MessageType> = new Set<MessageType
   'reviews.keys',
   'reviews.registerKey',
   'reviews.context',
+  'decisions.independent',
   'log.export',
 ]);
 

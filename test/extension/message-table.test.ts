@@ -40,6 +40,7 @@ const ALL: { [K in keyof MessageTable]: true } = {
   'reviews.keys': true,
   'reviews.registerKey': true,
   'reviews.context': true,
+  'decisions.independent': true,
   'log.export': true,
 };
 

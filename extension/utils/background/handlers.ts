@@ -18,6 +18,8 @@ import { fetchUsage, listPacks, testConnection } from './connection.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { CLIENT_NONCE, submitGate } from './gate-client.ts';
 import { KeyPins, JWKS_PATH } from './key-pins.ts';
+import { INDEPENDENT_MAX_KEYS, independentEvidenceFor } from './evidence.ts';
+import type { IndependentEvidence } from '../../../shared/independent-evidence.ts';
 import { gradingMirror, pendingReviews, postReview, reviewReasons, reviewStatus } from './review-client.ts';
 import { withdrawReviewContext } from './review-context.ts';
 import { fetchReviewContext, listReviewKeys, registerReviewKey, reviewRecord } from './review-record.ts';
@@ -150,6 +152,16 @@ export function createHandlers(svc: BackgroundServices) {
 
     // The ciphertext passes through to the popup, which opens it; nothing of it is stored here.
     'reviews.context': async ({ action_key, key_id }) => fetchReviewContext(svc.api(await requireReviewer(svc)), action_key, key_id),
+
+    'decisions.independent': async ({ action_keys }) => {
+      if (!Array.isArray(action_keys) || action_keys.length > INDEPENDENT_MAX_KEYS || !action_keys.every((k) => typeof k === 'string' && k.length <= 200)) {
+        throw new Error(`decisions.independent: expected up to ${INDEPENDENT_MAX_KEYS} action keys`);
+      }
+      const deps = { api: svc.api(await svc.loadSettings()), pins: svc.pins };
+      const found: Record<string, IndependentEvidence | null> = {};
+      for (const k of action_keys) found[k] = await independentEvidenceFor(deps, k);
+      return found;
+    },
 
     'log.export': async () => svc.log.export(svc.now()),
   } satisfies HandlerTable;
