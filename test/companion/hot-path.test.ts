@@ -67,12 +67,13 @@ function build(r: Req, key: string | undefined): Buffer {
 
 let ctx: TestContext;
 let key: string;
+let tenantId: string;
 let plain: RunningServer;
 let hot: RunningServer;
 
 beforeAll(async () => {
   ctx = await createTestContext({ env: { SVC_MAX_BODY_BYTES: '65536' } });
-  ({ apiKey: key } = await ctx.signup());
+  ({ apiKey: key, tenantId } = await ctx.signup());
   const options = { host: '127.0.0.1', port: 0, graceMs: 1000, log: ctx.log };
   plain = await startServer(ctx.app, options);
   hot = await startServer(ctx.app, { ...options, front: hotPathFront(ctx.deps) });
@@ -223,5 +224,68 @@ describe('the hot path answers exactly as the app', () => {
     expect(b.status).toBe(201);
     expect(b.head.replace(/hot-path-test-\d+/, 'ID').replace(/content-length: \d+/i, '')).toBe(a.head.replace(/hot-path-test-\d+/, 'ID').replace(/content-length: \d+/i, ''));
     expect(Object.keys(JSON.parse(b.body))).toEqual(Object.keys(JSON.parse(a.body)));
+  });
+});
+
+describe("the app's middleware for these routes, on the hot path", () => {
+  const post = (port: number, path: string, body: unknown, k: string | undefined, headers: Record<string, string> = {}) =>
+    send(port, build({ path, body: json(body), headers }, k));
+
+  it('logs one access line and counts the request under its route pattern, with the tenant', async () => {
+    const metric = async () => {
+      const text = (await ctx.request('/metrics')).text;
+      const line = text.split('\n').find((l) => l.startsWith('svc_http_requests_total{') && l.includes('route="/education/proposed-action"') && l.includes('status="201"'));
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    };
+    const before = await metric();
+    const res = await post(hot.port, '/education/proposed-action', gateBody('education', { pack: undefined }), key);
+    expect(res.status, res.body).toBe(201);
+    const id = res.headers.get('x-request-id')!;
+    const lines = ctx.log.entries.filter((e) => e.message === 'request' && e.fields.request_id === id);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.fields).toMatchObject({ method: 'POST', route: '/education/proposed-action', status: 201, tenant_id: expect.stringMatching(/^ten_/) });
+    expect(await metric()).toBe(before + 1);
+  });
+
+  it('replaces an X-Request-Id that is not an opaque token, and keeps one that is', async () => {
+    const replaced = await post(hot.port, '/v1/gate', {}, key, { 'x-request-id': 'bad id!' });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^req_[0-9A-Z]{26}$/);
+    expect(JSON.parse(replaced.body).request_id).toBe(replaced.headers.get('x-request-id'));
+  });
+
+  it("refuses a key without the route's capability, records a key's last use, and refuses a revoked key at once", async () => {
+    const { signIn } = await import('./account-helpers.ts');
+    const owner = await signIn(ctx, key);
+    const narrow = await owner.request('/account/api-keys', { json: { capabilities: ['records:read'] } });
+    expect(narrow.status, narrow.text).toBe(201);
+    const [a, b] = [await post(plain.port, '/v1/gate', gateBody('law'), narrow.body.api_key), await post(hot.port, '/v1/gate', gateBody('law'), narrow.body.api_key)];
+    expect(b.status).toBe(403);
+    expect(b.head.replace(/hot-path-test-\d+/, 'ID')).toBe(a.head.replace(/hot-path-test-\d+/, 'ID'));
+    expect(b.body.replace(/hot-path-test-\d+/, 'ID')).toBe(a.body.replace(/hot-path-test-\d+/, 'ID'));
+
+    const minted = await owner.request('/account/api-keys', { json: {} });
+    const secret = minted.body.api_key as string;
+    const lastUse = async () => ((await owner.request('/account/api-keys')).body.keys as { id: string; last_used_at: string | null }[]).find((k) => k.id === minted.body.key.id)!.last_used_at;
+    expect(await lastUse()).toBeNull();
+    expect((await post(hot.port, '/v1/record', recordBody(), secret)).status).toBe(201);
+    expect(await lastUse()).not.toBeNull();
+
+    // Revoked through the account API; and a second key revoked by another connection to the
+    // same database (another process's), which this process hears of only through the
+    // credential version.
+    const revoked = await owner.request(`/account/api-keys/${minted.body.key.id}/revoke`, { method: 'POST' });
+    expect(revoked.status, revoked.text).toBe(200);
+    expect((await post(hot.port, '/v1/gate', gateBody('law'), secret)).status).toBe(401);
+    const second = await owner.request('/account/api-keys', { json: {} });
+    expect((await post(hot.port, '/v1/gate', gateBody('law'), second.body.api_key)).status).toBe(201);
+    const other = await createTestContext({ dataDir: ctx.dataDir });
+    try {
+      expect(await other.store.tenants.revokeApiKey(tenantId, second.body.key.id, '2025-01-01T00:00:00.000Z')).toBe(true);
+    } finally {
+      await other.close();
+    }
+    const refused = await post(hot.port, '/v1/gate', gateBody('law'), second.body.api_key);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="svc", error="invalid_token"');
   });
 });
