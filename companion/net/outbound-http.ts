@@ -1,7 +1,8 @@
 /**
  * The one HTTP client for every request the service sends to a tenant-supplied URL
- * (interface-spec Events rule 7, DESIGN.md §5). Webhook deliveries use it; review-route
- * dispatches must too.
+ * (interface-spec Events rule 7, DESIGN.md §5): webhook deliveries, review-route dispatches,
+ * timestamp authorities, witnesses and identity providers (sign-in/oidc-fetch.ts adapts it
+ * to the fetch openid-client calls).
  *
  * - The URL is checked first (address-policy.ts): https only (http only to loopback under the
  *   operator setting), no credentials, an IP-literal host must be public.
@@ -63,12 +64,25 @@ export interface OutboundRequest {
   signal?: AbortSignal;
 }
 
+/** Any request, for a client that reads the answer's headers too (an identity provider's discovery and keys). */
+export interface OutboundExchange extends Omit<OutboundRequest, 'body'> {
+  method: 'GET' | 'POST';
+  body?: string | Uint8Array;
+}
+
 export interface OutboundResponse {
   status: number;
   /** The first bytes of the answer, at most maxResponseBytes. */
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
   /** The Retry-After header as sent, if any (the one header a sender acts on: RFC 9110 §10.2.3). */
   retryAfter?: string;
+  /** Set when the answer was longer than maxResponseBytes and only its first bytes were read. */
+  truncated?: true;
+}
+
+export interface OutboundAnswer extends OutboundResponse {
+  /** The answer's headers as undici hands them over (lower-case names). */
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export const OUTBOUND_DEFAULTS = { connectTimeoutMs: 3_000, readTimeoutMs: 10_000, maxResponseBytes: 64 * 1024 } as const;
@@ -78,6 +92,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 export interface OutboundHttp {
   /** POSTs the exact body bytes; resolves with any HTTP status, rejects with OutboundError. */
   post(req: OutboundRequest): Promise<OutboundResponse>;
+  /** The same guards for any method, with the answer's headers. */
+  send(req: OutboundExchange): Promise<OutboundAnswer>;
   close(): Promise<void>;
 }
 
@@ -133,34 +149,31 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
         }
         return connector(opts, callback);
       };
-      return new Agent({
-          connect,
-          headersTimeout: readTimeoutMs,
-          bodyTimeout: readTimeoutMs,
-          keepAliveTimeout: 4_000,
-          connections: 64,
-        });
+      return new Agent({ connect, headersTimeout: readTimeoutMs, bodyTimeout: readTimeoutMs, keepAliveTimeout: 4_000, connections: 64 });
     }));
 
-  return {
-    async post(req) {
-      const target = checkTargetUrl(req.url, rules);
-      if (!target.ok) throw new OutboundError(target.code, target.reason);
-      const dispatcher = await undici();
-      return new Promise((resolve, reject) => {
-        const { url } = target;
-        const signal = req.signal;
-        const exchange = new Exchange(maxResponseBytes, (err, res) => {
-          signal?.removeEventListener('abort', onAbort);
-          if (err) reject(toOutboundError(err));
-          else resolve(res!);
-        });
-        const onAbort = () => exchange.abort(signal!.reason as Error);
-        if (signal?.aborted) return exchange.abort(signal.reason as Error);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers: req.headers, body: req.body }, exchange);
+  async function send(req: OutboundExchange): Promise<OutboundAnswer> {
+    const target = checkTargetUrl(req.url, rules);
+    if (!target.ok) throw new OutboundError(target.code, target.reason);
+    const dispatcher = await undici();
+    return new Promise((resolve, reject) => {
+      const { url } = target;
+      const signal = req.signal;
+      const exchange = new Exchange(maxResponseBytes, (err, res) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (err) reject(toOutboundError(err));
+        else resolve(res!);
       });
-    },
+      const onAbort = () => exchange.abort(signal!.reason as Error);
+      if (signal?.aborted) return exchange.abort(signal.reason as Error);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: req.method, headers: req.headers, body: req.body ?? null }, exchange);
+    });
+  }
+
+  return {
+    post: (req) => send({ ...req, method: 'POST' }),
+    send,
     async close() {
       if (agent) await (await agent).close();
     },
@@ -175,16 +188,18 @@ export function createOutboundHttp(options: OutboundHttpOptions): OutboundHttp {
  */
 class Exchange implements Dispatcher.DispatchHandler {
   readonly #cap: number;
-  readonly #done: (err: unknown, res?: OutboundResponse) => void;
+  readonly #done: (err: unknown, res?: OutboundAnswer) => void;
   #controller: Dispatcher.DispatchController | undefined;
   #abortReason: Error | undefined;
   #status = 0;
   #retryAfter: string | undefined;
+  #headers: Record<string, string | string[] | undefined> = {};
+  #truncated = false;
   #chunks: Uint8Array[] = [];
   #size = 0;
   #settled = false;
 
-  constructor(cap: number, done: (err: unknown, res?: OutboundResponse) => void) {
+  constructor(cap: number, done: (err: unknown, res?: OutboundAnswer) => void) {
     this.#cap = cap;
     this.#done = done;
   }
@@ -204,6 +219,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // 1xx answers come before the final one (RFC 9110 §15.2); only the final status counts.
     this.#status = statusCode;
+    this.#headers = headers;
     const retryAfter = headers['retry-after'];
     this.#retryAfter = typeof retryAfter === 'string' ? retryAfter.slice(0, 64) : undefined;
   }
@@ -214,6 +230,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#chunks.push(chunk.subarray(0, room));
     this.#size += Math.min(room, chunk.length);
     if (chunk.length > room) {
+      this.#truncated = true;
       // Stop reading: the status is what counts, and a huge answer must not cost memory.
       this.#finish(null);
       controller.abort(new Error('answer longer than the cap; the rest is not read'));
@@ -235,7 +252,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     const body = new Uint8Array(this.#size);
     let at = 0;
     for (const c of this.#chunks) (body.set(c, at), (at += c.length));
-    this.#done(null, { status: this.#status, body, ...(this.#retryAfter !== undefined ? { retryAfter: this.#retryAfter } : {}) });
+    this.#done(null, {
+      status: this.#status,
+      body,
+      headers: this.#headers,
+      ...(this.#retryAfter !== undefined ? { retryAfter: this.#retryAfter } : {}),
+      ...(this.#truncated ? { truncated: true as const } : {}),
+    });
   }
 }
 

@@ -1,20 +1,14 @@
 /**
- * The HTTP client openid-client uses for an identity provider (its `customFetch`): the issuer is
- * a tenant-supplied URL, so every request meets the same address rules as webhook deliveries
- * (net/address-policy.ts, interface-spec Events rule 7): https only (http only to a loopback
- * literal under SVC_WEBHOOK_ALLOW_LOOPBACK), an IP-literal host must be public, and every address
- * a name resolves to is checked by the connector's own lookup, so the socket connects to exactly
- * the address checked (no DNS-rebinding window). Redirects are not followed, answers are capped.
- *
- * net/outbound-http.ts sends POSTs and hands back status and body only; discovery and the JWKS
- * are GETs and openid-client reads the answer's headers, so this client asks undici directly
- * with the same guards and hands openid-client a standard Response.
+ * The fetch openid-client calls for an identity provider (its `customFetch`), over the one
+ * guarded outbound client (net/outbound-http.ts): the issuer is a tenant-supplied URL, so
+ * discovery, the JWKS and the token request meet the same address rules as webhook deliveries
+ * (interface-spec Events rule 7): https only (http only to a loopback literal under
+ * SVC_WEBHOOK_ALLOW_LOOPBACK), an IP-literal host must be public, and every address a name
+ * resolves to is checked by the connector's own lookup, so the socket connects to exactly the
+ * address checked (no DNS-rebinding window). Redirects are not followed; answers are capped.
  */
-import dns from 'node:dns';
-import type { LookupAddress } from 'node:dns';
-import type { Agent } from 'undici';
-import { checkAddress, checkTargetUrl } from '../net/address-policy.ts';
-import type { AddressRules } from '../net/address-policy.ts';
+import { createOutboundHttp, OutboundError } from '../net/outbound-http.ts';
+import type { OutboundHttpOptions } from '../net/outbound-http.ts';
 
 /** Discovery documents, JWKS and token answers are small; anything larger is not one. */
 const MAX_RESPONSE_BYTES = 256 * 1024;
@@ -24,63 +18,32 @@ export type GuardedFetch = (url: string, init: { method?: string; headers?: Head
 
 export class IdentityProviderUnreachable extends Error {}
 
-export function createGuardedFetch(rules: AddressRules, resolve: (host: string) => Promise<LookupAddress[]> = (h) => dns.promises.lookup(h, { all: true, verbatim: true })): GuardedFetch & { close(): Promise<void> } {
-  let agent: Promise<Agent> | undefined;
-  const dispatcher = () =>
-    (agent ??= import('undici').then(({ Agent }) => {
-      const lookup = (hostname: string, opts: { all?: boolean }, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
-        resolve(hostname).then(
-          (addresses) => {
-            const refused = addresses.length === 0 ? 'no addresses' : addresses.map((a) => checkAddress(a.address, rules)).find((v) => !v.ok);
-            if (refused) return callback(Object.assign(new Error(`${hostname} is not allowed`), { code: 'ESVCADDRESS' }), []);
-            if (opts.all) callback(null, addresses);
-            else callback(null, addresses[0]!.address, addresses[0]!.family);
-          },
-          (err: NodeJS.ErrnoException) => callback(err, []),
-        );
-      };
-      return new Agent({ connect: { timeout: TIMEOUT_MS, lookup: lookup as never, rejectUnauthorized: true }, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
-    }));
+export function createGuardedFetch(options: OutboundHttpOptions): GuardedFetch & { close(): Promise<void> } {
+  const http = createOutboundHttp({ connectTimeoutMs: TIMEOUT_MS, readTimeoutMs: TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES, ...options });
 
   const guarded: GuardedFetch = async (url, init) => {
-    const target = checkTargetUrl(url, rules);
-    if (!target.ok) throw new IdentityProviderUnreachable(`the identity provider's URL is not allowed: ${target.code}`);
-    const { request } = await import('undici');
+    const method = (init.method ?? 'GET').toUpperCase();
+    if (method !== 'GET' && method !== 'POST') throw new IdentityProviderUnreachable(`an identity provider is not sent ${method} requests`);
     const headers: Record<string, string> = {};
     new Headers(init.headers as HeadersInit).forEach((value, name) => (headers[name] = value));
+    const body = init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : init.body instanceof URLSearchParams ? init.body.toString() : (init.body as Uint8Array);
     let res;
     try {
-      res = await request(target.url, {
-        method: (init.method ?? 'GET') as 'GET',
-        headers,
-        body: init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : init.body instanceof URLSearchParams ? init.body.toString() : (init.body as Uint8Array),
-        dispatcher: await dispatcher(),
-        signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS),
-      });
+      res = await http.send({ method, url, headers, ...(body !== undefined ? { body } : {}), signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS) });
     } catch (err) {
+      if (err instanceof OutboundError && (err.code === 'address_not_allowed' || err.code === 'scheme_not_allowed' || err.code === 'invalid_url' || err.code === 'credentials_in_url')) {
+        throw new IdentityProviderUnreachable(`the identity provider's address is not allowed: ${err.code}`, { cause: err });
+      }
       throw new IdentityProviderUnreachable('the identity provider could not be reached', { cause: err });
     }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Uint8Array).length;
-      if (size > MAX_RESPONSE_BYTES) {
-        res.body.destroy();
-        throw new IdentityProviderUnreachable('the identity provider answered more than this service reads');
-      }
-      chunks.push(chunk as Uint8Array);
-    }
+    if (res.truncated) throw new IdentityProviderUnreachable('the identity provider answered more than this service reads');
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
       if (value === undefined) continue;
       for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
     }
-    const noBody = res.statusCode === 204 || res.statusCode === 304;
-    return new Response(noBody ? null : Buffer.concat(chunks), { status: res.statusCode, headers: out });
+    const noBody = res.status === 204 || res.status === 304;
+    return new Response(noBody ? null : res.body, { status: res.status, headers: out });
   };
-  return Object.assign(guarded, {
-    async close() {
-      if (agent) await (await agent).close();
-    },
-  });
+  return Object.assign(guarded, { close: () => http.close() });
 }
