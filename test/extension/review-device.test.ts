@@ -115,7 +115,7 @@ describe('opening the context sealed to this device', () => {
     expect(record.policy_digest).toMatch(/^[0-9a-f]{64}$/);
     expect(record.approved_by).toEqual([]);
     expect(record.claim_boundary).toEqual(expect.any(String));
-    expect(record.record_url).toBe(`${COMPANION_URL}/console/#/records/${encodeURIComponent(actionKey)}`);
+    expect(record.record_url).toBe(`${COMPANION_URL}/console#/records/${encodeURIComponent(actionKey)}`);
 
     const state = await loadReviewContext(actionKey, record.payload_hash, ports, store);
     expect(state.kind).toBe('opened');

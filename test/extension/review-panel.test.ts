@@ -46,7 +46,7 @@ const RECORD: ReviewRecordView = {
   paused_by: 'law.citation-check',
   claim_boundary: 'Evidence of a decision, not legal advice.',
   approved_by: ['Rita Reviewer'],
-  record_url: 'http://127.0.0.1:9/console/#/records',
+  record_url: 'http://127.0.0.1:9/console#/records',
 };
 
 let root: HTMLElement;

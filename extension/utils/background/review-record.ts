@@ -41,7 +41,7 @@ export async function reviewRecord(deps: { api: CompanionApi; pins: KeyPins }, a
     claim_boundary: pack === null ? null : await claimBoundary(deps.api, pack),
     approved_by: (Array.isArray(review.approved_by) ? review.approved_by.filter(isRecord) : []).map(approverName),
     // The console's page of this one record (#/records/<action_key>), where it is verified in the browser.
-    record_url: `${deps.api.baseUrl}/console/#/records/${encodeURIComponent(actionKey)}`,
+    record_url: `${deps.api.baseUrl}/console#/records/${encodeURIComponent(actionKey)}`,
   };
 }
 

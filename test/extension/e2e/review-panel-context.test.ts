@@ -215,7 +215,7 @@ describe('the extension’s reviewer panel opens the review context', () => {
     expect(await panel.locator('.ag-reasons li').count()).toBeGreaterThan(0);
     expect(await panel.locator('.ag-paused-by').textContent()).not.toBe('-');
     expect(await panel.locator('.ag-approved-by').textContent()).toBe('no one yet');
-    expect(await panel.locator('a.ag-record-link').getAttribute('href')).toBe(`${companion.url}/console/#/records/${encodeURIComponent(actionKey)}`);
+    expect(await panel.locator('a.ag-record-link').getAttribute('href')).toBe(`${companion.url}/console#/records/${encodeURIComponent(actionKey)}`);
     expect(await panel.locator('.ag-claim-boundary').textContent()).not.toBe('');
     await screenshot(ritaPopup, 'reviewer-panel-context-opened');
     // The plaintext lives in the panel only: nothing the extension keeps holds it.
