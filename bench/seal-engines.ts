@@ -7,8 +7,10 @@
  * rounds' own. No HTTP: what is compared is the seal path, where the engines differ (the
  * statements of a batch and the round trips they cost under the tenant's lock).
  *
- * On PostgreSQL it also counts the statements the driver sends, per seal and per batch
- * (the driver's `debug` hook sees every query it writes to the socket).
+ * On PostgreSQL it also counts the statements the driver sends, per seal and per batch (the
+ * driver's `debug` hook sees every query it writes to the socket), and measures the batches
+ * as they were before they wrote rows behind (a statement per record and tree node,
+ * PostgresStoreOptions.writeBehind false), so the gain is a ratio of the same run.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -116,7 +118,7 @@ export async function benchSealEngines(): Promise<void> {
   };
   const opened: AppDeps[] = [];
   let pg: TestPostgres | undefined;
-  let pool: Pool | undefined;
+  const pools: Pool[] = [];
   try {
     pg = startPostgres({ durable: true });
     pg.psql('CREATE DATABASE seals');
@@ -127,60 +129,72 @@ export async function benchSealEngines(): Promise<void> {
     const onPostgres = await openDeps(loadConfig({ SVC_DATA_DIR: tempDir('pg'), SVC_DATABASE_URL: url }, []), { log: createMemoryLogger() });
     opened.push(onPostgres);
 
-    // The PostgreSQL sealer's own pool, as core/postgres/connect.ts opens one, counting statements.
-    const counts = { queries: 0, seals: 0, batches: 0 };
+    // Each PostgreSQL sealer gets its own pool, as core/postgres/connect.ts opens one, counting
+    // the statements it sends; and its own tenant, so the two never wait on one row lock.
     let counting = false;
-    pool = postgres(`postgres:///seals`, {
-      host: pg.socketDir,
-      user: 'postgres',
-      max: 10,
-      onnotice: () => {},
-      types: { bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (s: string) => Number(s) } },
-      debug: (_c: unknown, q: string) => {
-        if (process.env.SEAL_BENCH_TRACE && counting && counts.queries < 200) console.log(q.replace(/\s+/g, ' ').slice(0, 110));
-        if (counting) counts.queries++;
-      },
-    }) as unknown as Pool;
-    const pgSealer = new Sealer({
-      store: createPostgresStore(pool),
-      participants: sealParticipants({ outbox: onPostgres.webhooks.outbox, routing: onPostgres.routing.participant }),
-      keyring: onPostgres.keyring,
-      clock: onPostgres.clock,
-      ids: onPostgres.ids,
-      observer: {
-        committed: ({ sealed }) => {
-          if (!counting) return;
-          counts.batches++;
-          counts.seals += sealed.length;
+    const onPostgresEngine = async (name: string, writeBehind: boolean): Promise<Engine> => {
+      const counts = { queries: 0, seals: 0, batches: 0 };
+      const pool = postgres(`postgres:///seals`, {
+        host: pg!.socketDir,
+        user: 'postgres',
+        max: 10,
+        onnotice: () => {},
+        types: { bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (s: string) => Number(s) } },
+        debug: () => {
+          if (counting) counts.queries++;
         },
-      },
-    });
+      }) as unknown as Pool;
+      pools.push(pool);
+      const sealer = new Sealer({
+        store: createPostgresStore(pool, undefined, { writeBehind }),
+        participants: sealParticipants({ outbox: onPostgres.webhooks.outbox, routing: onPostgres.routing.participant }),
+        keyring: onPostgres.keyring,
+        clock: onPostgres.clock,
+        ids: onPostgres.ids,
+        observer: {
+          committed: ({ sealed }) => {
+            if (!counting) return;
+            counts.batches++;
+            counts.seals += sealed.length;
+          },
+        },
+      });
+      return { name, sealer, auth: await productionTenant(onPostgres), rates: [], counts };
+    };
     const sqlite: Engine = { name: 'SQLite', sealer: onSqlite.sealer, auth: await productionTenant(onSqlite), rates: [] };
-    const postgresEngine: Engine = { name: 'PostgreSQL', sealer: pgSealer, auth: await productionTenant(onPostgres), rates: [], counts };
+    const behind = await onPostgresEngine('PostgreSQL', true);
+    const rowByRow = await onPostgresEngine('PostgreSQL, each record and node a statement (as before)', false);
+    const engines = [sqlite, behind, rowByRow];
     line(
       'set-up',
       `${os.cpus().length} cores shared by PostgreSQL (fsync=on, synchronous_commit=on, unix socket) and this process; ` +
         `${ROUNDS} alternating rounds of ${ROUND_MS / 1000} s per engine after a ${WARM_UP_MS / 1000} s warm-up`,
     );
-    for (const engine of [sqlite, postgresEngine]) await run(engine, WARM_UP_MS);
+    for (const engine of engines) await run(engine, WARM_UP_MS);
     for (let round = 0; round < ROUNDS; round++) {
-      sqlite.rates.push(await run(sqlite, ROUND_MS));
-      counting = true;
-      postgresEngine.rates.push(await run(postgresEngine, ROUND_MS));
-      counting = false;
+      for (const engine of engines) {
+        counting = engine.counts !== undefined;
+        engine.rates.push(await run(engine, ROUND_MS));
+        counting = false;
+      }
     }
-    const rounds = postgresEngine.rates.map((r, i) => r / sqlite.rates[i]!);
-    for (const engine of [sqlite, postgresEngine]) {
-      line(engine.name, `${Math.round(median(engine.rates)).toLocaleString('en-US')} sealed/s (rounds: ${engine.rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}/s)`);
+    for (const engine of engines) {
+      const c = engine.counts;
+      line(
+        engine.name,
+        `${Math.round(median(engine.rates)).toLocaleString('en-US')} sealed/s (rounds: ${engine.rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}/s)` +
+          (c ? `; ${(c.queries / c.seals).toFixed(2)} statements per seal, ${(c.queries / c.batches).toFixed(1)} per batch of ${(c.seals / c.batches).toFixed(1)} seals` : ''),
+      );
     }
-    line(
-      'PostgreSQL statements',
-      `${(counts.queries / counts.seals).toFixed(2)} per seal, ${(counts.queries / counts.batches).toFixed(1)} per batch of ${(counts.seals / counts.batches).toFixed(1)} seals on average`,
-    );
-    line('one tenant, PostgreSQL / SQLite', `${median(rounds).toFixed(2)}x (rounds: ${rounds.map((x) => x.toFixed(2)).join(', ')})`);
+    const ratio = (a: Engine, b: Engine) => {
+      const rounds = a.rates.map((r, i) => r / b.rates[i]!);
+      return `${median(rounds).toFixed(2)}x (rounds: ${rounds.map((x) => x.toFixed(2)).join(', ')})`;
+    };
+    line('one tenant, PostgreSQL / SQLite', ratio(behind, sqlite));
+    line('one tenant, PostgreSQL a statement per row / SQLite', ratio(rowByRow, sqlite));
   } finally {
     for (const deps of opened) await closeDeps(deps);
-    await pool?.end();
+    for (const pool of pools) await pool.end();
     try {
       pg?.stop();
     } finally {
