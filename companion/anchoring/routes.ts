@@ -53,17 +53,25 @@ export function cadenceName(seconds: number): string {
  * witness policy with no further fetch.
  */
 export function inclusionProofs(store: AnchoringStore, prover = new InclusionProver(store)) {
-  return async (record: RecordLeaf) => {
+  /**
+   * `epochs`: one answer's reads of each epoch's tokens and cosignatures, so a package of many
+   * records of one epoch reads them once and shows every record the same ones.
+   */
+  return async (record: RecordLeaf, epochs = new Map<number, Promise<object>>()) => {
     const proof = await prover.prove(record);
     if (!proof) return undefined;
-    // The proof's epoch half is cached frozen; timestamps arrive later, so they are read per answer.
-    const epochHeader = {
-      ...proof.epoch_header,
-      ...(await epochTimestamps(store, proof.epoch.epoch_seq)),
-      // Witness cosignatures arrive after the close too (./witness.ts).
-      ...(await epochWitnessing(store, { epochSeq: proof.epoch.epoch_seq, checkpoint: proof.epoch_header.checkpoint })),
-    };
-    return { ...proof, epoch_header: epochHeader };
+    const seq = proof.epoch.epoch_seq;
+    let late = epochs.get(seq);
+    if (!late) {
+      // The proof's epoch half is cached frozen; timestamps arrive later, so they are read per answer.
+      late = (async () => ({
+        ...(await epochTimestamps(store, seq)),
+        // Witness cosignatures arrive after the close too (./witness.ts).
+        ...(await epochWitnessing(store, { epochSeq: seq, checkpoint: proof.epoch_header.checkpoint })),
+      }))();
+      epochs.set(seq, late);
+    }
+    return { ...proof, epoch_header: { ...proof.epoch_header, ...(await late) } };
   };
 }
 

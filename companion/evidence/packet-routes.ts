@@ -72,17 +72,19 @@ const decodeFiles = (files: Record<string, string>) =>
  * undefined while its epoch is open. Anchoring owns it and app.ts hands it in, since anchoring
  * already depends on this capability.
  */
-export type InclusionProofs = (deps: RouteDeps) => (row: SealedRecordRow) => Promise<object | undefined>;
+export type InclusionProofs = (deps: RouteDeps) => ProofOf;
+/** `epochs` is kept for one answer: each epoch's timestamps and cosignatures are read once. */
+type ProofOf = (row: SealedRecordRow, epochs?: Map<number, Promise<object>>) => Promise<object | undefined>;
 
 export function evidencePacketRoutes(inclusionProofs?: InclusionProofs) {
   return (deps: RouteDeps) => packetRoutes(deps, inclusionProofs?.(deps));
 }
 
-function packetRoutes(deps: RouteDeps, proofOf: ((row: SealedRecordRow) => Promise<object | undefined>) | undefined) {
+function packetRoutes(deps: RouteDeps, proofOf: ProofOf | undefined) {
   const router = createRouter();
   // The proof file's bytes are the inclusion-proof answer's, so it equals what svc-verify bundle fetches.
-  const proofFile = async (row: SealedRecordRow | undefined): Promise<Uint8Array | undefined> => {
-    const proof = row && (await proofOf?.(row));
+  const proofFile = async (row: SealedRecordRow | undefined, epochs?: Map<number, Promise<object>>): Promise<Uint8Array | undefined> => {
+    const proof = row && (await proofOf?.(row, epochs));
     return proof ? new TextEncoder().encode(JSON.stringify(proof)) : undefined;
   };
   const trusted = trustedKeySet(deps.keyring.jwks());
@@ -206,9 +208,10 @@ function packetRoutes(deps: RouteDeps, proofOf: ((row: SealedRecordRow) => Promi
       });
     }
     const records: PackageRecord[] = [];
+    const epochs = new Map<number, Promise<object>>();
     for (const row of rows) {
       const v = viewRecord(row!);
-      const inclusionProof = await proofFile(row);
+      const inclusionProof = await proofFile(row, epochs);
       records.push({ actionKey: row!.actionKey, bundle: buildBundle(v.fields, v.packet.seal, publicKeyOf(row!.keyId)), ...(inclusionProof ? { inclusionProof } : {}) });
     }
     return packageAnswer(c.req.header('accept'), records, 'seal-bundles');

@@ -184,24 +184,31 @@ describe('seal-bundle packages carry the epoch’s timestamps and cosignatures',
   it('a record whose epoch is open has no proof file, and strict verification fails naming both checks; the JSON form keeps 4 files per bundle', async () => {
     const c = await setup();
     const closed = await seal(c, 10);
+    const sibling = await seal(c, 10);
     await closeAndWitness(c, 10);
     const open = await seal(c, 11);
     const keys = await keysFile(c);
 
-    const json = await c.request('/evidence-packets/seal-bundle/batch', { json: { action_keys: [closed.action_key, open.action_key] }, key });
+    const json = await c.request('/evidence-packets/seal-bundle/batch', { json: { action_keys: [closed.action_key, sibling.action_key, open.action_key] }, key });
     expect(json.status).toBe(200);
-    const [closedEntry, openEntry] = json.body.records;
+    const [closedEntry, siblingEntry, openEntry] = json.body.records;
+    // Two records of one epoch: each its own proof, the same epoch header with its token and cosignature.
+    const proofOf = (entry: { inclusion_proof: { content_base64: string } }) => JSON.parse(Buffer.from(entry.inclusion_proof.content_base64, 'base64').toString('utf8'));
+    expect(proofOf(siblingEntry).attestation_hash).not.toBe(proofOf(closedEntry).attestation_hash);
+    expect(proofOf(siblingEntry).epoch_header).toEqual(proofOf(closedEntry).epoch_header);
+    expect(proofOf(siblingEntry).epoch_header.timestamps).toHaveLength(1);
     expect(closedEntry.files.map((f: { name: string }) => f.name)).toEqual(['payload.json', 'attestation.json', 'attestation.sig', 'verify.json']);
     expect(closedEntry.inclusion_proof).toMatchObject({ name: 'inclusion-proof.json', path: `${closedEntry.path}/inclusion-proof.json` });
     expect(openEntry.files).toHaveLength(4);
     expect(openEntry).not.toHaveProperty('inclusion_proof');
 
-    const dir = await unpacked(c, 'tar', '/evidence-packets/seal-bundle/batch', { action_keys: [closed.action_key, open.action_key] });
+    const dir = await unpacked(c, 'tar', '/evidence-packets/seal-bundle/batch', { action_keys: [closed.action_key, sibling.action_key, open.action_key] });
     expect(fs.existsSync(path.join(dir, openEntry.path, 'inclusion-proof.json'))).toBe(false);
     const run = await svcVerify(strict(dir, keys, tsa.caFile));
     expect(run.code).toBe(1);
     const byKey = new Map(reportsOf(run.out).map((r) => [r.action_key, r]));
     expect(byKey.get(closed.action_key)!.verified).toBe(true);
+    expect(byKey.get(sibling.action_key)!.verified).toBe(true);
     const openFailed = byKey.get(open.action_key)!.checks.filter((x) => !x.ok);
     expect(openFailed.map((x) => x.name)).toEqual(['epoch_timestamps', 'witness_cosignatures']);
     for (const f of openFailed) expect(f.detail).toMatch(/^no inclusion-proof\.json beside the bundle/);
