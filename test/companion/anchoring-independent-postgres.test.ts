@@ -167,7 +167,7 @@ describe('timestamps and witness cosignatures on PostgreSQL', () => {
 
     // What PostgreSQL holds: the token's DER as served, one done request, one done submission, one cosignature.
     const [row] = rows("SELECT encode(token, 'base64') AS token, gen_time FROM epoch_timestamps WHERE epoch_seq = 0");
-    expect(row!.token.replace(/\s+/g, '')).toBe(stamp!.token_b64);
+    expect(row!.token!.replace(/\s+/g, '')).toBe(stamp!.token_b64);
     expect(row!.gen_time).toBe(stamp!.gen_time);
     expect(rows('SELECT status FROM epoch_timestamp_requests WHERE epoch_seq = 0')).toEqual([{ status: 'timestamped' }]);
     expect(rows('SELECT status FROM witness_submissions WHERE epoch_seq = 0')).toEqual([{ status: 'done' }]);
