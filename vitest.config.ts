@@ -19,6 +19,7 @@ const LEFT_OUT_OF_QUICK = [
   'test/companion/anchoring-process.test.ts', // kill -9 during an epoch close of 4,000 tenants
   'test/companion/database-outage.test.ts', // PostgreSQL stopped, cut and read-only under load
   'test/companion/postgres-*.test.ts', // the PostgreSQL engine itself and its scale-out
+  'test/companion/anchoring-independent-postgres.test.ts', // timestamps and witnesses on PostgreSQL, kill -9
   'test/companion/webhooks-crash.test.ts', // deliveries across crashed processes
   'test/companion/seal-thread.test.ts', // sealing threads from source, killed, and kill -9
   // A companion process from source (node --import tsx companion/main.ts) in every case:
@@ -87,6 +88,8 @@ export default defineConfig(({ mode }) => ({
             'test/companion/hostile-input.test.ts',
             'test/companion/exports-documents.test.ts',
             'test/companion/anchoring.test.ts',
+            'test/companion/epoch-timestamps.test.ts',
+            'test/companion/witness.test.ts',
             'test/companion/routing-dispatch.test.ts',
             'test/companion/routing-callbacks.test.ts',
             'test/companion/credentials.test.ts',
