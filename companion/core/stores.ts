@@ -41,6 +41,8 @@ export interface TransactionOptions {
    * and `durable()` resolves once it has (the seal pipeline's group commit, whose answers wait
    * for it; core/wal-sync.ts). 'relaxed': with the next commit anyone syncs, for bookkeeping
    * whose loss on power failure is only redone work (job claims and outcomes: at-least-once).
+   * On PostgreSQL a 'deferred' transaction writes its records and tree nodes behind and may run
+   * `fn` a second time (postgres-store.ts writingBehind): its `fn` must be safe to run again.
    */
   sync?: 'deferred' | 'relaxed';
 }

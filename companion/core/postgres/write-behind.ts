@@ -13,7 +13,7 @@
  * wrote the row has returned, and it aborts the transaction (PostgreSQL fails every statement
  * after it until ROLLBACK), so whichever later statement fails is not the culprit's. A
  * transaction whose buffered insert failed is therefore rolled back and run again with every
- * statement awaited as it is made (`failed`, in ../../postgres-store.ts), where the failure
+ * statement awaited as it is made (writingBehind in ../../postgres-store.ts), where the failure
  * surfaces at the seal that caused it.
  */
 import type { PgTransaction, Queryable } from './connect.ts';
