@@ -6,9 +6,11 @@
  * (test/helpers/loopback-witness.ts). The same assertions as the SQLite tests
  * (epoch-timestamps.test.ts, witness.test.ts): a closed epoch is timestamped and cosigned, the
  * token verifies here and with `openssl ts -verify`, the cosigned checkpoint verifies in the
- * C2SP note format, the rows stored are the ones served; and a companion killed with -9 while
+ * C2SP note format, the rows stored are the ones served, the README's auditor recipe (curl, jq,
+ * sed, base64, openssl) runs as written; and a companion killed with -9 while
  * both are pending requests them again after restart, losing neither.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +27,7 @@ import { cleanupAuthorities, openssl, startTsa } from '../helpers/loopback-tsa.t
 import type { TsaAuthority } from '../helpers/loopback-tsa.ts';
 import { WitnessStandIn } from '../helpers/loopback-witness.ts';
 import { startPostgres } from '../helpers/postgres.ts';
+import { REPO_ROOT } from '../helpers/vectors.ts';
 import type { TestPostgres } from '../helpers/postgres.ts';
 import { recordBody } from './pack-fixtures.ts';
 
@@ -156,6 +159,17 @@ describe('timestamps and witness cosignatures on PostgreSQL', () => {
     fs.writeFileSync(body, timestampedBytes(epoch.checkpoint));
     fs.writeFileSync(token, Buffer.from(stamp!.token_b64, 'base64'));
     expect(await openssl(['ts', '-verify', '-data', body, '-in', token, '-token_in', '-CAfile', tsa.caFile])).toContain('Verification: OK');
+    // The README's auditor recipe, as written there (for epoch 0, its example says 7), in a shell.
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const recipe = /An auditor needs no code of ours:\n\n\s*```sh\n([\s\S]*?)\n\s*```/.exec(readme);
+    expect(recipe, 'the README keeps its auditor recipe').not.toBeNull();
+    const script = recipe![1]!.replace(/^ {2}/gm, '');
+    expect(script).toContain('$BASE/epochs/7');
+    fs.copyFileSync(tsa.caFile, path.join(dir, 'tsa-roots.pem'));
+    const auditor = execFileSync('sh', ['-e', '-c', script.replace('$BASE/epochs/7', '$BASE/epochs/0')], { cwd: dir, env: { ...process.env, BASE: c.url }, encoding: 'utf8' });
+    expect(auditor).toContain('Verification: OK');
+    const genTime = new Date(stamp!.gen_time);
+    expect(auditor).toMatch(new RegExp(`Time stamp: ${genTime.toUTCString().slice(8, 11)} +${genTime.getUTCDate()} ${genTime.toISOString().slice(11, 19)} ${genTime.getUTCFullYear()} GMT`));
 
     // The inclusion proof carries the same tokens and the cosigned checkpoint beside its signed header.
     const proofRes = await fetch(`${c.url}/v1/records/${actionKey}/inclusion-proof`, { headers: { 'x-service-key': apiKey } });
