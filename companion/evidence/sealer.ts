@@ -44,6 +44,11 @@ import type { LogHead } from './store.ts';
 
 export interface SealRequest {
   auth: AuthContext;
+  /**
+   * The answer is wanted as JSON text (SealOutcome text): the sealing thread then writes it once
+   * there, and a string crosses back instead of the body's object tree (../http/hot-path.ts).
+   */
+  answerAsText?: boolean;
   /** First segment of action_key and href (interface-spec Gate response). */
   vertical: string;
   actionType: string;
@@ -110,6 +115,11 @@ export interface SealedRecord {
 export interface SealOutcome {
   status: number;
   body: unknown;
+  /**
+   * The body as the JSON text the caller receives, set instead of `body` (then undefined) when
+   * the request asked for it (SealRequest answerAsText) and was sealed on the sealing thread.
+   */
+  text?: string;
   /** True when the body is the stored answer to an earlier request with the same idempotency key. */
   replayed: boolean;
 }

@@ -48,8 +48,19 @@ function validator(schema: Schema, problem: (error: import('zod').ZodError) => P
 const bodyProblem = (error: import('zod').ZodError) => ProblemError.fromZod(error, 'body');
 
 /** Path → route, matched exactly: Hono's router is strict about a trailing slash too. */
-export function hotRoutes(deps: HotRouteDeps): Map<string, HotRoute> {
+export function hotRoutes(service: HotRouteDeps): Map<string, HotRoute> {
   const routes = new Map<string, HotRoute>();
+  // Answers come back as text where the sealing thread seals them (evidence/sealer.ts SealRequest answerAsText).
+  const pipeline = service.sealer;
+  const sealer: SealPipeline = {
+    seal: (request) => pipeline.seal({ ...request, answerAsText: true }),
+    get queued() {
+      return pipeline.queued;
+    },
+    drain: () => pipeline.drain(),
+    close: () => pipeline.close(),
+  };
+  const deps = { ...service, sealer };
   const sealWith = (pack: GatePack, auth: AuthenticatedContext, body: GateBody) =>
     currentOverlay(deps.store, auth.tenantId, pack.manifest.name).then((overlay) => sealGate(deps, auth, pack, body, overlay));
 

@@ -132,7 +132,7 @@ async function handle(deps: HotPathDeps, route: HotRoute, req: IncomingMessage, 
     const outcome = await route.seal(auth, route.validate(parsed.value));
     const answer: Answer = {
       status: outcome.status,
-      body: JSON.stringify(outcome.body),
+      body: outcome.text ?? JSON.stringify(outcome.body),
       // Sorted by name, as the app's Fetch API headers are written.
       headers: {
         'cache-control': 'no-store',

@@ -91,7 +91,8 @@ port.on('message', (message: ToThread) => {
   if (now !== undefined) borrowedNow = now;
   idOf.set(request, id);
   sealer.seal(request).then(
-    (outcome) => answer({ id, ok: true, outcome }),
+    // The text is JSON.stringify's, as the request thread would write the body (c.json).
+    (outcome) => answer({ id, ok: true, outcome: request.answerAsText ? { status: outcome.status, replayed: outcome.replayed, body: undefined, text: JSON.stringify(outcome.body) } : outcome }),
     (error: unknown) => answer({ id, ok: false, error: toWire(error) }),
   );
 });
