@@ -126,6 +126,9 @@ const REFUSED: Req[] = [
   { path: '/v1/record', body: json(recordBody({ event_type: 'output_deleted' })) },
   { path: '/v1/record', body: json(recordBody({ occurred_at: '2025-01-01T00:10:00Z' })) },
   { path: '/v1/record', body: json(recordBody({ metadata: { unknown_key: 'BADGER' } })) },
+  // The media type's other spellings the hot path owns.
+  { path: '/v1/gate', body: json({ pack: 'law' }), headers: { 'content-type': 'application/json; charset=utf-8' } },
+  { path: '/v1/record', body: json({}), headers: { 'content-type': 'Application/JSON;charset="UTF-8"' } },
   // The body limit, before the credential is looked at.
   { path: '/v1/gate', body: json(gateBody('law', { redacted_text: long(70_000) })) },
 ];
