@@ -42,6 +42,7 @@ import type { WorkerStatus } from '../core/worker-status.ts';
 import { OutboundError, createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { Store, Tx } from '../core/stores.ts';
+import { afterCommit } from './after-commit.ts';
 import type { AnchoringStore, EpochRow } from './store.ts';
 import type { EpochTimestampRow, TimestampRequestRow } from './timestamps-store.ts';
 
@@ -151,10 +152,12 @@ export function createTimestampService(deps: TimestampServiceDeps): TimestampSer
     return { ok: true };
   }
 
+  // Its log lines are written once the storing transaction has committed (./after-commit.ts).
+  const committed = afterCommit(store);
   const worker = new JobWorker<TimestampRequestRow>({
     name: 'epoch-timestamps',
     queue,
-    store,
+    store: committed.store,
     clock,
     log,
     leaseMs: config.webhookLeaseSeconds * 1000,
@@ -167,7 +170,7 @@ export function createTimestampService(deps: TimestampServiceDeps): TimestampSer
         // Kept with the outcome: a verified token is worth keeping even if the lease was lost.
         if (!outcome.ok || !token) continue;
         await tx.anchoring.insertTimestamp(token);
-        log.info('epoch timestamped', { epoch_seq: token.epochSeq, url: token.tsaUrl, reason: `genTime ${token.genTime}` });
+        committed.after(tx, () => log.info('epoch timestamped', { epoch_seq: token.epochSeq, url: token.tsaUrl, reason: `genTime ${token.genTime}` }));
       }
     },
   });

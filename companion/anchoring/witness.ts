@@ -52,6 +52,7 @@ import { OutboundError, createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { Store, Tx } from '../core/stores.ts';
 import { EPOCH_LOG_ID } from './epochs.ts';
+import { afterCommit } from './after-commit.ts';
 import type { AnchoringStore, EpochRow } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 import type { CosignatureRow, WitnessSubmissionRow } from './witness-store.ts';
@@ -205,10 +206,12 @@ export function createWitnessService(deps: WitnessServiceDeps): WitnessService {
     return r.outcome;
   }
 
+  // Its log lines are written once the storing transaction has committed (./after-commit.ts).
+  const committed = afterCommit(store);
   const worker = new JobWorker<WitnessSubmissionRow>({
     name: 'witness-submissions',
     queue,
-    store,
+    store: committed.store,
     clock,
     log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
@@ -224,7 +227,7 @@ export function createWitnessService(deps: WitnessServiceDeps): WitnessService {
         await tx.anchoring.insertCosignatures(got.cosignatures);
         if (got.result === 'cosigned') await tx.anchoring.setWitnessSize(job.row.witness, got.origin, got.size, rfc3339(clock.now()));
         await tx.anchoring.setWitnessSubmissionOutcome(job.row.id, got.result);
-        log.info(got.result === 'cosigned' ? 'checkpoint cosigned' : 'checkpoint superseded at witness', { url: byName.get(job.row.witness)?.url, epoch_seq: job.row.epoch_seq, reason: `size ${got.size}` });
+        committed.after(tx, () => log.info(got.result === 'cosigned' ? 'checkpoint cosigned' : 'checkpoint superseded at witness', { url: byName.get(job.row.witness)?.url, epoch_seq: job.row.epoch_seq, reason: `size ${got.size}` }));
       }
     },
   });

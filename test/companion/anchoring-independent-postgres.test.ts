@@ -104,9 +104,8 @@ interface Epoch {
 }
 
 /**
- * The epoch as served, once `ready` holds. Polled: the worker logs "epoch timestamped" and
- * "checkpoint cosigned" inside the storing transaction, which on PostgreSQL commits after the
- * line is written, so the log alone does not say a reader sees the row yet.
+ * The epoch as served, once `ready` holds (polled): after a restart, which epoch's
+ * cosignature covers epoch 0 is only known from the rows.
  */
 async function epochWhen(c: Companion, seq: number, ready: (e: Epoch) => boolean): Promise<Epoch> {
   for (;;) {
@@ -147,7 +146,11 @@ describe('timestamps and witness cosignatures on PostgreSQL', () => {
     const c = await start(dataDir, env);
     await trustTheLog(c);
     const { apiKey, actionKey } = await sealOne(c, 'anchoring-pg');
-    const epoch = await epochWhen(c, 0, (e) => e.timestamp_status === 'timestamped' && e.cosignatures.length > 0);
+    // The lines are written once the rows have committed (companion/anchoring/after-commit.ts):
+    // read at once after them, the epoch shows both.
+    await c.waitForLog(/"message":"epoch timestamped".*"epoch_seq":0,/);
+    await c.waitForLog(/"message":"checkpoint cosigned".*"epoch_seq":0,/);
+    const epoch = (await (await fetch(`${c.url}/epochs/0`)).json()) as Epoch;
     await expectIndependentEvidence(epoch);
     const [stamp] = epoch.timestamps;
     expect(stamp!.tsa).toBe(tsa.url);
