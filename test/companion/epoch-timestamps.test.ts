@@ -4,12 +4,13 @@
  * token arrives, the token is verified before it is stored, served with the epoch and in
  * inclusion proofs, and checks with `openssl ts -verify`; an authority that is down is retried
  * with backoff; a token from an authority outside the configured roots is never stored; a
- * companion killed with -9 while a request is pending requests it again after restart.
+ * companion killed with -9 while a request is pending requests it again after restart (on
+ * PostgreSQL too when the vitest project api-on-postgres runs this file).
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import { certificatesFromPem, timestampedBytes, verifyEpochTimestamps } from '../../shared/timestamp.ts';
 import { trustedKeySet } from '../../shared/trusted-keys.ts';
@@ -19,6 +20,7 @@ import { DATABASE_FILE } from '../../companion/core/db.ts';
 import { settingProblems } from '../../companion/core/settings-check.ts';
 import { cleanupCompanions, start, tempDataDir } from '../helpers/companion-process.ts';
 import { cleanupAuthorities, openssl, startTsa } from '../helpers/loopback-tsa.ts';
+import { postgresAt } from '../helpers/postgres.ts';
 import type { TsaAuthority } from '../helpers/loopback-tsa.ts';
 import { createTestContext } from './helpers.ts';
 import type { TestContext } from './helpers.ts';
@@ -227,7 +229,10 @@ function writeRoots(pems: string[]): string {
 describe('a companion killed while a timestamp is pending', () => {
   it('requests it again after restart: the request survives kill -9 and the token is stored', async () => {
     const dataDir = tempDataDir();
+    const db = processDatabase(dataDir);
+    const readRows = (sql: string) => db.rows(sql);
     const env = {
+      ...db.env,
       SVC_EPOCH_SECONDS: '1',
       SVC_TSA_URLS: tsa.url,
       SVC_TSA_ROOTS_FILE: tsa.caFile,
@@ -251,10 +256,10 @@ describe('a companion killed while a timestamp is pending', () => {
       await tsa.waitForHeld(1);
       first.child.kill('SIGKILL');
       await first.exited;
-      const pending = readRows(dataDir, "SELECT status, lease_owner FROM epoch_timestamp_requests");
+      const pending = readRows('SELECT status, lease_owner FROM epoch_timestamp_requests');
       expect(pending.length).toBeGreaterThan(0);
       expect(pending.every((r) => r.status === 'pending' && r.lease_owner !== null)).toBe(true);
-      expect(readRows(dataDir, 'SELECT * FROM epoch_timestamps')).toEqual([]);
+      expect(readRows('SELECT * FROM epoch_timestamps')).toEqual([]);
     } finally {
       tsa.release();
     }
@@ -297,11 +302,37 @@ describe('a companion killed while a timestamp is pending', () => {
   }, 120_000);
 });
 
-function readRows(dataDir: string, sql: string): Record<string, unknown>[] {
-  const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all() as Record<string, unknown>[];
-  } finally {
-    db.close();
+let processDatabases = 0;
+
+/**
+ * The process's database on the engine this run tests: its SQLite file in the data directory,
+ * or (SVC_TEST_DATABASE=postgres, the vitest project api-on-postgres) a new database on the
+ * run's PostgreSQL server, given to the process as SVC_DATABASE_URL; rows read back from it.
+ */
+function processDatabase(dataDir: string): { env: Record<string, string>; rows: (sql: string) => Record<string, unknown>[] } {
+  if (process.env.SVC_TEST_DATABASE === 'postgres') {
+    const server = postgresAt(inject('postgresSocketDir')!);
+    const name = `ts_crash_${process.pid}_${++processDatabases}`;
+    server.psql(`CREATE DATABASE ${name}`);
+    return {
+      env: { SVC_DATABASE_URL: `postgres:///${name}?host=${encodeURIComponent(server.socketDir)}&user=postgres` },
+      rows: (sql) =>
+        server
+          .psql(`\\c ${name}\nSELECT row_to_json(r)::text FROM (${sql}) r`)
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+    };
   }
+  return {
+    env: {},
+    rows(sql) {
+      const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare(sql).all() as Record<string, unknown>[];
+      } finally {
+        db.close();
+      }
+    },
+  };
 }
