@@ -19,7 +19,7 @@ export interface TsaFolder {
 }
 
 /** Extensions a certificate can be issued with (sections of the config written below). */
-export type TsaExtensions = 'tsa_ext' | 'server_ext' | 'ca_ext';
+export type TsaExtensions = 'tsa_ext' | 'server_ext' | 'noncritical_tsa_ext' | 'ca_ext';
 
 let made = 0;
 
@@ -62,7 +62,12 @@ authorityKeyIdentifier = keyid
 [ server_ext ]
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
-extendedKeyUsage = serverAuth
+extendedKeyUsage = critical, serverAuth
+subjectKeyIdentifier = hash
+[ noncritical_tsa_ext ]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = timeStamping
 subjectKeyIdentifier = hash
 [ tsa_sha1 ]
 dir = ${dir}

@@ -147,6 +147,12 @@ describe('verifyTimestampToken', () => {
     const cert = await issueTsaCertificate(tsa, { ...aroundNow(), extensions: 'server_ext', serial: 0x2001 });
     const r = await verifyTimestampToken(await cmsSignedToken(tsa, token, { signerCert: cert, cades: true }), { data: body, roots });
     expect(failed(r)).toEqual(['tsa_eku']);
+    expect(r.checks.find((c) => c.name === 'tsa_eku')!.detail).toMatch(/not only id-kp-timeStamping/);
+    // timeStamping alone but not critical (RFC 3161 §2.3 requires critical).
+    const lax = await issueTsaCertificate(tsa, { ...aroundNow(), extensions: 'noncritical_tsa_ext', serial: 0x2005 });
+    const laxToken = await verifyTimestampToken(await cmsSignedToken(tsa, token, { signerCert: lax, cades: true }), { data: body, roots });
+    expect(failed(laxToken)).toEqual(['tsa_eku']);
+    expect(laxToken.checks.find((c) => c.name === 'tsa_eku')!.detail).toMatch(/is not critical/);
     // The same signing under the TSA's own certificate passes every check.
     const good = await verifyTimestampToken(await cmsSignedToken(tsa, token, { signerCert: tsa.tsaCertFile, cades: true }), { data: body, roots });
     expect(good.checks.filter((c) => !c.ok)).toEqual([]);
