@@ -69,6 +69,7 @@ export default defineConfig(({ mode }) => ({
             'test/companion/exports-records.test.ts',
             'test/companion/gate.test.ts',
             'test/companion/records.test.ts',
+            'test/companion/hot-path.test.ts',
             'test/companion/evidence.test.ts',
             'test/companion/evidence-packets.test.ts',
             'test/companion/idempotency.test.ts',
@@ -119,6 +120,7 @@ export default defineConfig(({ mode }) => ({
           include: [
             'test/companion/gate.test.ts',
             'test/companion/records.test.ts',
+            'test/companion/hot-path.test.ts',
             'test/companion/evidence.test.ts',
             'test/companion/evidence-packets.test.ts',
             'test/companion/idempotency.test.ts',

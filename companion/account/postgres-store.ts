@@ -112,6 +112,11 @@ export function createPostgresTenantStore(sql: Queryable): TenantStore {
     async touchApiKey(keyId, at) {
       await sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`;
     },
+
+    async credentialVersion() {
+      const [row] = await sql<{ version: string | number }[]>`SELECT version FROM credential_version WHERE id = 1`;
+      return row ? Number(row.version) : -1;
+    },
   };
 }
 

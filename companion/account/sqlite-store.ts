@@ -137,6 +137,10 @@ export function createSqliteTenantStore(db: Db): Sync<TenantStore> {
     touchApiKey(keyId, at) {
       touchKey.run(at, keyId);
     },
+
+    credentialVersion() {
+      return selectCredentialVersion.get() ?? -1;
+    },
   };
 }
 

@@ -4,7 +4,7 @@
  * Every read that returns tenant data takes the tenant id from the authenticated credential
  * (interface-spec Authentication 6).
  */
-import type { ApiKeyLookup, ApiKeyPrefix, TenantKind } from '../core/auth.ts';
+import type { ApiKeyPrefix, TenantKind, VersionedKeyLookup } from '../core/auth.ts';
 import type { PrincipalRecord, PrincipalStatus } from './principals.ts';
 
 export interface TenantRecord {
@@ -110,7 +110,7 @@ export interface NewSandboxTenant {
   key: NewApiKeyRow;
 }
 
-export interface TenantStore extends ApiKeyLookup {
+export interface TenantStore extends VersionedKeyLookup {
   /**
    * Creates the tenant, its one-sandbox-per-email marker and its first key atomically.
    * 'email_taken' (and nothing written) when that email already has a sandbox.

@@ -130,6 +130,68 @@ export interface ApiKeyLookup {
   touchApiKey(keyId: string, at: string): Promise<void>;
 }
 
+/** A key lookup that also reads the credential version (migrations/0007, 0016), for cachedKeyLookup. */
+export interface VersionedKeyLookup extends ApiKeyLookup {
+  /** The counter every change to a key, tenant kind, person or service account bumps (triggers). */
+  credentialVersion(): Promise<number>;
+}
+
+/**
+ * Resolved keys kept in memory while the credential version is unchanged. The version is read
+ * once for a batch of requests rather than per request: a request joins the next read that
+ * starts after it arrived (never one already under way, which may predate a revocation it must
+ * see), so concurrent requests share one read, and a change committed anywhere, by this
+ * process or another on the same database, is seen by every request that arrives after it.
+ * A changed version forgets every cached key. Only found keys are kept, so unknown keys cannot
+ * fill the cache.
+ */
+export function cachedKeyLookup(lookup: VersionedKeyLookup, limit = 10_000): ApiKeyLookup {
+  const keys = new Map<string, ResolvedApiKey>();
+  let version: number | undefined;
+  let reading: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const read = (): Promise<void> => {
+    const done = lookup.credentialVersion().then((v) => {
+      if (v !== version) {
+        keys.clear();
+        version = v;
+      }
+    });
+    reading = done;
+    const clear = () => {
+      if (reading === done) reading = undefined;
+    };
+    done.then(clear, clear);
+    return done;
+  };
+  const current = (): Promise<void> => {
+    if (reading === undefined) return read();
+    queued ??= reading.then(
+      () => ((queued = undefined), read()),
+      () => ((queued = undefined), read()),
+    );
+    return queued;
+  };
+  return {
+    findActiveApiKeyByHash: (hash) => lookup.findActiveApiKeyByHash(hash),
+    touchApiKey: (keyId, at) => lookup.touchApiKey(keyId, at),
+    async resolveApiKey(hash) {
+      await current();
+      const seen = version;
+      const id = Buffer.from(hash).toString('hex');
+      const cached = keys.get(id);
+      if (cached) return cached;
+      const match = await lookup.resolveApiKey(hash);
+      // Kept only if no newer version was read meanwhile: the row may predate that change.
+      if (match && version === seen) {
+        if (keys.size >= limit) keys.clear();
+        keys.set(id, match);
+      }
+      return match;
+    },
+  };
+}
+
 export interface NewApiKey {
   /** The secret, shown to the caller once and never stored. */
   key: string;

@@ -19,8 +19,8 @@
  * test/companion/hot-path*.test.ts posts a corpus to both and compares the answers' bytes.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { authenticateApiKey, lastUseRecorder, presentedKey, requireCapability, unauthorized } from '../core/auth.ts';
-import type { ApiKeyLookup } from '../core/auth.ts';
+import { authenticateApiKey, cachedKeyLookup, lastUseRecorder, presentedKey, requireCapability, unauthorized } from '../core/auth.ts';
+import type { ApiKeyLookup, VersionedKeyLookup } from '../core/auth.ts';
 import type { Context } from 'hono';
 import { callerInput } from '../core/caller-input.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody, toProblem } from '../core/errors.ts';
@@ -47,11 +47,12 @@ export interface HotPathDeps extends HotRouteDeps {
 /** As ops/access-log.ts: an incoming X-Request-Id of this shape is kept, any other replaced. */
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
-type ServiceDeps = Omit<HotPathDeps, 'keys' | 'used' | 'store'> & { store: HotPathDeps['store'] & { tenants: ApiKeyLookup } };
+type ServiceDeps = Omit<HotPathDeps, 'keys' | 'used' | 'store'> & { store: HotPathDeps['store'] & { tenants: VersionedKeyLookup } };
 
 /** The hot path over the service's deps, as core/server.ts startServer's `front`. */
 export function hotPathFront(deps: ServiceDeps): (app: RequestListener) => RequestListener {
-  const hot: HotPathDeps = { ...deps, keys: deps.store.tenants, used: lastUseRecorder(deps.store.tenants, () => deps.clock.now()) };
+  // Keys from memory, the credential version read once per batch of requests (core/auth.ts cachedKeyLookup).
+  const hot: HotPathDeps = { ...deps, keys: cachedKeyLookup(deps.store.tenants), used: lastUseRecorder(deps.store.tenants, () => deps.clock.now()) };
   return (app) => createHotPath(hot, app);
 }
 
