@@ -103,6 +103,11 @@ export interface GateSubmit {
    * the gate sees only these commitments, never a byte of the files. Absent for a prompt.
    */
   files?: FileCommitment[];
+  /**
+   * The files' names, in the order of `files`. Only ever sealed to the reviewers' device keys as
+   * review context (HPKE, ./background/review-context.ts); never in the gate request, never kept.
+   */
+  file_names?: string[];
 }
 
 /** What the gate learns of an attached file: computed in the page, the bytes stay there. */

@@ -7,7 +7,8 @@
  */
 import { fakeBrowser } from 'wxt/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
+import { fromBase64Url, toBase64Url, utf8 } from '../../shared/encoding.ts';
+import { sha256Hex } from '../../shared/hash.ts';
 import { checkReviewContext, decodeReviewContext, openReviewContext, rawPublicKey } from '../../shared/hpke.ts';
 import { shareReviewContext } from '../../extension/utils/background/review-context.ts';
 import { loadSettings } from '../../extension/utils/settings.ts';
@@ -22,6 +23,8 @@ const PROMPT = 'Summarise the Hartley merger memo for the partner meeting, canar
 let bg: Background;
 /** What the background sent to the companion's review-context endpoints: method, path, body. */
 let seen: { method: string; path: string; body: string }[];
+/** The bodies of every other request the background sent (the gate request among them). */
+let other: string[];
 let posted: Promise<void>;
 
 interface Reviewer {
@@ -48,12 +51,14 @@ beforeEach(async () => {
   bg = await startBackground();
   await bg.configure({ gateProfile: { pack: 'law', actionType: 'proposed-action', context: CONTEXT } });
   seen = [];
+  other = [];
   let resolvePosted: () => void;
   posted = new Promise((resolve) => (resolvePosted = resolve));
   bg.intercept = async (request, forward) => {
     const path = new URL(request.url).pathname;
     const isContext = /\/v1\/reviews\/[^/]+\/context(-recipients)?$/.test(decodeURIComponent(path));
-    const body = isContext ? await request.clone().text() : '';
+    const body = isContext || request.method === 'POST' ? await request.clone().text() : '';
+    if (!isContext) other.push(body);
     const res = await forward(request);
     if (isContext) {
       seen.push({ method: request.method, path: decodeURIComponent(path), body });
@@ -108,19 +113,29 @@ describe('after needs_review with review_context on', () => {
     expect(await rows()).toBe(0);
   });
 
-  it('describes attached files by their commitments only', async () => {
+  it('describes attached files by their commitments, and names them to the reviewers alone', async () => {
     const alice = await reviewer();
     await putPolicy(bg, 'law', { review_context: 'encrypted' });
-    const files = [{ name_sha256: 'c'.repeat(64), media_type: 'application/pdf', size: 2048, sha256: 'd'.repeat(64) }];
-    const outcome = await bg.send('gate.submit', { ...heldAction(''), files });
+    const name = 'Q3 forecast CANARY-NAME-2c7d.pdf';
+    const files = [{ name_sha256: sha256Hex(utf8(name)), media_type: 'application/pdf', size: 2048, sha256: 'd'.repeat(64) }];
+    const outcome = await bg.send('gate.submit', { ...heldAction(''), files, file_names: [name] });
     expect(outcome).toMatchObject({ action: 'review' });
     const actionKey = (outcome as { action_key: string }).action_key;
     await posted;
     const got = await bg.ctx.request(`/v1/reviews/${actionKey}/context?key_id=${alice.keyId}`, { key: alice.key });
     const payloadHash = got.body.payload_hash as string;
     const doc = decodeReviewContext(await openReviewContext(alice.device, { enc: fromBase64Url(got.body.enc), ct: fromBase64Url(got.body.ct) }, { action_key: actionKey, payload_hash: payloadHash }));
-    expect(doc.files).toEqual(files);
-    expect(checkReviewContext(doc, payloadHash).match).toBe(true);
+    expect(doc.files).toEqual([{ name, ...files[0] }]);
+    expect(checkReviewContext(doc, payloadHash)).toMatchObject({ match: true, file_name_mismatches: [] });
+    // The gate saw the name's hash only; nothing else the background sent names it.
+    expect(other.some((b) => b.includes(files[0]!.name_sha256))).toBe(true);
+    for (const body of [...other, ...seen.map((x) => x.body)]) expect(body).not.toContain('CANARY-NAME-2c7d');
+  });
+
+  it('refuses file names that do not line up with the files', async () => {
+    const files = [{ name_sha256: 'c'.repeat(64), media_type: 'application/pdf', size: 1, sha256: 'd'.repeat(64) }];
+    await expect(bg.send('gate.submit', { ...heldAction(''), files, file_names: ['a.pdf', 'b.pdf'] })).rejects.toThrow('gate.submit: malformed request');
+    await expect(bg.send('gate.submit', { ...heldAction(''), file_names: ['a.pdf'] })).rejects.toThrow('gate.submit: malformed request');
   });
 });
 

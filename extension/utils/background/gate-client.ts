@@ -135,7 +135,7 @@ export async function submitGate(deps: GateClientDeps, submit: GateSubmit, adapt
     case 'needs_review':
       await logged;
       // Sealed to the reviewers' devices when the tenant policy asks (./review-context.ts); best effort, never awaited by the page.
-      if (verified) void shareReviewContext(deps.api, a, body, submit.files).catch((e: unknown) => console.warn('[action-gate] review context:', e));
+      if (verified) void shareReviewContext(deps.api, a, body, submit.files, submit.file_names).catch((e: unknown) => console.warn('[action-gate] review context:', e));
       return { action: 'review', decision: 'needs_review', action_key: a.action_key, review_route: a.review_route, next_step: a.next_step, reasons, verification: v };
     case 'blocked':
       await logged;

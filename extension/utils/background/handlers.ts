@@ -180,6 +180,9 @@ async function requireReviewer(svc: BackgroundServices): Promise<Settings> {
   return settings;
 }
 
+/** A file name longer than this is no file name a page could hold (NAME_MAX is 255 bytes on common file systems). */
+const FILE_NAME_MAX_CHARS = 1024;
+
 function assertGateSubmit(p: GateSubmit): void {
   const ok =
     typeof p.attempt_id === 'string' &&
@@ -195,7 +198,9 @@ function assertGateSubmit(p: GateSubmit): void {
       (Array.isArray(p.files) &&
         p.files.length > 0 &&
         p.files.length <= 20 &&
-        p.files.every((f) => isRecord(f) && isSha256Hex(f.sha256) && isSha256Hex(f.name_sha256) && Number.isInteger(f.size) && f.size >= 0 && typeof f.media_type === 'string' && /^[\w.+-]*\/?[\w.+-]*$/.test(f.media_type) && f.media_type.length <= 100)));
+        p.files.every((f) => isRecord(f) && isSha256Hex(f.sha256) && isSha256Hex(f.name_sha256) && Number.isInteger(f.size) && f.size >= 0 && typeof f.media_type === 'string' && /^[\w.+-]*\/?[\w.+-]*$/.test(f.media_type) && f.media_type.length <= 100))) &&
+    (p.file_names === undefined ||
+      (Array.isArray(p.files) && Array.isArray(p.file_names) && p.file_names.length === p.files.length && p.file_names.every((n) => typeof n === 'string' && n.length <= FILE_NAME_MAX_CHARS)));
   if (!ok) throw new Error('gate.submit: malformed request');
 }
 

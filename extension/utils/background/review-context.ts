@@ -36,9 +36,18 @@ interface Recipient {
 
 const contextPath = (actionKey: string) => `/v1/reviews/${encodeURIComponent(actionKey)}/context`;
 
-/** The plaintext: the gate request exactly as sent, and each file's commitments (the name stays in the page). */
-export function reviewContextPlaintext(body: Record<string, unknown>, files: readonly FileCommitment[] | undefined): Uint8Array {
-  const described: ContextFile[] | undefined = files?.map((f) => ({ media_type: f.media_type, size: f.size, sha256: f.sha256, name_sha256: f.name_sha256 }));
+/**
+ * The plaintext: the gate request exactly as sent, and each file's commitments with its name
+ * (which the gate only ever saw as name_sha256: the reviewer's check recomputes it).
+ */
+export function reviewContextPlaintext(body: Record<string, unknown>, files: readonly FileCommitment[] | undefined, names?: readonly string[]): Uint8Array {
+  const described: ContextFile[] | undefined = files?.map((f, i) => ({
+    ...(names?.[i] !== undefined ? { name: names[i] } : {}),
+    media_type: f.media_type,
+    size: f.size,
+    sha256: f.sha256,
+    name_sha256: f.name_sha256,
+  }));
   return encodeReviewContext({ format: REVIEW_CONTEXT_FORMAT, gate_request: body, ...(described ? { files: described } : {}) });
 }
 
@@ -53,7 +62,7 @@ function readRecipients(answer: unknown): { mode: string; payloadHash: string; r
  * Seals `body` (the gate request as posted) to every recipient of the paused action and posts
  * the ciphertexts. Throws only what the companion client throws (CompanionError).
  */
-export async function shareReviewContext(api: CompanionApi, gate: PausedGate, body: Record<string, unknown>, files?: readonly FileCommitment[]): Promise<ShareOutcome> {
+export async function shareReviewContext(api: CompanionApi, gate: PausedGate, body: Record<string, unknown>, files?: readonly FileCommitment[], names?: readonly string[]): Promise<ShareOutcome> {
   const answer = readRecipients(await api.get(`${contextPath(gate.action_key)}-recipients`));
   if (!answer) return { shared: 0, skipped: 'malformed-answer' };
   if (answer.mode !== 'encrypted') return { shared: 0, skipped: 'policy-off' };
@@ -61,7 +70,7 @@ export async function shareReviewContext(api: CompanionApi, gate: PausedGate, bo
   // companion names now: a context bound to another hash would not open for the reviewer.
   if (answer.payloadHash !== gate.payload_hash) return { shared: 0, skipped: 'payload-hash-differs' };
   if (answer.recipients.length === 0) return { shared: 0, skipped: 'no-recipients' };
-  const plaintext = reviewContextPlaintext(body, files);
+  const plaintext = reviewContextPlaintext(body, files, names);
   const binding = { action_key: gate.action_key, payload_hash: gate.payload_hash };
   const ciphertexts = [];
   for (const r of answer.recipients) {

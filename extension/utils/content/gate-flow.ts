@@ -183,14 +183,15 @@ export class GateFlow {
     if (this.busy()) return held.discard(); // one held action at a time
     const files = await Promise.all(held.files.map(commitFile));
     const listHash = sha256Hex(utf8(files.map((f) => f.sha256).join('\n')));
-    const attempt = this.newAttempt(document.documentElement, held, listHash, { redacted_text: '', redactions: {}, chars: 0, files });
+    const fileNames = held.files.map((f) => f.name);
+    const attempt = this.newAttempt(document.documentElement, held, listHash, { redacted_text: '', redactions: {}, chars: 0, files, file_names: fileNames });
     this.current = attempt;
     await this.gate(attempt);
     // Whatever did not let the files in drops them, so the page never reads them later.
     if (!attempt.released && attempt.over) held.discard();
   }
 
-  private newAttempt(composer: HTMLElement, files: HeldFiles | null, textHash: string, content: Pick<GateSubmit, 'redacted_text' | 'redactions' | 'chars' | 'files'>): Attempt {
+  private newAttempt(composer: HTMLElement, files: HeldFiles | null, textHash: string, content: Pick<GateSubmit, 'redacted_text' | 'redactions' | 'chars' | 'files' | 'file_names'>): Attempt {
     const id = this.deps.newId();
     return {
       id,
