@@ -50,7 +50,7 @@ export function onSignedOut(listener: () => void): () => void {
 }
 
 export interface RequestOptions {
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   json?: unknown;
   accept?: string;
   headers?: Record<string, string>;

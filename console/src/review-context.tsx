@@ -82,7 +82,37 @@ export async function reviewDevice(label = deviceLabel()): Promise<ReviewDevice>
   return device;
 }
 
-function deviceLabel(): string {
+/** The key id this browser's stored device was registered under, if it holds one; registers nothing. */
+export async function storedDeviceKeyId(): Promise<string | undefined> {
+  return (await idb<ReviewDevice | undefined>('readonly', (s) => s.get(RECORD)))?.keyId;
+}
+
+/**
+ * Drops this browser's stored device once its key is revoked: nothing can be sealed to it any
+ * more and what was is erased, so the private key has no use left. The next reviewDevice()
+ * registers a new pair.
+ */
+export async function forgetReviewDevice(keyId: string): Promise<void> {
+  const db = await openDb();
+  try {
+    // Read and delete in one transaction, so a device registered meanwhile is never the one dropped.
+    await new Promise<void>((resolve, reject) => {
+      const tx = db.transaction(STORE, 'readwrite');
+      const store = tx.objectStore(STORE);
+      const get = store.get(RECORD);
+      get.onsuccess = () => {
+        if ((get.result as ReviewDevice | undefined)?.keyId === keyId) store.delete(RECORD);
+      };
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+export function deviceLabel(): string {
   const ua = navigator.userAgent;
   const browser = /Firefox\//.test(ua) ? 'Firefox' : /Edg\//.test(ua) ? 'Edge' : /Chrome\//.test(ua) ? 'Chrome' : 'Browser';
   return `Console, ${browser}`.slice(0, 64);

@@ -10,7 +10,8 @@
  * action's encrypted review context opened on their device (../review-context.tsx), and cannot
  * send a decision on context that does not recompute to the sealed payload_hash. Beside the form
  * are the facts a reviewer decides on (./review-facts.tsx); each row links to the action's own
- * review page (./review-item.tsx, #/reviews/<action_key>).
+ * review page (./review-item.tsx, #/reviews/<action_key>). Below the board, a reviewer sees and
+ * revokes their review devices (./review-devices.tsx).
  */
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -18,6 +19,7 @@ import { ApiError, api, query, seg } from '../api.ts';
 import { verifyReceipt } from '../evidence.ts';
 import { ReviewContext } from '../review-context.tsx';
 import { LoadedReviewFacts, approverLabel, reviewHref } from './review-facts.tsx';
+import { ReviewDevices } from './review-devices.tsx';
 import type { Verification } from '../evidence.ts';
 import { count, duration, shortKey, when } from '../format.ts';
 import type { Me } from '../session.ts';
@@ -376,6 +378,7 @@ export default function Reviews({ me }: PageProps) {
           </button>
         </nav>
       ) : null}
+      <ReviewDevices me={me} />
     </div>
   );
 }
