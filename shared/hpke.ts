@@ -21,7 +21,7 @@ import { CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
 import { Chacha20Poly1305 } from '@hpke/chacha20poly1305';
 import { isRecord, payloadHash } from './attestation.ts';
 import { canonicalBytes, parseJson } from './canonical-json.ts';
-import { fromUtf8, utf8 } from './encoding.ts';
+import { fromBase64Url, fromUtf8, utf8 } from './encoding.ts';
 import { SvcError } from './errors.ts';
 import { sha256Hex } from './hash.ts';
 
@@ -167,4 +167,28 @@ export function checkReviewContext(doc: ReviewContextDocument, expectedPayloadHa
   const computed = payloadHash(doc.gate_request);
   const mismatches = (doc.files ?? []).flatMap((f, i) => (f.name !== undefined && sha256Hex(utf8(f.name)) !== f.name_sha256 ? [i] : []));
   return { match: computed === expectedPayloadHash && mismatches.length === 0, computed, expected: expectedPayloadHash, file_name_mismatches: mismatches };
+}
+
+/** What a reviewer's browser makes of the ciphertext sealed to its device. */
+export type ReadContext = { kind: 'opened'; doc: ReviewContextDocument; check: ContextCheck } | { kind: 'refused'; why: string };
+
+/**
+ * Opens a ciphertext as served (base64url `enc` and `ct`), decodes it and recomputes
+ * payload_hash against the one in `binding`: the console and the extension show what this says.
+ * `binding.payload_hash` must be the hash of a record whose seal the caller verified.
+ */
+export async function readReviewContext(recipientKey: CryptoKeyPair | CryptoKey, sealed: { enc: string; ct: string }, binding: ContextBinding): Promise<ReadContext> {
+  let plaintext: Uint8Array;
+  try {
+    plaintext = await openReviewContext(recipientKey, { enc: fromBase64Url(sealed.enc), ct: fromBase64Url(sealed.ct) }, binding);
+  } catch {
+    return { kind: 'refused', why: 'the context did not open: it was altered, is bound to another action or payload_hash, or was not sealed to this device' };
+  }
+  let doc: ReviewContextDocument;
+  try {
+    doc = decodeReviewContext(plaintext);
+  } catch {
+    return { kind: 'refused', why: 'the context opened but is not a review context document' };
+  }
+  return { kind: 'opened', doc, check: checkReviewContext(doc, binding.payload_hash) };
 }

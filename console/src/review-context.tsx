@@ -17,8 +17,8 @@
  *   <ReviewContext actionKey={item.action_key} onCheck={(ok) => setContextOk(item.action_key, ok)} />
  */
 import { useEffect, useState } from 'preact/hooks';
-import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
-import { checkReviewContext, decodeReviewContext, openReviewContext, rawPublicKey } from '../../shared/hpke.ts';
+import { toBase64Url } from '../../shared/encoding.ts';
+import { rawPublicKey, readReviewContext } from '../../shared/hpke.ts';
 import type { ContextCheck, ReviewContextDocument } from '../../shared/hpke.ts';
 import { api, ApiError, seg, query } from './api.ts';
 import { verifyReceipt } from './evidence.ts';
@@ -148,19 +148,7 @@ export async function loadReviewContext(actionKey: string, device: ReviewDevice)
     if (e instanceof ApiError && e.problem.code === 'review_context_expired') return { kind: 'expired' };
     throw e;
   }
-  let plaintext: Uint8Array;
-  try {
-    plaintext = await openReviewContext(device.pair, { enc: fromBase64Url(sealed.enc), ct: fromBase64Url(sealed.ct) }, { action_key: actionKey, payload_hash: sealedHash });
-  } catch {
-    return { kind: 'refused', why: 'the context did not open: it was altered, is bound to another action or payload_hash, or was not sealed to this device' };
-  }
-  let doc: ReviewContextDocument;
-  try {
-    doc = decodeReviewContext(plaintext);
-  } catch {
-    return { kind: 'refused', why: 'the context opened but is not a review context document' };
-  }
-  return { kind: 'opened', doc, check: checkReviewContext(doc, sealedHash) };
+  return readReviewContext(device.pair, sealed, { action_key: actionKey, payload_hash: sealedHash });
 }
 
 export interface ReviewContextProps {

@@ -16,8 +16,8 @@
  * - The plaintext is returned to the caller only (the panel keeps it in component state); it
  *   is never stored and never sent in a message.
  */
-import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
-import { checkReviewContext, decodeReviewContext, openReviewContext, rawPublicKey } from '../../shared/hpke.ts';
+import { toBase64Url } from '../../shared/encoding.ts';
+import { rawPublicKey, readReviewContext } from '../../shared/hpke.ts';
 import type { ContextCheck, ReviewContextDocument } from '../../shared/hpke.ts';
 import { sendMessage } from './messages.ts';
 import type { ReviewContextCiphertext, ReviewKeyView } from './messages.ts';
@@ -140,17 +140,5 @@ export async function loadReviewContext(
   const sealed = await ports.context(actionKey, device.keyId);
   if (sealed.status !== 'sealed') return { kind: sealed.status };
   if (sealedPayloadHash === null) return { kind: 'refused', why: 'the action’s sealed record did not verify against the pinned keys, so there is nothing to check the context against' };
-  let plaintext: Uint8Array;
-  try {
-    plaintext = await openReviewContext(device.pair, { enc: fromBase64Url(sealed.enc), ct: fromBase64Url(sealed.ct) }, { action_key: actionKey, payload_hash: sealedPayloadHash });
-  } catch {
-    return { kind: 'refused', why: 'the context did not open: it was altered, is bound to another action or payload_hash, or was not sealed to this device' };
-  }
-  let doc: ReviewContextDocument;
-  try {
-    doc = decodeReviewContext(plaintext);
-  } catch {
-    return { kind: 'refused', why: 'the context opened but is not a review context document' };
-  }
-  return { kind: 'opened', doc, check: checkReviewContext(doc, sealedPayloadHash) };
+  return readReviewContext(device.pair, sealed, { action_key: actionKey, payload_hash: sealedPayloadHash });
 }
