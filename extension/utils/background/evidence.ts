@@ -9,7 +9,7 @@ import type { Verification } from '../messages.ts';
 import { isRecord } from '../../../shared/attestation.ts';
 import type { KeyPins } from './key-pins.ts';
 import { independentEvidence, parseVerifiers } from '../../../shared/independent-evidence.ts';
-import type { IndependentEvidence } from '../../../shared/independent-evidence.ts';
+import type { IndependentEvidence, IndependentVerifiers } from '../../../shared/independent-evidence.ts';
 import { CompanionError } from './companion-api.ts';
 import type { CompanionApi } from './companion-api.ts';
 
@@ -52,7 +52,7 @@ export const INDEPENDENT_MAX_KEYS = 10;
  * proof is bound to this record by the attestation hash of its sealed record, which must verify
  * under the pinned keys first: a proof of another record proves nothing about this one.
  */
-export async function independentEvidenceFor(deps: { api: CompanionApi; pins: KeyPins }, actionKey: string): Promise<IndependentEvidence | null> {
+export async function independentEvidenceFor(deps: { api: CompanionApi; pins: KeyPins; verifiers?: Promise<IndependentVerifiers> }, actionKey: string): Promise<IndependentEvidence | null> {
   const path = `/v1/records/${encodeURIComponent(actionKey)}`;
   const record = await deps.api.get(path);
   const sealed = await verifySealed(deps.pins, isRecord(record) ? record.verify_request : undefined);
@@ -70,7 +70,14 @@ export async function independentEvidenceFor(deps: { api: CompanionApi; pins: Ke
   }
   const header = isRecord(proof) && isRecord(proof.epoch_header) && isRecord(proof.epoch_header.header) ? proof.epoch_header.header : {};
   const { keys } = await deps.pins.keysFor(typeof header.key_id === 'string' ? header.key_id : '');
-  // No published roots or keys (or an old companion without the route): tokens and lines are then shown unchecked.
-  const verifiers = parseVerifiers(await deps.api.getPublic('/epochs/verifiers').catch(() => ({})));
-  return independentEvidence(proof, keys, verifiers, seal.attestation_hash);
+  return independentEvidence(proof, keys, await (deps.verifiers ?? publishedVerifiers(deps.api)), seal.attestation_hash);
+}
+
+/**
+ * The TSA roots and witness keys the companion publishes, read once for all the records a popup
+ * asks about. None published (or an old companion without the route): tokens and cosignature
+ * lines are then shown unchecked.
+ */
+export async function publishedVerifiers(api: CompanionApi): Promise<IndependentVerifiers> {
+  return parseVerifiers(await api.getPublic('/epochs/verifiers').catch(() => ({})));
 }

@@ -18,7 +18,7 @@ import { fetchUsage, listPacks, testConnection } from './connection.ts';
 import type { DecisionLog } from './decision-log.ts';
 import { CLIENT_NONCE, submitGate } from './gate-client.ts';
 import { KeyPins, JWKS_PATH } from './key-pins.ts';
-import { INDEPENDENT_MAX_KEYS, independentEvidenceFor } from './evidence.ts';
+import { INDEPENDENT_MAX_KEYS, independentEvidenceFor, publishedVerifiers } from './evidence.ts';
 import type { IndependentEvidence } from '../../../shared/independent-evidence.ts';
 import { gradingMirror, pendingReviews, postReview, reviewReasons, reviewStatus } from './review-client.ts';
 import { withdrawReviewContext } from './review-context.ts';
@@ -157,7 +157,8 @@ export function createHandlers(svc: BackgroundServices) {
       if (!Array.isArray(action_keys) || action_keys.length > INDEPENDENT_MAX_KEYS || !action_keys.every((k) => typeof k === 'string' && k.length <= 200)) {
         throw new Error(`decisions.independent: expected up to ${INDEPENDENT_MAX_KEYS} action keys`);
       }
-      const deps = { api: svc.api(await svc.loadSettings()), pins: svc.pins };
+      const api = svc.api(await svc.loadSettings());
+      const deps = { api, pins: svc.pins, verifiers: publishedVerifiers(api) };
       const found: Record<string, IndependentEvidence | null> = {};
       for (const k of action_keys) found[k] = await independentEvidenceFor(deps, k);
       return found;
