@@ -32,7 +32,7 @@ import { line, measure, section } from './harness.ts';
 
 const CONNECTIONS = 50;
 const SECONDS = 6;
-/** The window p50 and p99 are read over (issue target: p99 ≤ 3× p50 over 20 s). */
+/** The window p50 and p99 are read over (the target: p99 ≤ 3× p50 over a 20 s steady window). */
 const STEADY_SECONDS = 20;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 

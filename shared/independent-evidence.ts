@@ -1,7 +1,7 @@
 /**
- * What a record's inclusion proof shows beyond the operator's own signatures (issue "evidence
- * that holds even against the operator"; DESIGN.md §4): the epoch's RFC 3161 time-stamp tokens
- * and its witnesses' cosignatures (c2sp.org/tlog-cosignature), checked here, in the browser,
+ * What a record's inclusion proof shows beyond the operator's own signatures (DESIGN.md §4):
+ * the epoch's RFC 3161 time-stamp tokens and its witnesses' cosignatures
+ * (c2sp.org/tlog-cosignature), checked here, in the browser,
  * so the console and the extension say "independently timestamped / witnessed" only for what
  * verifies. Nothing is claimed unless the inclusion proof itself verifies for this record
  * under the pinned service keys: tokens and cosignatures on a proof of another history prove

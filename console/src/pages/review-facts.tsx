@@ -1,7 +1,6 @@
 /**
- * What a reviewer decides on besides the context itself (issue "end-to-end encrypted review
- * context", part 4): the gate's reasons, the rule that paused the action and the policy version
- * its seal commits, the pack's claim boundary, who has approved so far, and a link to the sealed
+ * What a reviewer decides on besides the context itself: the gate's reasons, the rule that
+ * paused the action and the policy version its seal commits, the pack's claim boundary, who has approved so far, and a link to the sealed
  * record. All of it comes from GET /v1/records/{action_key} (the rule and the policy digest from
  * the signed attestation, which this browser verifies before opening the context), the pack list
  * (GET /v1/packs, whose claim_boundary says what the service's evidence does and does not
