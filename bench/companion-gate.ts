@@ -56,22 +56,27 @@ export async function seedProductionTenant(dataDir: string, databaseUrl?: string
   const env = { SVC_DATA_DIR: dataDir, ...(databaseUrl ? { SVC_DATABASE_URL: databaseUrl } : {}) };
   const deps = await openDeps(loadConfig(env, []), { log: createMemoryLogger() });
   try {
-    const { tenant } = await signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, `bench-${randomBytes(6).toString('hex')}@example.com`);
-    const at = new Date().toISOString();
-    const checkoutId = deps.ids.next('chk');
-    const owner = (await deps.store.account.getKeyPerson((await deps.store.tenants.listApiKeys(tenant.id))[0]!.id))!;
-    await deps.store.account.createCheckout({
-      id: checkoutId, tenantId: tenant.id, personId: owner.id, provider: 'local', providerRef: checkoutId,
-      status: 'verified', customerRef: null, createdAt: at, completedAt: null,
-    });
-    const key = generateApiKey('production');
-    const newKey = { id: deps.ids.next('key'), tenantId: tenant.id, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: at, personId: owner.id };
-    const outcome = await deps.store.account.upgradeToProduction({ tenantId: tenant.id, checkoutId, customerRef: null, provider: 'local', newKey, at });
-    if (outcome !== 'upgraded') throw new Error(`seeding the benchmark tenant: upgrade answered ${outcome}`);
-    return key.key;
+    return (await productionTenant(deps)).apiKey;
   } finally {
     await closeDeps(deps);
   }
+}
+
+/** A sandbox tenant signed up and upgraded on `deps`' store, with its production key. */
+export async function productionTenant(deps: AppDeps): Promise<{ tenantId: string; keyId: string; apiKey: string }> {
+  const { tenant } = await signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, `bench-${randomBytes(6).toString('hex')}@example.com`);
+  const at = new Date().toISOString();
+  const checkoutId = deps.ids.next('chk');
+  const owner = (await deps.store.account.getKeyPerson((await deps.store.tenants.listApiKeys(tenant.id))[0]!.id))!;
+  await deps.store.account.createCheckout({
+    id: checkoutId, tenantId: tenant.id, personId: owner.id, provider: 'local', providerRef: checkoutId,
+    status: 'verified', customerRef: null, createdAt: at, completedAt: null,
+  });
+  const key = generateApiKey('production');
+  const newKey = { id: deps.ids.next('key'), tenantId: tenant.id, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: at, personId: owner.id };
+  const outcome = await deps.store.account.upgradeToProduction({ tenantId: tenant.id, checkoutId, customerRef: null, provider: 'local', newKey, at });
+  if (outcome !== 'upgraded') throw new Error(`seeding the benchmark tenant: upgrade answered ${outcome}`);
+  return { tenantId: tenant.id, keyId: newKey.id, apiKey: key.key };
 }
 
 function floors(): Pick<Floors, 'crypto' | 'cryptoInsert'> {

@@ -12,13 +12,10 @@
  * as they were before they wrote rows behind (a statement per record and tree node,
  * PostgresStoreOptions.writeBehind false), so the gain is a ratio of the same run.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { signUpSandbox } from '../companion/account/signup.ts';
-import { generateApiKey } from '../companion/core/auth.ts';
 import type { AuthContext } from '../companion/core/auth.ts';
 import { loadConfig } from '../companion/core/config.ts';
 import { createMemoryLogger } from '../companion/core/log.ts';
@@ -32,6 +29,7 @@ import { sealParticipants } from '../companion/seal-participants.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { postgresBinDir, startPostgres } from '../test/helpers/postgres.ts';
 import type { TestPostgres } from '../test/helpers/postgres.ts';
+import { productionTenant } from './companion-gate.ts';
 import { line, median, section } from './harness.ts';
 
 /** Callers each keeping one seal in flight: a gate under load, without the HTTP. */
@@ -49,21 +47,10 @@ interface Engine {
   counts?: { queries: number; seals: number; batches: number };
 }
 
-/** A production tenant on `deps`' store, as an upgrade leaves it (bench/companion-gate.ts seedProductionTenant). */
-async function productionTenant(deps: AppDeps): Promise<AuthContext> {
-  const { tenant } = await signUpSandbox({ tenants: deps.store.tenants, clock: deps.clock, ids: deps.ids }, `bench-${randomBytes(6).toString('hex')}@example.com`);
-  const at = new Date().toISOString();
-  const checkoutId = deps.ids.next('chk');
-  const owner = (await deps.store.account.getKeyPerson((await deps.store.tenants.listApiKeys(tenant.id))[0]!.id))!;
-  await deps.store.account.createCheckout({
-    id: checkoutId, tenantId: tenant.id, personId: owner.id, provider: 'local', providerRef: checkoutId,
-    status: 'verified', customerRef: null, createdAt: at, completedAt: null,
-  });
-  const key = generateApiKey('production');
-  const newKey = { id: deps.ids.next('key'), tenantId: tenant.id, keyHash: key.hash, prefix: key.prefix, lastFour: key.lastFour, createdAt: at, personId: owner.id };
-  const outcome = await deps.store.account.upgradeToProduction({ tenantId: tenant.id, checkoutId, customerRef: null, provider: 'local', newKey, at });
-  if (outcome !== 'upgraded') throw new Error(`seeding the benchmark tenant: upgrade answered ${outcome}`);
-  return { tenantId: tenant.id, tenantKind: 'production', keyId: newKey.id };
+/** A production tenant on `deps`' store, as an upgrade leaves it. */
+async function productionAuth(deps: AppDeps): Promise<AuthContext> {
+  const { tenantId, keyId } = await productionTenant(deps);
+  return { tenantId, tenantKind: 'production', keyId };
 }
 
 let n = 0;
@@ -159,9 +146,9 @@ export async function benchSealEngines(): Promise<void> {
           },
         },
       });
-      return { name, sealer, auth: await productionTenant(onPostgres), rates: [], counts };
+      return { name, sealer, auth: await productionAuth(onPostgres), rates: [], counts };
     };
-    const sqlite: Engine = { name: 'SQLite', sealer: onSqlite.sealer, auth: await productionTenant(onSqlite), rates: [] };
+    const sqlite: Engine = { name: 'SQLite', sealer: onSqlite.sealer, auth: await productionAuth(onSqlite), rates: [] };
     const behind = await onPostgresEngine('PostgreSQL', true);
     const rowByRow = await onPostgresEngine('PostgreSQL, each record and node a statement (as before)', false);
     const engines = [sqlite, behind, rowByRow];
