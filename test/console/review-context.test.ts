@@ -10,55 +10,24 @@
  * Submit disabled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
-import { encodeReviewContext, REVIEW_CONTEXT_FORMAT, sealReviewContext } from '../../shared/hpke.ts';
 import type { Page } from 'playwright-core';
-import { gateBody } from '../companion/pack-fixtures.ts';
 import { openConsole, openPage, screenshot, signIn } from './harness.ts';
 import type { ConsoleWorld } from './harness.ts';
+import { addPerson, pause as pauseAction, shareContext } from './review-fixtures.ts';
+import type { ContextAlteration, Paused } from './review-fixtures.ts';
 
 let world: ConsoleWorld;
 let employeeKey = '';
 let reviewerKey = '';
 const CANARY = 'CANARY-PROMPT-c0ns0le-5e1f';
 
-interface Paused {
-  actionKey: string;
-  payloadHash: string;
-  body: Record<string, unknown>;
-}
+const pause = (prompt: string) => pauseAction(world, employeeKey, prompt);
 
-async function pause(prompt: string): Promise<Paused> {
-  const body = gateBody('law', { redacted_text: prompt });
-  const res = await world.ctx.request('/v1/gate', { json: body, key: employeeKey });
-  expect(res.status, res.text).toBe(201);
-  expect(res.body.decision).toBe('needs_review');
-  return { actionKey: res.body.action_key, payloadHash: res.body.payload_hash, body };
-}
-
-/**
- * The extension's sharing step: ask whom to seal to, seal, post only ciphertexts. `alter` lets a
- * case change the plaintext, the associated data or the sealed bytes, as an attacker might.
- */
-async function share(
-  paused: Paused,
-  alter: { body?: Record<string, unknown>; binding?: { action_key: string; payload_hash: string }; flipByte?: boolean } = {},
-): Promise<void> {
-  const answer = await world.ctx.request(`/v1/reviews/${paused.actionKey}/context-recipients`, { key: employeeKey });
-  expect(answer.status, answer.text).toBe(200);
-  expect(answer.body).toMatchObject({ review_context: 'encrypted', payload_hash: paused.payloadHash });
-  expect(answer.body.recipients).toHaveLength(1);
-  const plaintext = encodeReviewContext({ format: REVIEW_CONTEXT_FORMAT, gate_request: alter.body ?? paused.body });
-  const binding = alter.binding ?? { action_key: paused.actionKey, payload_hash: paused.payloadHash };
-  const ciphertexts = [];
-  for (const r of answer.body.recipients as { key_id: string; public_key: string }[]) {
-    const sealed = await sealReviewContext(fromBase64Url(r.public_key), plaintext, binding);
-    const ct = Uint8Array.from(sealed.ct);
-    if (alter.flipByte) ct[Math.floor(ct.length / 2)]! ^= 0x01;
-    ciphertexts.push({ key_id: r.key_id, enc: toBase64Url(sealed.enc), ct: toBase64Url(ct) });
-  }
-  const stored = await world.ctx.request(`/v1/reviews/${paused.actionKey}/context`, { json: { ciphertexts }, key: employeeKey });
-  expect(stored.status, stored.text).toBe(201);
+/** The extension's sharing step, optionally altered as an attacker might. */
+async function share(paused: Paused, alter: ContextAlteration = {}): Promise<void> {
+  const { recipients, ciphertexts } = await shareContext(world, employeeKey, paused, alter);
+  expect(recipients).toMatchObject({ review_context: 'encrypted', payload_hash: paused.payloadHash });
+  expect(recipients.recipients).toHaveLength(1);
   expect(JSON.stringify(ciphertexts)).not.toContain(CANARY);
 }
 
@@ -75,11 +44,7 @@ let warmUp: Paused;
 
 beforeAll(async () => {
   world = await openConsole();
-  const person = async (email: string, capabilities: string[]) => {
-    const res = await world.ctx.request('/account/people', { json: { email, display_name: email.split('@')[0], capabilities }, key: world.apiKey });
-    expect(res.status, res.text).toBe(201);
-    return res.body.api_key as string;
-  };
+  const person = (email: string, capabilities: string[]) => addPerson(world, email, capabilities);
   employeeKey = await person('emma@firm.example', []);
   reviewerKey = await person('rita@firm.example', ['reviews:decide']);
   const policy = await world.ctx.request('/tenant/policy?policy_pack=law', { method: 'PUT', json: { review_context: 'encrypted' }, key: world.apiKey });

@@ -10,9 +10,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { gateBody } from '../companion/pack-fixtures.ts';
 import { checkPage, openConsole, openPage, signIn } from './harness.ts';
 import type { ConsoleWorld } from './harness.ts';
+import { addPerson, pause } from './review-fixtures.ts';
 
 let world: ConsoleWorld;
 let employeeKey = '';
@@ -63,20 +63,13 @@ function deviceRow(page: Page, label: string) {
 
 beforeAll(async () => {
   world = await openConsole();
-  const person = async (email: string, capabilities: string[]) => {
-    const res = await world.ctx.request('/account/people', { json: { email, display_name: email.split('@')[0], capabilities }, key: world.apiKey });
-    expect(res.status, res.text).toBe(201);
-    return res.body.api_key as string;
-  };
+  const person = (email: string, capabilities: string[]) => addPerson(world, email, capabilities);
   employeeKey = await person('emma@firm.example', []);
   reviewerKey = await person('rita@firm.example', ['reviews:decide']);
   viewerKey = await person('vera@firm.example', ['records:read']);
   const policy = await world.ctx.request('/tenant/policy?policy_pack=law', { method: 'PUT', json: { review_context: 'encrypted' }, key: world.apiKey });
   expect(policy.status, policy.text).toBeLessThan(300);
-  const res = await world.ctx.request('/v1/gate', { json: gateBody('law', { redacted_text: 'Summarise the memo' }), key: employeeKey });
-  expect(res.status, res.text).toBe(201);
-  expect(res.body.decision).toBe('needs_review');
-  actionKey = res.body.action_key;
+  actionKey = (await pause(world, employeeKey, 'Summarise the memo')).actionKey;
 });
 afterAll(() => world?.close());
 

@@ -9,12 +9,11 @@
  * expected fact is read from the service's own API, not written here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromBase64Url, toBase64Url } from '../../shared/encoding.ts';
-import { encodeReviewContext, REVIEW_CONTEXT_FORMAT, sealReviewContext } from '../../shared/hpke.ts';
 import { sweepExpiredReviews } from '../../companion/reviews/expiry.ts';
-import { gateBody } from '../companion/pack-fixtures.ts';
 import { checkPage, openConsole, screenshot } from './harness.ts';
 import type { ConsoleWorld } from './harness.ts';
+import { addPerson, pause as pauseAction, shareContext } from './review-fixtures.ts';
+import type { Paused } from './review-fixtures.ts';
 
 let world: ConsoleWorld;
 let employeeKey = '';
@@ -22,33 +21,12 @@ let ritaKey = '';
 let bobKey = '';
 const CANARY = 'CANARY-PROMPT-rev1ew-page';
 
-interface Paused {
-  actionKey: string;
-  payloadHash: string;
-  body: Record<string, unknown>;
-}
+const pause = (prompt: string) => pauseAction(world, employeeKey, prompt);
 
-async function pause(prompt: string): Promise<Paused> {
-  const body = gateBody('law', { redacted_text: prompt });
-  const res = await world.ctx.request('/v1/gate', { json: body, key: employeeKey });
-  expect(res.status, res.text).toBe(201);
-  expect(res.body.decision).toBe('needs_review');
-  return { actionKey: res.body.action_key, payloadHash: res.body.payload_hash, body };
-}
-
-/** The extension's sharing step (shared/hpke.ts, RFC 9180), optionally sealing another body. */
+/** The extension's sharing step, optionally sealing another body. */
 async function share(paused: Paused, body = paused.body): Promise<void> {
-  const answer = await world.ctx.request(`/v1/reviews/${paused.actionKey}/context-recipients`, { key: employeeKey });
-  expect(answer.status, answer.text).toBe(200);
-  expect(answer.body.recipients.length).toBeGreaterThan(0);
-  const plaintext = encodeReviewContext({ format: REVIEW_CONTEXT_FORMAT, gate_request: body });
-  const ciphertexts = [];
-  for (const r of answer.body.recipients as { key_id: string; public_key: string }[]) {
-    const sealed = await sealReviewContext(fromBase64Url(r.public_key), plaintext, { action_key: paused.actionKey, payload_hash: paused.payloadHash });
-    ciphertexts.push({ key_id: r.key_id, enc: toBase64Url(sealed.enc), ct: toBase64Url(sealed.ct) });
-  }
-  const stored = await world.ctx.request(`/v1/reviews/${paused.actionKey}/context`, { json: { ciphertexts }, key: employeeKey });
-  expect(stored.status, stored.text).toBe(201);
+  const { recipients } = await shareContext(world, employeeKey, paused, { body });
+  expect(recipients.recipients.length).toBeGreaterThan(0);
 }
 
 async function decideByApi(key: string, actionKey: string, decision: 'approved' | 'rejected') {
@@ -64,11 +42,7 @@ let first: Paused;
 
 beforeAll(async () => {
   world = await openConsole();
-  const person = async (email: string, capabilities: string[]) => {
-    const res = await world.ctx.request('/account/people', { json: { email, display_name: email.split('@')[0], capabilities }, key: world.apiKey });
-    expect(res.status, res.text).toBe(201);
-    return res.body.api_key as string;
-  };
+  const person = (email: string, capabilities: string[]) => addPerson(world, email, capabilities);
   employeeKey = await person('emma@firm.example', []);
   ritaKey = await person('rita@firm.example', ['reviews:decide']);
   bobKey = await person('bob@firm.example', ['reviews:decide']);
