@@ -42,7 +42,6 @@ import type { WorkerStatus } from '../core/worker-status.ts';
 import { OutboundError, createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { Store, Tx } from '../core/stores.ts';
-import { afterCommit } from './after-commit.ts';
 import type { AnchoringStore, EpochRow } from './store.ts';
 import type { EpochTimestampRow, TimestampRequestRow } from './timestamps-store.ts';
 
@@ -152,26 +151,27 @@ export function createTimestampService(deps: TimestampServiceDeps): TimestampSer
     return { ok: true };
   }
 
-  // Its log lines are written once the storing transaction has committed (./after-commit.ts).
-  const committed = afterCommit(store);
   const worker = new JobWorker<TimestampRequestRow>({
     name: 'epoch-timestamps',
     queue,
-    store: committed.store,
+    store,
     clock,
     log,
     leaseMs: config.webhookLeaseSeconds * 1000,
     concurrency: 8,
     handle: (job, signal) => attempt(job, signal),
     async settled(results, tx) {
+      // Logged once the outcomes have committed (JobWorkerOptions.settled).
+      const lines: (() => void)[] = [];
       for (const { job, outcome } of results) {
         const token = verified.get(job.row.id);
         verified.delete(job.row.id);
         // Kept with the outcome: a verified token is worth keeping even if the lease was lost.
         if (!outcome.ok || !token) continue;
         await tx.anchoring.insertTimestamp(token);
-        committed.after(tx, () => log.info('epoch timestamped', { epoch_seq: token.epochSeq, url: token.tsaUrl, reason: `genTime ${token.genTime}` }));
+        lines.push(() => log.info('epoch timestamped', { epoch_seq: token.epochSeq, url: token.tsaUrl, reason: `genTime ${token.genTime}` }));
       }
+      return () => lines.forEach((line) => line());
     },
   });
 

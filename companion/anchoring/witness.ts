@@ -52,7 +52,6 @@ import { OutboundError, createOutboundHttp } from '../net/outbound-http.ts';
 import type { OutboundHttp } from '../net/outbound-http.ts';
 import type { Store, Tx } from '../core/stores.ts';
 import { EPOCH_LOG_ID } from './epochs.ts';
-import { afterCommit } from './after-commit.ts';
 import type { AnchoringStore, EpochRow } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 import type { CosignatureRow, WitnessSubmissionRow } from './witness-store.ts';
@@ -206,12 +205,10 @@ export function createWitnessService(deps: WitnessServiceDeps): WitnessService {
     return r.outcome;
   }
 
-  // Its log lines are written once the storing transaction has committed (./after-commit.ts).
-  const committed = afterCommit(store);
   const worker = new JobWorker<WitnessSubmissionRow>({
     name: 'witness-submissions',
     queue,
-    store: committed.store,
+    store,
     clock,
     log,
     leaseMs: deps.config.webhookLeaseSeconds * 1000,
@@ -219,6 +216,8 @@ export function createWitnessService(deps: WitnessServiceDeps): WitnessService {
     concurrency: 1,
     handle: (job, signal) => handle(job, signal),
     async settled(results, tx) {
+      // Logged once the outcomes have committed (JobWorkerOptions.settled).
+      const lines: (() => void)[] = [];
       for (const { job, outcome } of results) {
         const got = learnt.get(job.row.id);
         learnt.delete(job.row.id);
@@ -227,8 +226,9 @@ export function createWitnessService(deps: WitnessServiceDeps): WitnessService {
         await tx.anchoring.insertCosignatures(got.cosignatures);
         if (got.result === 'cosigned') await tx.anchoring.setWitnessSize(job.row.witness, got.origin, got.size, rfc3339(clock.now()));
         await tx.anchoring.setWitnessSubmissionOutcome(job.row.id, got.result);
-        committed.after(tx, () => log.info(got.result === 'cosigned' ? 'checkpoint cosigned' : 'checkpoint superseded at witness', { url: byName.get(job.row.witness)?.url, epoch_seq: job.row.epoch_seq, reason: `size ${got.size}` }));
+        lines.push(() => log.info(got.result === 'cosigned' ? 'checkpoint cosigned' : 'checkpoint superseded at witness', { url: byName.get(job.row.witness)?.url, epoch_seq: job.row.epoch_seq, reason: `size ${got.size}` }));
       }
+      return () => lines.forEach((line) => line());
     },
   });
 

@@ -49,13 +49,21 @@ export interface JobWorkerOptions<Row extends { id: string; attempt_count: numbe
    * row that could vanish.
    */
   durable?(): Promise<void> | undefined;
-  /** Called in the storing transaction `tx` with the outcomes it stored, in the order they settled (e.g. endpoint health bookkeeping). */
-  settled?(results: readonly SettledJob<Row>[], tx: Tx): void | Promise<void>;
+  /**
+   * Called in the storing transaction `tx` with the outcomes it stored, in the order they
+   * settled (e.g. endpoint health bookkeeping). What it returns runs once that transaction has
+   * committed, never if it rolls back: a log line announcing a stored row is written only when
+   * other connections can read the row (on PostgreSQL the commit follows the callback).
+   */
+  settled?(results: readonly SettledJob<Row>[], tx: Tx): void | Committed | Promise<void | Committed>;
   leaseMs: number;
   /** Jobs in flight at once. */
   concurrency?: number;
   pollMs?: number;
 }
+
+/** What a `settled` hook leaves to run after the commit. */
+export type Committed = () => void;
 
 const FLUSH_DELAY_MS = 1;
 /** Tick run receipts kept per queue (about; pruned a thousand at a time). */
@@ -240,7 +248,7 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
     let claimError: unknown;
     let stored = false;
     try {
-      await this.#bookkeeping(async (tx) => {
+      const committed = await this.#bookkeeping(async (tx) => {
         const now = clock.now();
         const handedBack = ({ tick }: Settled<Row>) => this.#stopping && tick.controller.signal.aborted;
         // Every success of the batch in one statement: few statements keep the write lock short.
@@ -259,15 +267,17 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
           else tick.receipt.leaseLost++;
           results.push({ job, outcome, stored: result });
         }
-        await this.#o.settled?.(results, tx);
+        const after = await this.#o.settled?.(results, tx);
         for (const tick of finished) {
           tick.receipt.finishedAt = now.toISOString();
           await tx.jobs.recordTick(tick.receipt, TICKS_KEPT);
         }
         // In a savepoint: a failed claim must not take the outcomes down with it.
         if (refill?.free) claimed = await tx.transaction((claim) => this.#claim(claim, refill)).catch((err: unknown) => ((claimError = err), []));
+        return after;
       });
       stored = true;
+      committed?.();
       if (claimError) this.#claimFailed(claimError);
       else this.#failures.succeeded();
     } catch (err) {
