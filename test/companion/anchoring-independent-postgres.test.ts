@@ -146,7 +146,7 @@ describe('timestamps and witness cosignatures on PostgreSQL', () => {
     const c = await start(dataDir, env);
     await trustTheLog(c);
     const { apiKey, actionKey } = await sealOne(c, 'anchoring-pg');
-    // The lines are written once the rows have committed (companion/anchoring/after-commit.ts):
+    // The lines are written once the rows have committed (the job worker's settled hook, core/jobs/worker.ts):
     // read at once after them, the epoch shows both.
     await c.waitForLog(/"message":"epoch timestamped".*"epoch_seq":0,/);
     await c.waitForLog(/"message":"checkpoint cosigned".*"epoch_seq":0,/);
