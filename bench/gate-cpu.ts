@@ -9,7 +9,8 @@
  * after the measured run. The request thread is the process's main thread (tid = pid); every
  * other thread of the process is a worker thread or a helper of V8 or libuv, all named "node",
  * so the sealing thread is taken to be the busiest of them, and the rest (GC helpers, the
- * libuv pool running fdatasync, the checkpoint worker) are summed.
+ * libuv pool running fdatasync, the checkpoint worker) are summed. wrk's own CPU is read too:
+ * with the service's, it bounds the rate two cores can give at all (cores / units per decision).
  * Traffic goes to 127.0.0.1 only; the run is bounded in time.
  */
 import { execFileSync } from 'node:child_process';
@@ -64,7 +65,7 @@ function percentileMs(out: string, percent: number): number {
  * wrk with a fresh idempotency_key per request when `keyed`; answers per second, non-201 count,
  * and the median and 99th percentile latency (wrk --latency, over the whole run).
  */
-function wrkRun(url: string, apiKey: string, keyed: boolean, seconds: number): { requests: number; errors: number; p50: number; p99: number } {
+function wrkRun(url: string, apiKey: string, keyed: boolean, seconds: number): { requests: number; errors: number; p50: number; p99: number; wrkCpu: number } {
   const script = path.join(os.tmpdir(), `svc-bench-cpu-${process.pid}.lua`);
   const body = JSON.stringify(GATE_BODY);
   const keyedRequest = keyed
@@ -79,10 +80,18 @@ function wrkRun(url: string, apiKey: string, keyed: boolean, seconds: number): {
       `done = function(summary) io.write("requests " .. summary.requests .. "\\n") end\n`,
   );
   try {
-    const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `${url}/v1/gate`], { encoding: 'utf8' });
+    // wrk runs under a shell that prints its own /proc stat after wrk exits: cutime and cstime
+    // (fields 16 and 17, proc(5)) are then wrk's CPU, which the two cores also had to give.
+    const out = execFileSync(
+      'sh',
+      ['-c', 'wrk "$@" && cat /proc/$$/stat', 'sh', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `${url}/v1/gate`],
+      { encoding: 'utf8' },
+    );
     const requests = Number(/requests (\d+)/.exec(out)?.[1] ?? NaN);
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-    return { requests, errors: non2xx, p50: percentileMs(out, 50), p99: percentileMs(out, 99) };
+    const stat = out.slice(out.lastIndexOf(')') + 2).trim().split(' ');
+    const wrkCpu = (Number(stat[13]) + Number(stat[14])) / TICKS_PER_SECOND;
+    return { requests, errors: non2xx, p50: percentileMs(out, 50), p99: percentileMs(out, 99), wrkCpu };
   } finally {
     fs.rmSync(script, { force: true });
   }
@@ -110,6 +119,8 @@ interface CpuShares {
   request: number;
   sealing: number;
   others: number;
+  /** The load generator's CPU per request: the cores it takes are not the service's. */
+  loadGenerator: number;
   errors: number;
 }
 
@@ -117,7 +128,7 @@ function measureCpu(companion: RunningCompanion, apiKey: string, keyed: boolean)
   wrkRun(companion.url, apiKey, keyed, 2); // warm-up
   const before = threadCpu(companion.pid);
   const start = performance.now();
-  const { requests, errors } = wrkRun(companion.url, apiKey, keyed, SECONDS);
+  const { requests, errors, wrkCpu } = wrkRun(companion.url, apiKey, keyed, SECONDS);
   const elapsed = (performance.now() - start) / 1000;
   const after = threadCpu(companion.pid);
   const deltas = [...after].map(([tid, s]) => ({ tid, s: s - (before.get(tid) ?? 0) }));
@@ -125,7 +136,7 @@ function measureCpu(companion: RunningCompanion, apiKey: string, keyed: boolean)
   const rest = deltas.filter((d) => d.tid !== companion.pid).sort((a, b) => b.s - a.s);
   const sealing = rest[0]?.s ?? 0;
   const others = rest.slice(1).reduce((a, d) => a + d.s, 0);
-  return { rate: requests / elapsed, request: main / requests, sealing: sealing / requests, others: others / requests, errors };
+  return { rate: requests / elapsed, request: main / requests, sealing: sealing / requests, others: others / requests, loadGenerator: wrkCpu / requests, errors };
 }
 
 /**
@@ -194,6 +205,14 @@ export async function benchGateCpu(): Promise<void> {
         keyed ? 'with a fresh idempotency_key per request' : 'without an idempotency_key',
         `${u(r.request + r.sealing + r.others)} units per decision: request thread ${u(r.request)}, sealing thread ${u(r.sealing)}, other threads ${u(r.others)}` +
           ` (${Math.round(r.rate).toLocaleString('en-US')} decisions/s, ${(r.rate / floorA.opsPerSec).toFixed(2)}x floor A's rate${r.errors ? `, ${r.errors} non-201 answers` : ''})`,
+      );
+      // The most any rate can be at this CPU: every core busy with the service or the load
+      // generator, none idle. Floor A's rate is one thread's, so this bound in floor-A rates
+      // is cores / (service units + load generator units).
+      const units = (r.request + r.sealing + r.others + r.loadGenerator) / unitSeconds;
+      line(
+        `  the rate this CPU allows on ${os.availableParallelism()} cores`,
+        `load generator ${u(r.loadGenerator)} units per request; at most ${(os.availableParallelism() / units).toFixed(2)}x floor A's rate with no core ever idle`,
       );
     }
     // issue targets: rate at 50 connections against floor A's, and p99 against p50 over a
