@@ -26,7 +26,7 @@ import type { Subcommand } from './verify.ts';
 import { refusalMessage } from './problem-answer.ts';
 import { DEFAULT_SERVICE_URL, SERVICE_URL_ENV, ServiceUrlError, UnreachableError, fetchService, serviceUrl } from './service-url.ts';
 import { DEFAULT_MAX_BYTES, MAX_BYTES_ENV, ReadRefused, maxBytesSetting, readBodyCapped, readCapped } from './verify-read.ts';
-import { BUNDLE_PROOF_FILE, TimestampPolicyError, fetchBundleProof } from './verify-timestamps.ts';
+import { BUNDLE_PROOF_FILE, TimestampPolicyError } from './verify-timestamps.ts';
 
 export const PROOFS_USAGE = `       svc-verify <inclusion-proof.json | epoch.json | consistency.json> --keys <jwks file or URL>
        svc-verify bundle <action_key> --out <dir> [--url <base url>]   (API key from SVC_API_KEY)`;
@@ -158,8 +158,12 @@ export async function bundleCommand(args: BundleArgs, out: (s: string) => void, 
     writeFileSync(path.join(o.out, 'service-keys.json'), `${JSON.stringify(jwks, null, 2)}\n`);
     if (key) writeFileSync(path.join(o.out, 'key.pem'), publicKeyToSpkiPem(key.publicKey));
 
-    // Its inclusion proof, with the epoch's RFC 3161 timestamps, once the epoch has closed.
-    const anchored = await fetchBundleProof(o.url, o.actionKey, apiKey, cap, o.out);
+    // Its inclusion proof, with the epoch's RFC 3161 timestamps and witness cosignatures: the
+    // package carries it once the epoch has closed, so the folder holds what the package held.
+    const proof = pkg.records[0].inclusion_proof as { name: string; content_base64: string } | undefined;
+    if (proof && proof.name !== BUNDLE_PROOF_FILE) throw new BundleCommandError(`unexpected bundle file ${proof.name}`);
+    if (proof) writeFileSync(path.join(o.out, BUNDLE_PROOF_FILE), Buffer.from(proof.content_base64, 'base64'));
+    const anchored = proof !== undefined;
     const result = await verifyBundle(files, keys);
     const failed = failedChecks(result);
     out(

@@ -7,7 +7,7 @@
  * epoch has closed), and one without enough valid tokens fails naming it. Each token must be over the epoch's own checkpoint body (shared/timestamp.ts), so
  * a token over another checkpoint cannot be attached to this one.
  */
-import { lstatSync, writeFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { failedAnchorChecks, verifyInclusionProof } from '../../shared/anchor-verify.ts';
 import type { AnchorResult } from '../../shared/anchor-verify.ts';
@@ -17,8 +17,7 @@ import { sha256Hex } from '../../shared/hash.ts';
 import { certificatesFromPem, verifyEpochTimestamps } from '../../shared/timestamp.ts';
 import type { TrustedKeySet } from '../../shared/trusted-keys.ts';
 import type { Check, VerifyResult } from '../../shared/types.ts';
-import { fetchService } from './service-url.ts';
-import { ReadRefused, readBodyCapped, readCapped } from './verify-read.ts';
+import { ReadRefused, readCapped } from './verify-read.ts';
 
 export const TIMESTAMP_OPTIONS = {
   'min-timestamps': { type: 'string' },
@@ -136,19 +135,3 @@ export async function readBundleProof(
   return { ok: true, proof };
 }
 
-/**
- * Fetches the record's inclusion proof (with its epoch's timestamps) into `dir` as
- * BUNDLE_PROOF_FILE; false while the record's epoch has not closed (409).
- */
-export async function fetchBundleProof(baseUrl: string, actionKey: string, apiKey: string, maxBytes: number, dir: string): Promise<boolean> {
-  const url = `${baseUrl}/v1/records/${encodeURIComponent(actionKey).replace(/%3A/g, ':')}/inclusion-proof`;
-  const res = await fetchService(url, { headers: { accept: 'application/json', 'x-service-key': apiKey }, timeoutMs: 30_000 });
-  if (res.status === 409) {
-    await res.body?.cancel().catch(() => undefined);
-    return false;
-  }
-  const body = (await readBodyCapped(res, url, maxBytes))!;
-  if (!res.ok) throw new TimestampPolicyError(`${url} answered HTTP ${res.status}`);
-  writeFileSync(path.join(dir, BUNDLE_PROOF_FILE), body);
-  return true;
-}
