@@ -7,6 +7,11 @@
  * Run as `node --import tsx bench/http-ceiling-server.ts <processes>`: that many processes share
  * one port (node:cluster), so with two the ceiling is of both cores. It prints
  * `listening on http://127.0.0.1:<port>` once every process listens. Benchmarks only.
+ *
+ * With `--bare <bytes>` after the process count it does no floor-A work: it parses the body and
+ * answers 201 with a JSON body of that many bytes (a gate decision's answer is about 4,300), so
+ * the server's CPU per request is what node:http itself costs a request of the gate's shape: the
+ * part of the gate's request thread no change to the gate can remove.
  */
 import cluster from 'node:cluster';
 import http from 'node:http';
@@ -14,6 +19,10 @@ import type { AddressInfo } from 'node:net';
 import { floorAKey, floorAWork } from './floor-a.ts';
 
 const processes = Math.max(1, Number(process.argv[2] ?? 1));
+const bareAt = process.argv.indexOf('--bare');
+const bareBytes = bareAt === -1 ? undefined : Math.max(2, Number(process.argv[bareAt + 1]));
+/** A JSON string of bareBytes bytes, written as the gate's answers are: one string. */
+const bareAnswer = bareBytes === undefined ? '' : JSON.stringify('x'.repeat(bareBytes - 2));
 
 if (cluster.isPrimary && processes > 1) {
   let listening = 0;
@@ -34,7 +43,12 @@ if (cluster.isPrimary && processes > 1) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const doc = { ...(JSON.parse(Buffer.concat(chunks).toString()) as object), seq: seq++, recorded_at: new Date().toISOString() };
+      const parsed = JSON.parse(Buffer.concat(chunks).toString()) as object;
+      if (bareBytes !== undefined) {
+        res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(bareAnswer) }).end(bareAnswer);
+        return;
+      }
+      const doc = { ...parsed, seq: seq++, recorded_at: new Date().toISOString() };
       const { hash, signature } = floorAWork(doc, key);
       const body = JSON.stringify({ attestation_hash: hash, signature: signature.toString('base64url') });
       res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);

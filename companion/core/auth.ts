@@ -136,20 +136,38 @@ export interface VersionedKeyLookup extends ApiKeyLookup {
   credentialVersion(): Promise<number>;
 }
 
+/** A key lookup that resolves the presented key itself (cachedKeyLookup), for authenticatePresentedKey. */
+export interface PresentedKeyLookup extends ApiKeyLookup {
+  /**
+   * The key's entry if the presented key is one: its SHA-256 already compared in constant time
+   * with the stored hash when the entry was found (authenticateApiKey's check).
+   */
+  resolvePresentedKey(key: string): Promise<ResolvedApiKey | undefined>;
+}
+
 /**
- * Resolved keys kept in memory while the credential version is unchanged. The version is read
- * once for a batch of requests rather than per request: a request joins the next read that
- * starts after it arrived (never one already under way, which may predate a revocation it must
- * see), so concurrent requests share one read, and a change committed anywhere, by this
- * process or another on the same database, is seen by every request that arrives after it.
- * A changed version forgets every cached key. Only found keys are kept, so unknown keys cannot
- * fill the cache.
+ * Resolved keys kept in memory while the credential version is unchanged, by the presented key
+ * itself, so a request with a known key costs neither a query nor a SHA-256 of the key.
+ *
+ * The version is read once for a batch of requests rather than per request: the read starts at
+ * the end of the event loop's turn (setImmediate) in which the first request waiting for it
+ * arrived, or once the read under way has answered, so every request of that turn shares it and
+ * none is answered from a read that started before it arrived (which may predate a revocation it
+ * must see). A change committed anywhere, by this process or another on the same database, is
+ * seen by every request that arrives after it. A changed version forgets every cached key. Only
+ * found keys are kept, so unknown keys cannot fill the cache.
+ *
+ * Keying the map by the secret itself: the map compares a presented key with a stored one only
+ * after their (randomly seeded) string hashes matched, so its timing says nothing a caller can
+ * steer toward a stored key; a key not in the map is checked as authenticateApiKey checks it.
  */
-export function cachedKeyLookup(lookup: VersionedKeyLookup, limit = 10_000): ApiKeyLookup {
+export function cachedKeyLookup(lookup: VersionedKeyLookup, limit = 10_000): PresentedKeyLookup {
   const keys = new Map<string, ResolvedApiKey>();
   let version: number | undefined;
+  /** The read under way, if any. */
   let reading: Promise<void> | undefined;
-  let queued: Promise<void> | undefined;
+  /** The read the requests of this turn wait for, not yet started. */
+  let next: Promise<void> | undefined;
   const read = (): Promise<void> => {
     const done = lookup.credentialVersion().then((v) => {
       if (v !== version) {
@@ -164,28 +182,40 @@ export function cachedKeyLookup(lookup: VersionedKeyLookup, limit = 10_000): Api
     done.then(clear, clear);
     return done;
   };
+  const settledReading = () => reading?.then(
+    () => undefined,
+    () => undefined,
+  );
   const current = (): Promise<void> => {
-    if (reading === undefined) return read();
-    queued ??= reading.then(
-      () => ((queued = undefined), read()),
-      () => ((queued = undefined), read()),
-    );
-    return queued;
+    next ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(settledReading)
+      .then(() => {
+        next = undefined;
+        return read();
+      });
+    return next;
   };
   return {
     findActiveApiKeyByHash: (hash) => lookup.findActiveApiKeyByHash(hash),
     touchApiKey: (keyId, at) => lookup.touchApiKey(keyId, at),
     async resolveApiKey(hash) {
       await current();
-      const seen = version;
-      const id = Buffer.from(hash).toString('hex');
-      const cached = keys.get(id);
+      return lookup.resolveApiKey(hash);
+    },
+    async resolvePresentedKey(key) {
+      // The format is public, so a malformed key is refused before any read, as authenticateApiKey does.
+      if (!isWellFormedApiKey(key)) return undefined;
+      await current();
+      const cached = keys.get(key);
       if (cached) return cached;
+      const seen = version;
+      const hash = hashApiKey(key);
       const match = await lookup.resolveApiKey(hash);
+      if (!match || match.keyHash.length !== hash.length || !timingSafeEqual(match.keyHash, hash)) return undefined;
       // Kept only if no newer version was read meanwhile: the row may predate that change.
-      if (match && version === seen) {
+      if (version === seen) {
         if (keys.size >= limit) keys.clear();
-        keys.set(id, match);
+        keys.set(key, match);
       }
       return match;
     },
@@ -260,6 +290,18 @@ export async function authenticateApiKey(lookup: ApiKeyLookup, key: string, now:
   if (!match || match.keyHash.length !== hash.length || !timingSafeEqual(match.keyHash, hash)) {
     throw unauthorized('invalid_token');
   }
+  return authenticated(match, key, now);
+}
+
+/** authenticateApiKey through a lookup that resolves the presented key itself (cachedKeyLookup). */
+export async function authenticatePresentedKey(lookup: PresentedKeyLookup, key: string, now: string): Promise<AuthenticatedContext> {
+  const match = await lookup.resolvePresentedKey(key);
+  if (!match) throw unauthorized('invalid_token');
+  return authenticated(match, key, now);
+}
+
+/** The checks after the key's hash matched a stored one: prefix, expiry, principal. */
+function authenticated(match: ResolvedApiKey, key: string, now: string): AuthenticatedContext {
   // A key's prefix names the tenant kind it was minted for; after an upgrade the old
   // svc_test_ key must not act for the production tenant (DESIGN.md §3: no mixing of keys).
   if (!key.startsWith(API_KEY_PREFIX[match.tenantKind])) throw unauthorized('invalid_token');

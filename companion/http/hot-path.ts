@@ -19,8 +19,8 @@
  * test/companion/hot-path*.test.ts posts a corpus to both and compares the answers' bytes.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { authenticateApiKey, cachedKeyLookup, lastUseRecorder, presentedKey, requireCapability, unauthorized } from '../core/auth.ts';
-import type { ApiKeyLookup, VersionedKeyLookup } from '../core/auth.ts';
+import { authenticatePresentedKey, cachedKeyLookup, lastUseRecorder, presentedKey, requireCapability, unauthorized } from '../core/auth.ts';
+import type { PresentedKeyLookup, VersionedKeyLookup } from '../core/auth.ts';
 import type { Context } from 'hono';
 import { callerInput } from '../core/caller-input.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody, toProblem } from '../core/errors.ts';
@@ -39,7 +39,7 @@ export interface HotPathDeps extends HotRouteDeps {
   ids: IdFactory;
   log: Logger;
   metrics: Metrics;
-  keys: ApiKeyLookup;
+  keys: PresentedKeyLookup;
   /** After an answer below 400: the key's last use (core/auth.ts lastUseRecorder), as the app records it. */
   used(keyId: string): Promise<void>;
 }
@@ -125,7 +125,7 @@ async function handle(deps: HotPathDeps, route: HotRoute, req: IncomingMessage, 
   try {
     const key = presentedKey(headers);
     if (key === undefined) throw unauthorized();
-    const auth = await authenticateApiKey(deps.keys, key, deps.clock.now().toISOString());
+    const auth = await authenticatePresentedKey(deps.keys, key, deps.clock.now().toISOString());
     requireCapability(auth.principal, route.capability);
     tenantId = auth.tenantId;
     const parsed = parseStrictJson(await body);
@@ -187,10 +187,14 @@ function sortedHeaders(headers: Record<string, string>): Record<string, string> 
   return out;
 }
 
-/** As @hono/node-server writes an answer: its headers, then the body's length, then the body. */
+/**
+ * As @hono/node-server writes an answer: its headers, then the body's length, then the body.
+ * The body goes to end() as a string: node:http then sends the header block and the body as one
+ * string in one write (OutgoingMessage _send joins them when the first chunk is a utf8 string),
+ * where a Buffer would cost an encode into a new Buffer and a two-chunk writev.
+ */
 function write(res: ServerResponse, answer: Answer): void {
-  const body = Buffer.from(answer.body, 'utf8');
-  answer.headers[answer.lengthName ?? 'content-length'] = String(body.length);
+  answer.headers[answer.lengthName ?? 'content-length'] = String(Buffer.byteLength(answer.body, 'utf8'));
   res.writeHead(answer.status, answer.headers);
-  res.end(body);
+  res.end(answer.body, 'utf8');
 }

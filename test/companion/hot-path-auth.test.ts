@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { cachedKeyLookup, hashApiKey } from '../../companion/core/auth.ts';
 import type { ResolvedApiKey, VersionedKeyLookup } from '../../companion/core/auth.ts';
 
+/** One turn of the event loop: reads the key cache defers to its end have started. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** A key store whose version reads wait until released, so a test decides when each one answers. */
 function heldStore() {
   let version = 0;
@@ -41,47 +44,70 @@ function heldStore() {
     store,
     add: (hash: Uint8Array) => active.add(Buffer.from(hash).toString('hex')),
     revoke: (hash: Uint8Array) => (active.delete(Buffer.from(hash).toString('hex')), version++),
+    /** Lets the reads due this turn of the event loop start, then answers every read under way. */
     release: async () => {
+      await turn();
       for (const answer of pending.splice(0)) answer();
-      await new Promise((r) => setImmediate(r));
+      await turn();
     },
     counts: () => ({ versionReads, keyReads }),
   };
 }
 
-const hash = hashApiKey(`svc_test_${'A'.repeat(43)}`);
+const key = `svc_test_${'A'.repeat(43)}`;
+const hash = hashApiKey(key);
 
 describe('cachedKeyLookup', () => {
-  it('serves a batch of concurrent requests with two version reads at most and one key read', async () => {
+  it('serves a batch of concurrent requests with one version read and one key read', async () => {
     const s = heldStore();
     s.add(hash);
     const lookup = cachedKeyLookup(s.store);
-    const first = lookup.resolveApiKey(hash);
+    const first = lookup.resolvePresentedKey(key);
     await s.release();
     expect(await first).toBeDefined();
-    const batch = Array.from({ length: 20 }, () => lookup.resolveApiKey(hash));
-    await s.release();
+    const batch = Array.from({ length: 20 }, () => lookup.resolvePresentedKey(key));
     await s.release();
     expect((await Promise.all(batch)).every((k) => k !== undefined)).toBe(true);
-    // The warm-up's read; the batch's first request starts one, and the other nineteen, having
-    // arrived after it started, share the next: two for twenty. The key itself is read once.
-    expect(s.counts()).toEqual({ versionReads: 3, keyReads: 1 });
+    // The warm-up's read, and one read that starts once all twenty have arrived. The key itself
+    // is read (and hashed) once.
+    expect(s.counts()).toEqual({ versionReads: 2, keyReads: 1 });
   });
 
   it('never answers a request from a read that started before it: a revocation just before is seen', async () => {
     const s = heldStore();
     s.add(hash);
     const lookup = cachedKeyLookup(s.store);
-    const warm = lookup.resolveApiKey(hash);
+    const warm = lookup.resolvePresentedKey(key);
     await s.release();
     expect(await warm).toBeDefined();
 
-    const early = lookup.resolveApiKey(hash); // its version read is now under way, before the revocation
+    const early = lookup.resolvePresentedKey(key);
+    await turn(); // its version read is now under way, before the revocation
     s.revoke(hash);
-    const late = lookup.resolveApiKey(hash); // arrives after the revocation committed
+    const late = lookup.resolvePresentedKey(key); // arrives after the revocation committed
     await s.release(); // answers the early read (the old version)
     await s.release(); // the read the late request waits for, started after it arrived
     expect(await early).toBeDefined();
     expect(await late).toBeUndefined();
+    expect(s.counts().versionReads).toBe(3);
+  });
+
+  it('refuses a key whose hash differs from the stored one, and a malformed key without a read', async () => {
+    const s = heldStore();
+    s.add(hash);
+    const lookup = cachedKeyLookup(s.store);
+    const other = `svc_test_${'B'.repeat(43)}`;
+    // A store answering with another key's row for this hash: the constant-time comparison refuses it.
+    const lying: VersionedKeyLookup = { ...s.store, resolveApiKey: async () => (await s.store.resolveApiKey(hash))! };
+    const strict = cachedKeyLookup(lying);
+    const refused = strict.resolvePresentedKey(other);
+    await s.release();
+    expect(await refused).toBeUndefined();
+    // Not kept either: the next request with it is refused again.
+    const again = strict.resolvePresentedKey(other);
+    await s.release();
+    expect(await again).toBeUndefined();
+    expect(await lookup.resolvePresentedKey('svc_test_short')).toBeUndefined();
+    expect(s.counts().versionReads).toBe(2);
   });
 });
