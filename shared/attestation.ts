@@ -5,8 +5,8 @@
  * (action_key, href, status, decision, payload_hash, review_route). Those JCS bytes are the
  * seal bundle's payload.json, so `sha256sum payload.json` reproduces packet_hash.
  */
-import { canonicalBytes } from './canonical-json.ts';
-import { isSha256Hex } from './encoding.ts';
+import { canonicalBytes, canonicalize, canonicalizeMember, canonicalString } from './canonical-json.ts';
+import { isSha256Hex, utf8 } from './encoding.ts';
 import { SvcError } from './errors.ts';
 import { sha256Hex } from './hash.ts';
 import { ATTESTATION_FORMAT } from './types.ts';
@@ -26,13 +26,32 @@ export function packetFields(p: PacketFields): PacketFields {
   };
 }
 
+/**
+ * The JCS text of the packet fields (RFC 8785 §3.2): payload.json of a seal bundle, the same
+ * text canonicalize(packetFields(p)) writes. Its six members are written in their §3.2.3 order
+ * without walking an object; anything but a string (or null where allowed) goes through
+ * canonicalize, which writes or refuses it as for any value.
+ */
+export function packetText(p: PacketFields): string {
+  const actionKey = text(p.action_key);
+  const decision = textOrNull(p.decision);
+  const href = text(p.href);
+  const payload = text(p.payload_hash);
+  const route = textOrNull(p.review_route);
+  const status = text(p.status);
+  if (actionKey === undefined || decision === undefined || href === undefined || payload === undefined || route === undefined || status === undefined) {
+    return canonicalize(packetFields(p));
+  }
+  return `{"action_key":${actionKey},"decision":${decision},"href":${href},"payload_hash":${payload},"review_route":${route},"status":${status}}`;
+}
+
 /** The bytes packet_hash is taken over: payload.json of a seal bundle. */
 export function packetBytes(p: PacketFields): Uint8Array {
-  return canonicalBytes(packetFields(p));
+  return utf8(packetText(p));
 }
 
 export function packetHash(p: PacketFields): string {
-  return sha256Hex(packetBytes(p));
+  return sha256Hex(packetText(p));
 }
 
 /**
@@ -51,7 +70,81 @@ export function payloadCommitment(body: Record<string, unknown>): { hash: string
 }
 
 export function attestationBytes(attestation: AttestationV2): Uint8Array {
-  return canonicalBytes(attestation);
+  return utf8(attestationText(attestation));
+}
+
+/** An attestation v2's members, sorted as RFC 8785 §3.2.3 orders them (UTF-16 code units). */
+const ATTESTATION_MEMBERS: readonly (keyof AttestationV2)[] = (
+  [
+    'format',
+    'action_key',
+    'tenant_id',
+    'pack',
+    'kind',
+    'decision',
+    'status',
+    'payload_hash',
+    'packet_hash',
+    'review_route',
+    'recorded_at',
+    'key_id',
+    'dev_key',
+    'tenant_seq',
+    'prev_attestation_hash',
+    'manifest_digest',
+    'policy_digest',
+    'context',
+  ] as const
+).slice().sort();
+
+/**
+ * The attestation's JCS text (RFC 8785 §3.2), the bytes a seal signs and attestation_hash is
+ * taken over: the same text canonicalize(attestation) writes. A plain attestation with exactly
+ * the v2 members (context optional) is written member by member in their §3.2.3 order, its
+ * context through canonicalize; anything else (another member, a value of another type, a lone
+ * surrogate) goes through canonicalize whole, which writes or refuses it as for any value.
+ */
+export function attestationText(attestation: AttestationV2): string {
+  return memberwise(attestation) ?? canonicalize(attestation);
+}
+
+function memberwise(a: AttestationV2): string | undefined {
+  const proto: unknown = Object.getPrototypeOf(a);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  if (Object.getOwnPropertySymbols(a).length > 0) return undefined;
+  const hasContext = a.context !== undefined;
+  if (Object.keys(a).length !== ATTESTATION_MEMBERS.length - (hasContext ? 0 : 1)) return undefined;
+  let out = '{';
+  for (const name of ATTESTATION_MEMBERS) {
+    const value: unknown = a[name];
+    let member: string | undefined;
+    if (name === 'context' && !hasContext) continue;
+    // Own members only, as canonicalize reads them (Object.keys).
+    if (!Object.hasOwn(a, name)) return undefined;
+    if (name === 'context') {
+      try {
+        member = canonicalizeMember(a, name, value);
+      } catch {
+        return undefined; // canonicalize(attestation) throws the same error
+      }
+    } else if (typeof value === 'string') member = canonicalString(value);
+    else if (value === null) member = 'null';
+    else if (typeof value === 'boolean') member = value ? 'true' : 'false';
+    // RFC 8785 §3.2.2.3: ECMAScript Number::toString, -0 as "0"; NaN and ±Infinity refused.
+    else if (typeof value === 'number' && Number.isFinite(value)) member = String(value);
+    // A member missing (undefined) or of another type: canonicalize names and refuses it.
+    if (member === undefined) return undefined;
+    out += (out.length === 1 ? '"' : ',"') + name + '":' + member;
+  }
+  return out + '}';
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? canonicalString(value) : undefined;
+}
+
+function textOrNull(value: unknown): string | undefined {
+  return value === null ? 'null' : text(value);
 }
 
 export function attestationHash(attestation: AttestationV2): string {

@@ -30,6 +30,27 @@ export function canonicalBytes(value: unknown): Uint8Array {
 }
 
 /**
+ * The JCS text of `value` as the member `name` of `parent`: the text canonicalize(parent) writes
+ * after that member's name, with the same depth limit, cycle check and error paths
+ * (`$.name...`). For writers of a fixed member list (attestation.ts).
+ */
+export function canonicalizeMember(parent: object, name: string, value: unknown): string {
+  const writer = new JcsWriter();
+  writer.within(parent, name);
+  writer.write(value);
+  return writer.out;
+}
+
+/**
+ * RFC 8785 §3.2.2.2: the JCS text of one string, or undefined when it holds a lone surrogate
+ * (which canonicalize refuses with a coded error naming where). For writers of a fixed member
+ * list (attestation.ts) that splice member texts without walking a value.
+ */
+export function canonicalString(value: string): string | undefined {
+  return isWellFormed(value) ? JSON.stringify(value) : undefined;
+}
+
+/**
  * True when `text` is exactly the JCS form of the I-JSON value it holds. Never throws on a
  * string: invalid JSON, duplicate names and lone surrogates all mean "not canonical".
  * Decode received bytes with `fromUtf8` (strict, keeps a BOM) before calling this.
@@ -82,6 +103,11 @@ class JcsWriter {
         // not send.
         throw this.unsupported(typeof value);
     }
+  }
+
+  /** Writes what follows as the member `key` of `container` (canonicalizeMember). */
+  within(container: object, key: string): void {
+    this.path[this.enter(container)] = key;
   }
 
   private writeArray(array: readonly unknown[]): void {

@@ -3,8 +3,8 @@
  * The signer is abstract so the companion can sign with a native key object and the
  * browser or tests with @noble: the evidence is the same either way.
  */
-import { attestationBytes, packetFields } from './attestation.ts';
-import { toBase64Url } from './encoding.ts';
+import { attestationText, packetFields } from './attestation.ts';
+import { toBase64Url, utf8 } from './encoding.ts';
 import { SvcError } from './errors.ts';
 import { sha256Hex } from './hash.ts';
 import type { AttestationV2, EvidencePacket, PacketFields, Seal, VerifyRequest } from './types.ts';
@@ -20,6 +20,8 @@ export interface SealOutput {
   seal: Seal;
   /** The signed bytes (attestation.json of a seal bundle), returned so callers hash them once. */
   attestationBytes: Uint8Array;
+  /** The same bytes as text (the attestation's JCS text), so callers store and splice it without decoding. */
+  attestationText: string;
 }
 
 export function sealAttestation(attestation: AttestationV2, signer: SealSigner): SealOutput {
@@ -31,7 +33,9 @@ export function sealAttestation(attestation: AttestationV2, signer: SealSigner):
   if (attestation.dev_key !== signer.devKey) {
     throw new SvcError('SEAL_MALFORMED', `attestation dev_key ${attestation.dev_key} does not match signer (${signer.devKey})`);
   }
-  const bytes = attestationBytes(attestation);
+  // Canonicalized once: the text is stored and spliced, its UTF-8 bytes signed and hashed.
+  const text = attestationText(attestation);
+  const bytes = utf8(text);
   const signature = signer.sign(bytes);
   if (signature.length !== 64) {
     throw new SvcError('SEAL_MALFORMED', `expected 64-byte Ed25519 signature, got ${signature.length}`);
@@ -46,6 +50,7 @@ export function sealAttestation(attestation: AttestationV2, signer: SealSigner):
       signature: toBase64Url(signature),
     },
     attestationBytes: bytes,
+    attestationText: text,
   };
 }
 
