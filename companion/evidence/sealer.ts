@@ -28,6 +28,7 @@ import type { AttestationV2, EvidencePacket, PacketFields, SealKind, VerifyReque
 import type { AuthContext } from '../core/auth.ts';
 import type { Clock } from '../core/clock.ts';
 import { rfc3339 } from '../core/clock.ts';
+import { syncOf } from '../core/async-store.ts';
 import { databaseUnavailableCode } from '../core/database-unavailable.ts';
 import { ProblemError } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
@@ -39,7 +40,7 @@ import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './
 import type { IdempotencyClaim } from './idempotency/replay.ts';
 import { SealBatch } from './participants.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
-import { fillResponse } from './sealed-response.ts';
+import { evidenceTexts, fillResponse, fillResponseText } from './sealed-response.ts';
 import type { LogHead } from './store.ts';
 
 export interface SealRequest {
@@ -116,8 +117,9 @@ export interface SealOutcome {
   status: number;
   body: unknown;
   /**
-   * The body as the JSON text the caller receives, set instead of `body` (then undefined) when
-   * the request asked for it (SealRequest answerAsText) and was sealed on the sealing thread.
+   * The body as the JSON text the caller receives (JSON.stringify's of the body), set instead of
+   * `body` (then undefined) when the request asked for it (SealRequest answerAsText); a replayed
+   * answer sealed on the request thread comes as `body` still.
    */
   text?: string;
   /** True when the body is the stored answer to an earlier request with the same idempotency key. */
@@ -365,12 +367,16 @@ export class Sealer implements SealPipeline {
     const clockAt = rfc3339(clock.now());
     const at = head && head.recordedAt > clockAt ? head.recordedAt : clockAt;
 
-    const idempotencyWindow = { notBefore: rfc3339(new Date(clock.now().getTime() - (this.#deps.idempotencyTtlSeconds ?? IDEMPOTENCY_TTL_DEFAULT_SECONDS) * 1000)) };
     if (req.idempotency) {
+      const idempotencyWindow = { notBefore: rfc3339(new Date(clock.now().getTime() - (this.#deps.idempotencyTtlSeconds ?? IDEMPOTENCY_TTL_DEFAULT_SECONDS) * 1000)) };
       const replay = await findReplay(tx.idempotency, tx.evidence, tenantId, req.idempotency, idempotencyWindow);
       if (replay) return { ...replay, replayed: true };
     }
-    for (const p of participants) await p.admit?.(req, tx, batch);
+    // A hook answers with a promise only when it must wait (core/async-store.ts syncOf).
+    for (const p of participants) {
+      const admitting = p.admit?.(req, tx, batch);
+      if (admitting) await admitting;
+    }
 
     // interface-spec "What the service does" 9: credits are for sealed production actions; a
     // sandbox action counts against its allowance only.
@@ -405,11 +411,24 @@ export class Sealer implements SealPipeline {
       policy_digest: req.policyDigest,
       ...(req.context ? { context: req.context } : {}),
     };
-    const { seal, attestationBytes } = sealAttestation(attestation, signer);
-    const storedAttestation = new TextDecoder().decode(attestationBytes);
+    // The attestation is canonicalized once: that text is signed, hashed, stored and spliced
+    // into a text answer.
+    const { seal, attestationText: storedAttestation } = sealAttestation(attestation, signer);
     // The answer carries the attestation as stored (JCS member order), exactly as every later
-    // view rebuilds it (record-view.ts): an idempotent replay is the same JSON text.
-    const packet = evidencePacket(fields, attestation.packet_hash, { ...seal, attestation: JSON.parse(storedAttestation) as AttestationV2 });
+    // view rebuilds it (record-view.ts): an idempotent replay is the same JSON text. Parsed only
+    // when read: an answer written as text splices the stored text instead.
+    let parsed: AttestationV2 | undefined;
+    const packet = evidencePacket(fields, attestation.packet_hash, {
+      alg: seal.alg,
+      key_id: seal.key_id,
+      dev_key: seal.dev_key,
+      get attestation() {
+        return (parsed ??= JSON.parse(storedAttestation) as AttestationV2);
+      },
+      attestation_hash: seal.attestation_hash,
+      signature: seal.signature,
+    });
+    let verifyRequest: VerifyRequest | undefined;
     const record: SealedRecord = {
       tenantId,
       actionKey,
@@ -419,11 +438,14 @@ export class Sealer implements SealPipeline {
       pack: req.pack,
       recordedAt: at,
       packet,
-      verifyRequest: verifyRequestFor(packet, fields),
+      get verifyRequest() {
+        return (verifyRequest ??= verifyRequestFor(packet, fields));
+      },
     };
 
     writing();
-    await tx.evidence.insertRecord({
+    // On SQLite straight into the statement: awaiting its settled promise costs a turn.
+    const inserting = (syncOf(tx.evidence) ?? tx.evidence).insertRecord({
       tenantId,
       tenantSeq: attestation.tenant_seq,
       actionKey,
@@ -444,21 +466,31 @@ export class Sealer implements SealPipeline {
       credits,
       details: canonicalize(req.details),
     });
+    if (inserting) await inserting;
     const context: SealContext = { request: req, record, credits };
-    for (const p of participants) await p.sealed?.(context, tx, batch);
+    for (const p of participants) {
+      const writing = p.sealed?.(context, tx, batch);
+      if (writing) await writing;
+    }
 
     if (req.onSealed) {
       await req.onSealed(record, tx);
       batch.forgetReads();
     }
-    const body = typeof req.respond === 'function' ? req.respond(record) : fillResponse(req.respond.template, record);
+    // An answer wanted as text is spliced from the texts already made (the template's, the
+    // stored attestation's), never built as objects and stringified (./sealed-response.ts).
+    const asText =
+      req.answerAsText && typeof req.respond !== 'function'
+        ? fillResponseText(req.respond.template, actionKey, () => evidenceTexts(fields, attestation.packet_hash, seal, storedAttestation))
+        : undefined;
+    const body = asText ? undefined : typeof req.respond === 'function' ? req.respond(record) : fillResponse(req.respond.template, record);
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;
-      await tx.idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: compactResponse(body, record) }, at);
+      await tx.idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: asText ? asText.compact : compactResponse(body, record) }, at);
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
     heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });
-    return { status, body, replayed: false };
+    return asText ? { status, body: undefined, text: asText.text, replayed: false } : { status, body, replayed: false };
   }
 }

@@ -91,8 +91,15 @@ port.on('message', (message: ToThread) => {
   if (now !== undefined) borrowedNow = now;
   idOf.set(request, id);
   sealer.seal(request).then(
-    // The text is JSON.stringify's, as the request thread would write the body (c.json).
-    (outcome) => answer({ id, ok: true, outcome: request.answerAsText ? { status: outcome.status, replayed: outcome.replayed, body: undefined, text: JSON.stringify(outcome.body) } : outcome }),
+    // A new seal's text the sealer spliced; a replay's is JSON.stringify's, as the request
+    // thread would write the body (c.json).
+    (outcome) =>
+      answer({
+        id,
+        ok: true,
+        outcome:
+          request.answerAsText && outcome.text === undefined ? { status: outcome.status, replayed: outcome.replayed, body: undefined, text: JSON.stringify(outcome.body) } : outcome,
+      }),
     (error: unknown) => answer({ id, ok: false, error: toWire(error) }),
   );
 });
