@@ -17,7 +17,9 @@
  *      ends when its deliveries (or POSTs) are done, and its rate counts that time: none is
  *      left to run in the next setup's round, and the rate is one the service keeps up. Beside
  *      each rate, the CPU time a decision took in the service (every thread) and in the
- *      receiver, over all rounds: it says what a delivery costs and where.
+ *      receiver, over all rounds: it says what a delivery costs and where. Last, that cost
+ *      in the unit of its target: the CPU a delivery adds to a decision over the CPU one bare
+ *      POST adds (target ≤ 2x).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -275,14 +277,17 @@ async function gateWithBarePosts(url: string, { enqueue = false } = {}): Promise
  * receiver's apart, and their decisions; a set-up's first call (alternate's warm-up) is not
  * counted.
  */
-function measured(setup: Setup, receiverCpu: () => Promise<number>): { run(ms: number): Promise<number>; cpu(): { service: number; receiver: number } } {
+function measured(setup: Setup, receiverCpu: () => Promise<number>): { run(ms: number): Promise<number>; cpu(): { service: number; receiver: number }; rounds: number[] } {
   const service = () => {
     const own = process.cpuUsage();
     return own.user + own.system;
   };
   let calls = 0;
   const total = { service: 0, receiver: 0, decisions: 0 };
+  /** The service's CPU microseconds per decision in each counted round. */
+  const rounds: number[] = [];
   return {
+    rounds,
     async run(ms) {
       const receiver0 = await receiverCpu();
       const service0 = service();
@@ -293,6 +298,7 @@ function measured(setup: Setup, receiverCpu: () => Promise<number>): { run(ms: n
       const serviceCpu = service() - service0;
       const n = setup.decisions() - n0;
       if (calls++ > 0) {
+        rounds.push(serviceCpu / n);
         total.service += serviceCpu;
         total.receiver += (await receiverCpu()) - receiver0;
         total.decisions += n;
@@ -304,6 +310,8 @@ function measured(setup: Setup, receiverCpu: () => Promise<number>): { run(ms: n
 }
 
 interface GateFigures {
+  /** The service's CPU per decision in each round, in alternate()'s round order. */
+  rounds: number[];
   rate: number;
   /** The median of the rounds' ratios to the gate without a target. */
   ratio: number;
@@ -326,7 +334,7 @@ async function gateOnOff(remote: { url: string; cpuMicros: () => Promise<number>
   try {
     const setups = [off, enqueued, bare, least, on].map((s) => measured(s, remote.cpuMicros));
     const { rates, ratios } = await alternate(setups.map((s) => s.run), GATE_ROUNDS);
-    const [offFigures, enqueuedFigures, bareFigures, leastFigures, onFigures] = setups.map((s, i) => ({ rate: rates[i]!, ratio: ratios[i]!, cpu: s.cpu() }));
+    const [offFigures, enqueuedFigures, bareFigures, leastFigures, onFigures] = setups.map((s, i) => ({ rate: rates[i]!, ratio: ratios[i]!, cpu: s.cpu(), rounds: s.rounds }));
     return { off: offFigures!, enqueued: enqueuedFigures!, bare: bareFigures!, least: leastFigures!, on: onFigures!, posted: bare.posted(), delivered: on.delivered(), catchUpMs: median(on.catchUpMs) };
   } finally {
     // Every set-up is closed even when one fails to (a bare POST that failed); the first failure is reported.
@@ -334,6 +342,19 @@ async function gateOnOff(remote: { url: string; cpuMicros: () => Promise<number>
     const failure = closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
     if (failure) throw failure.reason;
   }
+}
+
+/**
+ * What a delivery adds to a decision's CPU in the service (delivered − no target: the enqueue,
+ * the claim, the signature, the POST and its stored outcome), in units of what one bare POST
+ * through the guarded client adds (bare − no target), over all rounds and as the median of the
+ * rounds' own ratios: the three run in the same alternating rounds, so a round's ratio compares
+ * set-ups that met the same machine.
+ */
+function deliveryCpuRatio(off: GateFigures, bare: GateFigures, on: GateFigures): { overall: number; median: number } {
+  const overall = (on.cpu.service - off.cpu.service) / (bare.cpu.service - off.cpu.service);
+  const rounds = off.rounds.map((o, i) => (on.rounds[i]! - o) / (bare.rounds[i]! - o));
+  return { overall, median: median(rounds) };
 }
 
 export async function benchWebhooks(): Promise<void> {
@@ -364,6 +385,11 @@ export async function benchWebhooks(): Promise<void> {
     line('no target, and one bare POST per decision through the guarded client (the POST alone)', `${rate(bare)}, ${gate.posted.toLocaleString('en-US')} posted; ${cpu(bare)}`);
     line('the two together: each seal writing its delivery row, and one bare POST per decision (the least any delivery design does)', `${rate(least)}; ${cpu(least)}`);
     line('durable gate decisions, record.sealed subscribed and delivered', `${rate(on, '; target 0.9x')}, ${gate.delivered.toLocaleString('en-US')} delivered, the last of each round ${Math.round(gate.catchUpMs)} ms after the gate stopped (median); ${cpu(on)}`);
+    const added = deliveryCpuRatio(off, bare, on);
+    line(
+      "a delivery's added CPU in the service, in bare POSTs through the guarded client",
+      `${added.overall.toFixed(2)}x over all rounds (${Math.round(on.cpu.service - off.cpu.service)} µs a delivery, ${Math.round(bare.cpu.service - off.cpu.service)} µs a bare POST), ${added.median.toFixed(2)}x the median of the rounds' ratios; target ≤ 2x`,
+    );
   } finally {
     await rx.close();
   }

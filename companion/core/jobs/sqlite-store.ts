@@ -1,8 +1,32 @@
-/** SQLite implementation of JobStore: statements prepared once per job table. */
+/**
+ * SQLite implementation of JobStore: statements prepared once per job table.
+ *
+ * The claim and the completion are prepared once per row count, with the count written into the
+ * statement (a LIMIT, a list of `?`) rather than bound: measured on the webhook table, a claim
+ * whose `IN (…LIMIT @limit)` is bound took 80–300 µs more than the same statement with its
+ * LIMIT written in, and a completion through json_each more than one with its ids bound one by
+ * one. The counts are small (a worker's free slots, a flush's outcomes), so the statements are few.
+ */
 import type { Sync } from '../async-store.ts';
 import type { Db } from '../db.ts';
 import { checkSpec, claimableSql } from './store.ts';
 import type { JobRowBase, JobStore, JobTableSpec } from './store.ts';
+
+type ClaimParams = { owner: string; now: number; until: number; at: string };
+
+/** Rows completed by one statement at most; a longer list runs in chunks of this many. */
+const COMPLETE_CHUNK = 64;
+
+/** `make(n)` prepared once per n. */
+function perCount<S>(make: (n: number) => S): (n: number) => S {
+  const made = new Map<number, S>();
+  return (n) => {
+    if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`expected a positive row count, got ${n}`);
+    let s = made.get(n);
+    if (!s) made.set(n, (s = make(n)));
+    return s;
+  };
+}
 
 function prepareTable(db: Db, q: JobTableSpec) {
   checkSpec(q);
@@ -10,15 +34,22 @@ function prepareTable(db: Db, q: JobTableSpec) {
   return {
     // One statement: choosing rows and leasing them is atomic, so two workers never hold the
     // same row (SQLite serialises writers).
-    claim: db.prepare<{ owner: string; now: number; until: number; at: string; limit: number }, JobRowBase>(
-      `UPDATE ${t} SET lease_owner = @owner, lease_expires_at = @until, run_at = @until, attempt_count = attempt_count + 1, last_attempt_at = @at
-       WHERE id IN (${claimableSql(t, q.claimableWhere)})
-       RETURNING *`,
+    claim: perCount((limit) =>
+      db.prepare<ClaimParams, JobRowBase>(
+        `UPDATE ${t} SET lease_owner = @owner, lease_expires_at = @until, run_at = @until, attempt_count = attempt_count + 1, last_attempt_at = @at
+         WHERE id IN (${claimableSql(t, q.claimableWhere).replace('@limit', String(limit))})
+         RETURNING *`,
+      ),
     ),
-    complete: db.prepare<{ ids: string; owner: string; at: string }, { id: string }>(
-      `UPDATE ${t} SET status = '${q.doneStatus}', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, completed_at = @at
-       WHERE id IN (SELECT value FROM json_each(@ids)) AND lease_owner = @owner
-       RETURNING id`,
+    // Parameters: completed_at, then the ids, then the owner.
+    complete: perCount((n) =>
+      db
+        .prepare<string[], string>(
+          `UPDATE ${t} SET status = '${q.doneStatus}', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, completed_at = ?
+           WHERE id IN (${Array<string>(n).fill('?').join(', ')}) AND lease_owner = ?
+           RETURNING id`,
+        )
+        .pluck(),
     ),
     fail: db.prepare<{ id: string; owner: string; dead: number; runAt: number; error: string; at: string }>(
       `UPDATE ${t} SET status = CASE WHEN @dead = 1 THEN 'dead' ELSE 'failed' END, run_at = @runAt,
@@ -50,8 +81,15 @@ export function createSqliteJobStore(db: Db): Sync<JobStore> {
   );
   const pruneTicks = db.prepare('DELETE FROM job_ticks WHERE queue = ? AND id <= ?');
   return {
-    claim: (q, lease) => on(q).claim.all(lease),
-    complete: (q, ids, owner, at) => on(q).complete.all({ ids: JSON.stringify(ids), owner, at }).map((r) => r.id),
+    claim: (q, { limit, ...lease }) => (limit > 0 ? on(q).claim(limit).all(lease) : []),
+    complete(q, ids, owner, at) {
+      const done: string[] = [];
+      for (let i = 0; i < ids.length; i += COMPLETE_CHUNK) {
+        const chunk = ids.slice(i, i + COMPLETE_CHUNK);
+        done.push(...on(q).complete(chunk.length).all(at, ...chunk, owner));
+      }
+      return done;
+    },
     fail: (q, id, owner, o) => on(q).fail.run({ id, owner, dead: o.dead ? 1 : 0, runAt: o.runAt, error: o.error, at: o.at }).changes === 1,
     release: (q, id, owner, now) => {
       on(q).release.run({ id, owner, now });

@@ -303,8 +303,10 @@ export class JobWorker<Row extends { id: string; attempt_count: number }> {
   async #run(): Promise<void> {
     while (this.#running) {
       // Flushes refill the slots as jobs finish; the loop also claims when woken or on its
-      // poll, so new work never waits behind a slow job in flight.
-      if (this.#inFlight.size < this.#concurrency) this.#tickInBackground();
+      // poll, so new work never waits behind a slow job in flight. A flush that has not begun
+      // yet claims in its own transaction, which begins after whatever woke the loop committed:
+      // a claim of the loop's own would cost a second transaction for the same rows.
+      if (this.#inFlight.size < this.#concurrency && !this.#flushScheduled) this.#tickInBackground();
       if (!this.#running) break;
       await this.#sleep(this.#pollMs);
     }
