@@ -7,10 +7,14 @@
  * rounds' own. No HTTP: what is compared is the seal path, where the engines differ (the
  * statements of a batch and the round trips they cost under the tenant's lock).
  *
- * On PostgreSQL it also counts the statements the driver sends, per seal and per batch (the
- * driver's `debug` hook sees every query it writes to the socket), and measures the batches
- * as they were before they wrote rows behind (a statement per record and tree node,
- * PostgresStoreOptions.writeBehind false), so the gain is a ratio of the same run.
+ * The seals are the gate bench's: a law request paused for review, so each seal also opens a
+ * review item and records its submitter.
+ *
+ * On PostgreSQL it also counts, on the sealer's connections, the statements sent and the round
+ * trips waited for (test/helpers/postgres-round-trips.ts: writes made once every statement
+ * sent was answered), per batch, and measures the batches as they were before (PostgresStoreOptions
+ * writeBehind): with only records and tree nodes written behind and nothing read ahead ('records'),
+ * and with a statement per row (false), so each gain is a ratio of the same run.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -28,6 +32,8 @@ import { createPostgresStore } from '../companion/postgres-store.ts';
 import { sealParticipants } from '../companion/seal-participants.ts';
 import { sha256Hex } from '../shared/hash.ts';
 import { postgresBinDir, startPostgres } from '../test/helpers/postgres.ts';
+import { roundTrips } from '../test/helpers/postgres-round-trips.ts';
+import type { RoundTrips } from '../test/helpers/postgres-round-trips.ts';
 import type { TestPostgres } from '../test/helpers/postgres.ts';
 import { productionTenant } from './companion-gate.ts';
 import { line, median, section } from './harness.ts';
@@ -43,8 +49,8 @@ interface Engine {
   sealer: SealPipeline;
   auth: AuthContext;
   rates: number[];
-  /** PostgreSQL: statements the driver sent, seals and batches committed, over the measured rounds. */
-  counts?: { queries: number; seals: number; batches: number };
+  /** PostgreSQL: statements sent, round trips waited for, seals and batches committed, over the measured rounds. */
+  counts?: { trips: RoundTrips; seals: number; batches: number };
 }
 
 /** A production tenant on `deps`' store, as an upgrade leaves it. */
@@ -54,7 +60,7 @@ async function productionAuth(deps: AppDeps): Promise<AuthContext> {
 }
 
 let n = 0;
-/** A gate decision as the law pack seals one: allowed, metered, answered from its record. */
+/** A gate decision as the law pack seals the gate bench's request: paused for review, metered, answered from its record. */
 function gateSeal(auth: AuthContext): SealRequest {
   return {
     auth,
@@ -62,15 +68,16 @@ function gateSeal(auth: AuthContext): SealRequest {
     actionType: 'draft_reply',
     pack: 'law',
     kind: 'gate',
-    decision: 'allow',
-    status: 'allowed',
-    reviewRoute: null,
+    decision: 'needs_review',
+    status: 'needs_review',
+    reviewRoute: 'supervising_attorney',
     payloadHash: sha256Hex(`bench seal ${n++}`),
     manifestDigest: sha256Hex('manifest'),
     policyDigest: sha256Hex('policy'),
     context: { rule_ids: ['law.competence'], engine_version: 'bench' },
     details: { next_step: 'proceed', catalog_refs: ['law.competence'] },
     metering: { counted: true, credits: 1 },
+    pauseForReview: { actionType: 'draft_reply', nextStep: 'wait_for_review', windowSeconds: 86_400, rule: null },
     respond: (record) => ({ action_key: record.actionKey, tenant_seq: record.tenantSeq, evidence_packet: record.packet }),
   };
 }
@@ -119,18 +126,17 @@ export async function benchSealEngines(): Promise<void> {
     // Each PostgreSQL sealer gets its own pool, as core/postgres/connect.ts opens one, counting
     // the statements it sends; and its own tenant, so the two never wait on one row lock.
     let counting = false;
-    const onPostgresEngine = async (name: string, writeBehind: boolean): Promise<Engine> => {
-      const counts = { queries: 0, seals: 0, batches: 0 };
-      const pool = postgres(`postgres:///seals`, {
-        host: pg!.socketDir,
+    const onPostgresEngine = async (name: string, writeBehind: boolean | 'records'): Promise<Engine> => {
+      const counts = { trips: roundTrips(pg!.socketDir), seals: 0, batches: 0 };
+      // `socket`: the driver's documented option its type declarations leave out.
+      const options = {
         user: 'postgres',
         max: 10,
+        socket: counts.trips.socket,
         onnotice: () => {},
         types: { bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (s: string) => Number(s) } },
-        debug: () => {
-          if (counting) counts.queries++;
-        },
-      }) as unknown as Pool;
+      };
+      const pool = postgres(`postgres:///seals`, options as never) as unknown as Pool;
       pools.push(pool);
       const sealer = new Sealer({
         store: createPostgresStore(pool, undefined, { writeBehind }),
@@ -150,8 +156,9 @@ export async function benchSealEngines(): Promise<void> {
     };
     const sqlite: Engine = { name: 'SQLite', sealer: onSqlite.sealer, auth: await productionAuth(onSqlite), rates: [] };
     const behind = await onPostgresEngine('PostgreSQL', true);
-    const rowByRow = await onPostgresEngine('PostgreSQL, each record and node a statement (as before)', false);
-    const engines = [sqlite, behind, rowByRow];
+    const recordsBehind = await onPostgresEngine('PostgreSQL, only records and nodes behind, nothing read ahead (before)', 'records');
+    const rowByRow = await onPostgresEngine('PostgreSQL, each row a statement', false);
+    const engines = [sqlite, behind, recordsBehind, rowByRow];
     line(
       'set-up',
       `${os.cpus().length} cores shared by PostgreSQL (fsync=on, synchronous_commit=on, unix socket) and this process; ` +
@@ -161,7 +168,9 @@ export async function benchSealEngines(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const engine of engines) {
         counting = engine.counts !== undefined;
+        if (engine.counts) engine.counts.trips.counting = true;
         engine.rates.push(await run(engine, ROUND_MS));
+        if (engine.counts) engine.counts.trips.counting = false;
         counting = false;
       }
     }
@@ -170,7 +179,10 @@ export async function benchSealEngines(): Promise<void> {
       line(
         engine.name,
         `${Math.round(median(engine.rates)).toLocaleString('en-US')} sealed/s (rounds: ${engine.rates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}/s)` +
-          (c ? `; ${(c.queries / c.seals).toFixed(2)} statements per seal, ${(c.queries / c.batches).toFixed(1)} per batch of ${(c.seals / c.batches).toFixed(1)} seals` : ''),
+          (c
+            ? `; per batch of ${(c.seals / c.batches).toFixed(1)} seals ${(c.trips.statements / c.batches).toFixed(1)} statements, ` +
+              `${(c.trips.roundTrips / c.batches).toFixed(1)} round trips (${(c.trips.statements / c.seals).toFixed(2)} statements per seal)`
+            : ''),
       );
     }
     const ratio = (a: Engine, b: Engine) => {
@@ -178,7 +190,9 @@ export async function benchSealEngines(): Promise<void> {
       return `${median(rounds).toFixed(2)}x (rounds: ${rounds.map((x) => x.toFixed(2)).join(', ')})`;
     };
     line('one tenant, PostgreSQL / SQLite', ratio(behind, sqlite));
+    line('one tenant, PostgreSQL before (records and nodes behind) / SQLite', ratio(recordsBehind, sqlite));
     line('one tenant, PostgreSQL a statement per row / SQLite', ratio(rowByRow, sqlite));
+    line('PostgreSQL / PostgreSQL before', ratio(behind, recordsBehind));
   } finally {
     for (const deps of opened) await closeDeps(deps);
     for (const pool of pools) await pool.end();

@@ -31,6 +31,8 @@
  * process appended and rolled back at the size another process then committed stays cached.
  */
 import type { PgTransaction, Queryable } from '../core/postgres/connect.ts';
+import { batchReads } from '../core/postgres/batch-reads.ts';
+import type { TenantPrefetch } from '../core/postgres/batch-reads.ts';
 import { writeBehind } from '../core/postgres/write-behind.ts';
 import { atomically } from '../core/postgres/connect.ts';
 import { TENANT_LOG_UNSTORED_LEVELS, isTenantLog, toBehind, toEpoch, toLeaf, toLog, toRecordLeaf } from './rows.ts';
@@ -55,6 +57,68 @@ function insertNodes(sql: PgTransaction, rows: unknown[][]) {
       AS v(log_id, level, idx, hash)`;
 }
 
+/** A tenant log's right edge as a seal batch read it ahead: stored nodes by "level/idx", and the last unstored leaves. */
+interface Edge {
+  nodes: Map<string, Uint8Array>;
+  /** Attestation hashes of leaves [from, from + leaves.length). */
+  from: number;
+  leaves: Uint8Array[];
+}
+
+const edgeKey = (tenantId: string) => `tenant log edge\n${tenantId}`;
+const UNSTORED_WIDTH = 2 ** TENANT_LOG_UNSTORED_LEVELS;
+const bytes = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
+/**
+ * A seal batch reads the tenant log's right edge with the tenant's lock and log head
+ * (core/postgres/batch-reads.ts): the log's next leaf is the head's tenant_seq + 1 = size, and
+ * its first append reads the frontier of that size (anchoring/stored-tree.ts): one stored node
+ * per set bit of size at level 4 or above, idx = (size >> level) - 1, and below that the last
+ * size mod 16 leaves, from which the unstored levels are hashed. One statement computes size
+ * from the head as the head read does and selects both; nodes and leaves never change once
+ * committed, so what it read holds for the transaction (a node it did not find is asked for).
+ */
+export const prefetchEdge: TenantPrefetch = (sql, tenantId, reads) => {
+  const query = sql<{ level: number; idx: number; hash: Buffer }[]>`WITH s AS (
+      SELECT coalesce((SELECT tenant_seq + 1 FROM sealed_records WHERE tenant_id = ${tenantId} ORDER BY tenant_seq DESC LIMIT 1), 0) AS size)
+    SELECT f.level, n.idx, n.hash FROM s CROSS JOIN generate_series(${TENANT_LOG_UNSTORED_LEVELS}::int, 40) AS f (level)
+      JOIN merkle_nodes n ON n.log_id = ${tenantId} AND n.level = f.level AND n.idx = (s.size >> f.level) - 1
+     WHERE (s.size >> f.level) & 1 = 1
+    UNION ALL
+    SELECT -1, r.tenant_seq, decode(r.attestation_hash, 'hex') FROM s JOIN sealed_records r
+        ON r.tenant_id = ${tenantId} AND r.tenant_seq >= s.size - s.size % ${UNSTORED_WIDTH} AND r.tenant_seq < s.size
+    ORDER BY 1, 2`;
+  query.execute();
+  const edge = Promise.resolve(query).then((rows): Edge => {
+    const nodes = new Map<string, Uint8Array>();
+    const leaves: Uint8Array[] = [];
+    let from = 0;
+    for (const r of rows) {
+      if (r.level >= 0) nodes.set(`${r.level}/${r.idx}`, bytes(r.hash));
+      else {
+        if (leaves.length === 0) from = r.idx;
+        leaves.push(bytes(r.hash));
+      }
+    }
+    return { nodes, from, leaves };
+  });
+  reads.put(edgeKey(tenantId), edge, 'fixed');
+};
+
+/**
+ * A seal batch's tenant-log sizes in one statement, written behind: one row per tenant (its
+ * last size; ON CONFLICT DO UPDATE may not touch a row twice in one statement).
+ */
+function setSizes(sql: PgTransaction, rows: unknown[][]) {
+  const byTenant = new Map<string, { size: number; at: string }>();
+  for (const [tenantId, size, at] of rows as [string, number, string][]) byTenant.set(tenantId, { size, at });
+  const list = [...byTenant.values()];
+  return sql`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at)
+    SELECT tenant_id, size::bigint, at FROM unnest(${sql.array([...byTenant.keys()], 25)}::text[],
+      ${sql.array(list.map((t) => String(t.size)), 25)}::text[], ${sql.array(list.map((t) => t.at), 25)}::text[]) AS v(tenant_id, size, at)
+    ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size, last_recorded_at = excluded.last_recorded_at`;
+}
+
 export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAnchoringStoreOptions = {}): AnchoringStore {
   return {
     // RFC 3161 timestamp requests and tokens (./timestamps-store.ts).
@@ -63,15 +127,15 @@ export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAn
     ...createPostgresWitnessStore(sql),
     treeCacheKey: options.treeCacheKey ?? {},
     async getNode(logId, level, idx) {
+      const edge = batchReads(sql)?.get<Edge>(edgeKey(logId));
+      const ahead = edge && (await edge).nodes.get(`${level}/${idx}`);
+      if (ahead) return ahead;
       const [r] = await sql<{ hash: Buffer }[]>`SELECT hash FROM merkle_nodes WHERE log_id = ${logId} AND level = ${level} AND idx = ${idx}`;
       return r && new Uint8Array(r.hash.buffer, r.hash.byteOffset, r.hash.byteLength);
     },
     async putNode(logId, level, idx, hash) {
       const behind = writeBehind(sql);
-      if (behind) {
-        behind.add('merkle_nodes', insertNodes, [logId, level, idx, Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex')]);
-        return;
-      }
+      if (behind?.add('merkle_nodes', insertNodes, [logId, level, idx, Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex')])) return;
       await sql`INSERT INTO merkle_nodes (log_id, level, idx, hash) VALUES (${logId}, ${level}, ${idx}, ${hash})`;
     },
     async leafCount(logId) {
@@ -88,6 +152,11 @@ export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAn
     },
     lowestStoredLevel: async (logId) => (isTenantLog(logId) ? TENANT_LOG_UNSTORED_LEVELS : 0),
     async leafData(logId, from, to) {
+      const edge = batchReads(sql)?.get<Edge>(edgeKey(logId));
+      if (edge) {
+        const e = await edge;
+        if (from >= e.from && to <= e.from + e.leaves.length) return e.leaves.slice(from - e.from, to - e.from);
+      }
       const rows = await sql<{ attestation_hash: string }[]>`SELECT attestation_hash FROM sealed_records
         WHERE tenant_id = ${logId} AND tenant_seq >= ${from} AND tenant_seq < ${to} ORDER BY tenant_seq`;
       return rows.map((r) => Buffer.from(r.attestation_hash, 'hex'));
@@ -101,6 +170,8 @@ export function createPostgresAnchoringStore(sql: Queryable, options: PostgresAn
       return r && toLog(r);
     },
     async setTenantLogSize(tenantId, size, lastRecordedAt) {
+      const behind = writeBehind(sql);
+      if (behind?.add('tenant_logs', setSizes, [tenantId, size, lastRecordedAt])) return;
       await sql`INSERT INTO tenant_logs (tenant_id, size, last_recorded_at) VALUES (${tenantId}, ${size}, ${lastRecordedAt})
         ON CONFLICT (tenant_id) DO UPDATE SET size = excluded.size, last_recorded_at = excluded.last_recorded_at`;
     },

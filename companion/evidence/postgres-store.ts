@@ -28,6 +28,7 @@
  * others meanwhile.
  */
 import type { PgTransaction, Queryable } from '../core/postgres/connect.ts';
+import { batchReads } from '../core/postgres/batch-reads.ts';
 import { writeBehind } from '../core/postgres/write-behind.ts';
 import { toLogHead, toRecord } from './rows.ts';
 import type { HeadDbRow, RecordDbRow } from './rows.ts';
@@ -65,18 +66,17 @@ export function createPostgresEvidenceStore(sql: Queryable): EvidenceStore {
       const lock = inTransaction ? sql`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`.execute() : undefined;
       const head = sql<HeadDbRow[]>`SELECT tenant_seq, attestation_hash, recorded_at FROM sealed_records
         WHERE tenant_id = ${tenantId} ORDER BY tenant_seq DESC LIMIT 1`.execute();
+      // The reads the batch's seals of this tenant make next go out in the same round trip.
+      batchReads(sql)?.tenant(tenantId);
       const [, [r]] = await Promise.all([lock, head]);
       return r && toLogHead(r);
     },
     async insertRecord(r) {
       const behind = writeBehind(sql);
-      if (behind) {
-        behind.add('sealed_records', insertRecords, [
+      if (behind?.add('sealed_records', insertRecords, [
           r.tenantId, r.tenantSeq, r.actionKey, r.vertical, r.pack, r.kind, r.decision, r.status, r.reviewRoute, r.payloadHash,
           r.packetHash, r.attestation, r.attestationHash, r.signature, r.keyId, r.devKey ? 1 : 0, r.recordedAt, r.credits, r.details,
-        ]);
-        return;
-      }
+        ])) return;
       await sql`INSERT INTO sealed_records
         (tenant_id, tenant_seq, action_key, vertical, pack, kind, decision, status, review_route, payload_hash,
          packet_hash, attestation, attestation_hash, signature, key_id, dev_key, recorded_at, credits, details)

@@ -7,14 +7,25 @@
  * reclaims them (PostgreSQL "Routine Vacuuming"), which autovacuum does on its own schedule.
  */
 import { atomically } from '../core/postgres/connect.ts';
-import type { Queryable } from '../core/postgres/connect.ts';
+import type { PgTransaction, Queryable } from '../core/postgres/connect.ts';
+import { writeBehind } from '../core/postgres/write-behind.ts';
 import { toContext, toKey, toSubmitter } from './rows.ts';
 import type { ContextDbRow, KeyDbRow, SubmitterDbRow } from './rows.ts';
 import type { ReviewContextStore } from './store.ts';
 
+/** A seal batch's submitters in one statement, written behind (core/postgres/write-behind.ts). */
+function recordSubmitters(sql: PgTransaction, rows: unknown[][]) {
+  const column = (i: number) => sql.array(rows.map((row) => (row[i] === null ? null : String(row[i]))) as string[], 25);
+  return sql`INSERT INTO review_context_submitters (tenant_id, action_key, principal_id, credential_id)
+    SELECT * FROM unnest(${column(0)}::text[], ${column(1)}::text[], ${column(2)}::text[], ${column(3)}::text[])
+    ON CONFLICT (tenant_id, action_key) DO NOTHING`;
+}
+
 export function createPostgresReviewContextStore(sql: Queryable): ReviewContextStore {
   return {
     async recordSubmitter(row) {
+      const behind = writeBehind(sql);
+      if (behind?.add('review_context_submitters', recordSubmitters, [row.tenantId, row.actionKey, row.principalId, row.credentialId])) return;
       await sql`INSERT INTO review_context_submitters (tenant_id, action_key, principal_id, credential_id)
         VALUES (${row.tenantId}, ${row.actionKey}, ${row.principalId}, ${row.credentialId}) ON CONFLICT (tenant_id, action_key) DO NOTHING`;
     },

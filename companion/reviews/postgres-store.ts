@@ -19,7 +19,8 @@
  *   it wrote. Every call reads the rows (an index range of the tenant's items).
  */
 import { atomically } from '../core/postgres/connect.ts';
-import type { Queryable } from '../core/postgres/connect.ts';
+import type { PgTransaction, Queryable } from '../core/postgres/connect.ts';
+import { writeBehind } from '../core/postgres/write-behind.ts';
 import { receiptColumns, toEscalation, toInsights, toItem, toReceipt } from './rows.ts';
 import type { DecisionTimes, EscalationDbRow, InsightsDbRow, ItemDbRow, ReceiptDbRow } from './rows.ts';
 import type { NewReviewItem, ReviewStore } from './store.ts';
@@ -27,12 +28,37 @@ import type { NewReviewItem, ReviewStore } from './store.ts';
 /** The insight counts with their action type's decision times joined in (one statement here). */
 interface InsightsWithTimesDbRow extends InsightsDbRow, DecisionTimes {}
 
+/**
+ * A seal batch's new review items in one statement, written behind (core/postgres/write-behind.ts),
+ * each column a text array cast back to its type; in the seals' order, so ids rise with them.
+ */
+function openItems(sql: PgTransaction, rows: unknown[][]) {
+  const column = (i: number) => sql.array(rows.map((row) => (row[i] === null || row[i] === undefined ? null : String(row[i]))) as string[], 25);
+  return sql`INSERT INTO review_items
+    (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
+     rule, approvals_required, schedule_due_at)
+    SELECT tenant_id, action_key, pack, vertical, action_type, review_route, next_step, 'pending', created_at, expires_at,
+           window_seconds::bigint, created_at, rule, approvals_required::bigint, schedule_due_at
+      FROM unnest(${column(0)}::text[], ${column(1)}::text[], ${column(2)}::text[], ${column(3)}::text[], ${column(4)}::text[],
+                  ${column(5)}::text[], ${column(6)}::text[], ${column(7)}::text[], ${column(8)}::text[], ${column(9)}::text[],
+                  ${column(10)}::text[], ${column(11)}::text[], ${column(12)}::text[])
+           WITH ORDINALITY
+        AS v(tenant_id, action_key, pack, vertical, action_type, review_route, next_step, created_at, expires_at, window_seconds,
+             rule, approvals_required, schedule_due_at, n)
+     ORDER BY n`;
+}
+
 export function createPostgresReviewStore(sql: Queryable): ReviewStore {
   // A fresh fragment for each use: a fragment is a query object, not a string.
   const open = () => sql`status IN ('pending', 'escalated')`;
 
   return {
     async openItem(item: NewReviewItem) {
+      const behind = writeBehind(sql);
+      if (behind?.add('review_items', openItems, [
+          item.tenantId, item.actionKey, item.pack, item.vertical, item.actionType, item.reviewRoute, item.nextStep, item.createdAt,
+          item.expiresAt, item.windowSeconds, item.rule === null ? null : JSON.stringify(item.rule), item.approvalsRequired, item.scheduleDueAt,
+        ])) return;
       await sql`INSERT INTO review_items
         (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
          rule, approvals_required, schedule_due_at)

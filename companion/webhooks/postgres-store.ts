@@ -25,6 +25,8 @@
  * row only where it still holds the value read, so two companions resealing at once re-seal
  * each key once.
  */
+import { batchReads } from '../core/postgres/batch-reads.ts';
+import type { TenantPrefetch } from '../core/postgres/batch-reads.ts';
 import type { Queryable } from '../core/postgres/connect.ts';
 import { SealedSecretError, noStoreKey } from '../core/secrets/envelope.ts';
 import type { StoreCipher } from '../core/secrets/envelope.ts';
@@ -42,9 +44,35 @@ const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', '
 const TEXT = 25;
 const statusArray = (sql: Queryable, statuses: readonly DeliveryStatus[]) => sql.array([...statuses], TEXT);
 
+/** An enabled webhook target of a tenant and the events it subscribes to. */
+interface Subscription {
+  target: string;
+  events: string[];
+}
+
+const subscriptionsKey = (tenantId: string) => `webhook subscriptions\n${tenantId}`;
+
+/**
+ * A seal batch reads the tenant's webhook targets with its lock (core/postgres/batch-reads.ts):
+ * every enabled target with its events, in one read whichever events the seals ask about; the
+ * same targets, in the same order, as subscribedTargets' own query selects per event.
+ */
+export const prefetchSubscriptions: TenantPrefetch = (sql, tenantId, reads) => {
+  const query = sql<{ target: string; events: unknown }[]>`SELECT i.target, i.config::jsonb -> 'events' AS events FROM tenant_integrations i
+    WHERE i.tenant_id = ${tenantId} AND i.channel = 'webhook' AND i.enabled = 1
+    ORDER BY i.target`;
+  query.execute();
+  const subscriptions = Promise.resolve(query).then((rows) =>
+    rows.map((r): Subscription => ({ target: r.target, events: Array.isArray(r.events) ? r.events.filter((e): e is string => typeof e === 'string') : [] })),
+  );
+  reads.put(subscriptionsKey(tenantId), subscriptions, 'fresh');
+};
+
 export function createPostgresWebhookStore(sql: Queryable, cipher?: StoreCipher): WebhookStore {
   return {
     async subscribedTargets(tenantId, event) {
+      const ahead = batchReads(sql)?.get<Subscription[]>(subscriptionsKey(tenantId));
+      if (ahead) return (await ahead).filter((s) => s.events.includes(event)).map((s) => s.target);
       const rows = await sql<{ target: string }[]>`SELECT i.target FROM tenant_integrations i
         WHERE i.tenant_id = ${tenantId} AND i.channel = 'webhook' AND i.enabled = 1
           AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(i.config::jsonb -> 'events') e (value) WHERE e.value = ${event})

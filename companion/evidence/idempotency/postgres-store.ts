@@ -18,7 +18,8 @@
  * the key up.
  */
 import { sha256Hex } from '../../../shared/hash.ts';
-import type { Queryable } from '../../core/postgres/connect.ts';
+import type { PgTransaction, Queryable } from '../../core/postgres/connect.ts';
+import { writeBehind } from '../../core/postgres/write-behind.ts';
 import type { IdempotencyStore } from './store.ts';
 
 interface KeyRow {
@@ -26,6 +27,25 @@ interface KeyRow {
   action_key: string;
   status: number;
   response: string;
+}
+
+/**
+ * A seal batch's keys in one statement, written behind (core/postgres/write-behind.ts); the last
+ * save of a key wins, as it would statement by statement (ON CONFLICT DO UPDATE may not touch a
+ * row twice in one statement, so earlier saves of the same key are dropped first).
+ */
+function saveAll(sql: PgTransaction, rows: unknown[][]) {
+  const byKey = new Map<string, unknown[]>();
+  for (const row of rows) byKey.set(`${String(row[0])}\n${String(row[1])}\n${String(row[2])}`, row);
+  const list = [...byKey.values()];
+  const column = (i: number) => sql.array(list.map((row) => String(row[i])), 25);
+  return sql`INSERT INTO idempotency_keys (tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at)
+    SELECT tenant_id, scope, key_hash, request_hash, action_key, status::bigint, response, created_at
+      FROM unnest(${column(0)}::text[], ${column(1)}::text[], ${column(2)}::text[], ${column(3)}::text[], ${column(4)}::text[],
+                  ${column(5)}::text[], ${column(6)}::text[], ${column(7)}::text[])
+        AS v(tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at)
+    ON CONFLICT (tenant_id, scope, key_hash) DO UPDATE SET request_hash = excluded.request_hash,
+      action_key = excluded.action_key, status = excluded.status, response = excluded.response, created_at = excluded.created_at`;
 }
 
 export function createPostgresIdempotencyStore(sql: Queryable): IdempotencyStore {
@@ -36,6 +56,8 @@ export function createPostgresIdempotencyStore(sql: Queryable): IdempotencyStore
       return r && { requestHash: r.request_hash, actionKey: r.action_key, status: r.status, response: r.response };
     },
     async save(tenantId, scope, key, v, at) {
+      const behind = writeBehind(sql);
+      if (behind?.add('idempotency_keys', saveAll, [tenantId, scope, sha256Hex(key), v.requestHash, v.actionKey, v.status, v.response, at])) return;
       await sql`INSERT INTO idempotency_keys (tenant_id, scope, key_hash, request_hash, action_key, status, response, created_at)
         VALUES (${tenantId}, ${scope}, ${sha256Hex(key)}, ${v.requestHash}, ${v.actionKey}, ${v.status}, ${v.response}, ${at})
         ON CONFLICT (tenant_id, scope, key_hash) DO UPDATE SET request_hash = excluded.request_hash,
