@@ -38,18 +38,43 @@ export interface LawEngineInput {
 
 const RANK: Record<Decision, number> = { allow: 0, needs_review: 1, blocked: 2 };
 
+/** A rule's conditions as [key, allowed values] pairs; every pair must hold (none: it holds). */
+type CompiledConditions = readonly (readonly [LawConditionKey, ReadonlySet<string>])[];
+
+interface CompiledRule {
+  rule: LawRule;
+  allClasses: readonly string[] | undefined;
+  anyClasses: readonly string[] | undefined;
+  when: CompiledConditions | undefined;
+  unless: CompiledConditions | undefined;
+}
+
+const compileConditions = (conditions: Partial<Record<LawConditionKey, string[]>>): CompiledConditions =>
+  Object.entries(conditions).map(([k, allowed]) => [k as LawConditionKey, new Set(allowed)] as const);
+
+// Compiled once from the published ruleset, in its order, so the rules that run are the ones the digest commits.
+const RULES: readonly CompiledRule[] = LAW_RULESET.rules.map((rule) => ({
+  rule,
+  allClasses: rule.when.all_classes,
+  anyClasses: rule.when.any_classes,
+  when: rule.when.context ? compileConditions(rule.when.context) : undefined,
+  unless: rule.unless ? compileConditions(rule.unless.context) : undefined,
+}));
+
+/** Country → its group: the first group of LAW_RULESET.jurisdiction_groups that lists it. */
+const GROUP_OF = new Map<string, string>();
+for (const [group, countries] of Object.entries(LAW_RULESET.jurisdiction_groups)) for (const c of countries) if (!GROUP_OF.has(c)) GROUP_OF.set(c, group);
+
 export function evaluateLaw(input: LawEngineInput): LawEvaluation {
   const classes = actionClasses(input.actionType, input.text ?? {});
-  const present = new Set<string>(classes);
   const facts = conditionFacts(input.context);
 
   const hits: LawRuleHit[] = [];
-  for (const rule of LAW_RULESET.rules) {
-    const w = rule.when;
-    if (w.all_classes && !w.all_classes.every((c) => present.has(c))) continue;
-    if (w.any_classes && !w.any_classes.some((c) => present.has(c))) continue;
-    if (w.context && !conditionsHold(w.context, facts)) continue;
-    if (rule.unless && conditionsHold(rule.unless.context, facts)) continue;
+  for (const { rule, allClasses, anyClasses, when, unless } of RULES) {
+    if (allClasses && !allClasses.every((c) => classes.includes(c as ActionClassId))) continue;
+    if (anyClasses && !anyClasses.some((c) => classes.includes(c as ActionClassId))) continue;
+    if (when && !conditionsHold(when, facts)) continue;
+    if (unless && conditionsHold(unless, facts)) continue;
     hits.push({
       rule: rule.id,
       dimension: rule.dimension,
@@ -59,7 +84,8 @@ export function evaluateLaw(input: LawEngineInput): LawEvaluation {
     });
   }
 
-  const dimensions = Object.fromEntries(LAW_DIMENSIONS.map((d) => [d, 'allow'])) as Record<LawDimension, Decision>;
+  const dimensions = {} as Record<LawDimension, Decision>;
+  for (const d of LAW_DIMENSIONS) dimensions[d] = 'allow';
   for (const h of hits) if (RANK[h.effect] > RANK[dimensions[h.dimension]]) dimensions[h.dimension] = h.effect;
   return { classes, hits, dimensions };
 }
@@ -77,14 +103,14 @@ function conditionFacts(context: Readonly<Record<string, unknown>>): Partial<Rec
 
 /** ISO 3166-1 country of an ISO 3166-2 region (US-NY → US), grouped by JURISDICTION_GROUPS. */
 export function jurisdictionGroup(jurisdiction: string): string {
-  const country = jurisdiction.split('-')[0]!;
-  for (const [group, countries] of Object.entries(LAW_RULESET.jurisdiction_groups)) if (countries.includes(country)) return group;
-  return 'other';
+  const dash = jurisdiction.indexOf('-');
+  return GROUP_OF.get(dash === -1 ? jurisdiction : jurisdiction.slice(0, dash)) ?? 'other';
 }
 
-function conditionsHold(conditions: Partial<Record<LawConditionKey, string[]>>, facts: Partial<Record<LawConditionKey, string>>): boolean {
-  return Object.entries(conditions).every(([k, allowed]) => {
-    const v = facts[k as LawConditionKey];
-    return v !== undefined && allowed.includes(v);
-  });
+function conditionsHold(conditions: CompiledConditions, facts: Partial<Record<LawConditionKey, string>>): boolean {
+  for (const [k, allowed] of conditions) {
+    const v = facts[k];
+    if (v === undefined || !allowed.has(v)) return false;
+  }
+  return true;
 }
