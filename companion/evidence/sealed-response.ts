@@ -66,8 +66,17 @@ export interface EvidenceTexts {
 const MARKER_OPEN = `{"${MARKER}":`;
 const MARKER_TEXTS = new Map<string, SealedPart>((['action_key', 'evidence_packet', 'verify_request'] as const).map((part) => [JSON.stringify({ [MARKER]: part }), part]));
 
-/** Deepest template fillResponseText writes; a deeper one (none is) goes through fillResponse. */
+/** Deepest template templateText writes; a deeper one (none is) goes through fillResponse. */
 const MAX_TEMPLATE_DEPTH = 64;
+
+/**
+ * The template's JSON text, for fillResponseText: JSON.stringify's, or undefined when the
+ * template is not plain JSON data (a member whose value is undefined, a Date, a class instance,
+ * …), which JSON.stringify and fillResponse write differently: the caller takes fillResponse's way.
+ */
+export function templateText(template: unknown): string | undefined {
+  return plainData(template, 0) ? JSON.stringify(template) : undefined;
+}
 
 /**
  * The answer as JSON text, JSON.stringify(fillResponse(template, record)) to the byte, written
@@ -77,16 +86,20 @@ const MAX_TEMPLATE_DEPTH = 64;
  * which is what an idempotent answer stores (./idempotency/replay.ts compactResponse).
  * `evidence` is asked at most once, and only when the template has an evidence marker.
  *
- * Undefined when the template is not plain JSON data (a member whose value is undefined, a
- * Date, a class instance, …) or has a marker of a part other than the three: JSON.stringify and
- * fillResponse treat those differently, and the caller takes fillResponse's way.
+ * Undefined when the template is not plain JSON data (templateText) or has a marker of a part
+ * other than the three, which fillResponse leaves out and JSON.stringify would not: the caller
+ * takes fillResponse's way.
  */
 export function fillResponseText(template: unknown, actionKey: string, evidence: () => EvidenceTexts): { text: string; compact: string } | undefined {
-  if (!plainData(template, 0)) return undefined;
+  const json = templateText(template);
+  return json === undefined ? undefined : spliceResponse(json, actionKey, evidence);
+}
+
+/** fillResponseText from the template's text (templateText), as a request crossing to the sealing thread carries it. */
+export function spliceResponse(json: string, actionKey: string, evidence: () => EvidenceTexts): { text: string; compact: string } | undefined {
   // Within JSON text, `{"$sealed":` can only open an object whose first member is $sealed: inside
   // a string its quotes would be escaped. With no undefined members (plainData), one written as
   // exactly a marker's text is an object with that one member: a marker (markerPart).
-  const json = JSON.stringify(template);
   let text = '';
   let compact = '';
   let from = 0;

@@ -40,7 +40,7 @@ import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './
 import type { IdempotencyClaim } from './idempotency/replay.ts';
 import { SealBatch } from './participants.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
-import { evidenceTexts, fillResponse, fillResponseText } from './sealed-response.ts';
+import { evidenceTexts, fillResponse, spliceResponse, templateText } from './sealed-response.ts';
 import type { LogHead } from './store.ts';
 
 export interface SealRequest {
@@ -94,9 +94,10 @@ export interface SealRequest {
    * The response body, stored for idempotent replays: a template whose markers the record fills
    * in (./sealed-response.ts), or a function of the record. A template is plain data, so the
    * request can be sealed on the sealing thread (./seal-thread/); so can every request without
-   * `onSealed` or a function here.
+   * `onSealed` or a function here. A template answered as text crosses to that thread as its JSON
+   * text (./sealed-response.ts templateText; ../seal-thread/protocol.ts forThread).
    */
-  respond: { template: unknown } | ((record: SealedRecord) => unknown);
+  respond: { template: unknown } | { templateText: string } | ((record: SealedRecord) => unknown);
 }
 
 /** What participants, onSealed and respond receive: the new record's identity and its evidence. */
@@ -479,11 +480,14 @@ export class Sealer implements SealPipeline {
     }
     // An answer wanted as text is spliced from the texts already made (the template's, the
     // stored attestation's), never built as objects and stringified (./sealed-response.ts).
-    const asText =
-      req.answerAsText && typeof req.respond !== 'function'
-        ? fillResponseText(req.respond.template, actionKey, () => evidenceTexts(fields, attestation.packet_hash, seal, storedAttestation))
-        : undefined;
-    const body = asText ? undefined : typeof req.respond === 'function' ? req.respond(record) : fillResponse(req.respond.template, record);
+    const { respond } = req;
+    const json = typeof respond === 'function' || !req.answerAsText ? undefined : 'templateText' in respond ? respond.templateText : templateText(respond.template);
+    const asText = json === undefined ? undefined : spliceResponse(json, actionKey, () => evidenceTexts(fields, attestation.packet_hash, seal, storedAttestation));
+    const body = asText
+      ? undefined
+      : typeof respond === 'function'
+        ? respond(record)
+        : fillResponse('templateText' in respond ? JSON.parse(respond.templateText) : respond.template, record);
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;

@@ -6,6 +6,7 @@
 import type { Config } from '../core/config.ts';
 import { ProblemError, toProblem } from '../core/errors.ts';
 import type { ProblemInit } from '../core/errors.ts';
+import { templateText } from '../evidence/sealed-response.ts';
 import type { SealOutcome, SealRequest } from '../evidence/sealer.ts';
 
 export interface ThreadData {
@@ -46,6 +47,18 @@ export function toWire(err: unknown): WireError {
 export function fromWire(wire: WireError): Error {
   if ('problem' in wire) return new ProblemError(wire.problem);
   return new Error(`sealing thread: ${wire.message}`);
+}
+
+/**
+ * The request as it crosses to the thread: a template answered as text (SealRequest
+ * answerAsText) crosses as its JSON text, one string to clone instead of its object tree, which
+ * the thread would only stringify again (evidence/sealed-response.ts templateText).
+ */
+export function forThread(request: SealRequest): SealRequest {
+  const { respond } = request;
+  if (!request.answerAsText || typeof respond === 'function' || !('template' in respond)) return request;
+  const json = templateText(respond.template);
+  return json === undefined ? request : { ...request, respond: { templateText: json } };
 }
 
 /** Whether the request can be sealed on the sealing thread: nothing in it is a function. */

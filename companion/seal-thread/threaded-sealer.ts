@@ -25,7 +25,7 @@ import type { DurabilityBoard } from '../core/wal-sync.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
 import type { Store } from '../core/stores.ts';
-import { fromWire, travels } from './protocol.ts';
+import { forThread, fromWire, travels } from './protocol.ts';
 import type { FromThread, ThreadData, ToThread } from './protocol.ts';
 
 export interface ThreadedSealerDeps {
@@ -101,7 +101,7 @@ export class ThreadedSealer implements SealPipeline {
       const message: ToThread = {
         type: 'seal',
         id,
-        request,
+        request: forThread(request),
         ...(this.#borrowedClock ? { now: this.#deps.clock.now().getTime() } : {}),
       };
       this.#inFlight.set(id, { request, resolve, reject });

@@ -5,19 +5,21 @@
  * verify request), over a corpus of templates and attestations (strings that need escaping,
  * Unicode, integer-like member names, numbers); the compact form stored for idempotent replays
  * is compactResponse's; and through a real sealer on a real database, an idempotent replay,
- * rebuilt from the stored row as objects, is the same text as the first answer, whose
+ * rebuilt from the stored row as objects, is the same text as the first answer (also when the
+ * request carried its template as text, as it crosses to the sealing thread), whose
  * verify_request verifies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactResponse } from '../../companion/evidence/idempotency/replay.ts';
 import { evidenceTexts, fillResponse, fillResponseText, SEALED } from '../../companion/evidence/sealed-response.ts';
-import type { SealOutcome, SealPipeline } from '../../companion/evidence/sealer.ts';
+import type { SealOutcome, SealPipeline, SealRequest } from '../../companion/evidence/sealer.ts';
 import { sealGate } from '../../companion/gate/seal-gate.ts';
 import type { GateBody } from '../../companion/gate/seal-gate.ts';
 import { getGatePack } from '../../companion/packs/registry.ts';
 import { currentOverlay } from '../../companion/policy/overlay.ts';
 import type { RecordBody } from '../../companion/records/schema.ts';
 import { sealRecord } from '../../companion/records/seal-record.ts';
+import { forThread } from '../../companion/seal-thread/protocol.ts';
 import { canonicalize } from '../../shared/canonical-json.ts';
 import { evidencePacket, verifyRequestFor } from '../../shared/seal.ts';
 import { ATTESTATION_FORMAT } from '../../shared/types.ts';
@@ -182,6 +184,25 @@ describe('answers as text through the sealer', () => {
     const body = { ...gateBody('law'), idempotency_key: 'text-gate-1' } as GateBody;
     const first = await sealGate({ ...ctx.deps, sealer: text }, auth(), pack, body, overlay);
     const replay = await sealGate(ctx.deps, auth(), pack, body, overlay);
+    await expectSameAsReplay(first, replay);
+  });
+
+  it('a request crossing to the sealing thread carries its template as text, and is answered with the same bytes', async () => {
+    const pack = getGatePack('law')!;
+    const overlay = await currentOverlay(ctx.deps.store, tenantId, 'law');
+    let captured: SealRequest | undefined;
+    const capture = { seal: (r: SealRequest) => ((captured = r), Promise.resolve({ status: 201, body: {}, replayed: false })) } as unknown as SealPipeline;
+    await sealGate({ ...ctx.deps, sealer: capture }, auth(), pack, { ...gateBody('law'), idempotency_key: 'text-gate-2' } as GateBody, overlay);
+    const request = { ...captured!, answerAsText: true };
+    const crossing = forThread(request);
+    expect(crossing.respond).toEqual({ templateText: JSON.stringify((request.respond as { template: unknown }).template) });
+    // Left as they are: an answer not wanted as text, and a template JSON.stringify would write otherwise.
+    expect(forThread(captured!)).toBe(captured);
+    const odd = { ...request, respond: { template: { when: new Date(0) } } };
+    expect(forThread(odd)).toBe(odd);
+
+    const first = await ctx.deps.sealer.seal(crossing);
+    const replay = await ctx.deps.sealer.seal(captured!);
     await expectSameAsReplay(first, replay);
   });
 
