@@ -45,9 +45,9 @@ export interface OpenSqliteStoreOptions {
   walSync?: WalSyncOptions;
   /**
    * Another connection appends to the tenant logs too (the sealing thread's, seal-thread/):
-   * each transaction's Merkle trees then start from what is stored instead of this
-   * connection's caches, which would keep a leaf appended here and rolled back at the size the
-   * other connection then committed (anchoring/stored-tree.ts), as on PostgreSQL.
+   * the transactions' Merkle trees then keep caches of their own that hold only what this
+   * connection committed (createSqliteStore), never a leaf appended here and rolled back, which
+   * the other connection may then commit a different leaf in place of (anchoring/stored-tree.ts).
    */
   sharedWriters?: boolean;
   /** How long a caller waits behind one transaction before it is refused (core/async-store.ts ConnectionLock). */
@@ -127,13 +127,26 @@ export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqlite
   // Beside another writer, a transaction waits for the write lock here, not in SQLite.
   const busyTimeoutMs = options.sharedWriters ? yieldWriteLockWhenBusy(db) : undefined;
   const impl = sqliteStores(db, options.storeCipher);
-  // Inside a transaction the lock is already held: the transaction's view runs at once.
-  const shared: Tx = { ...viewOf(impl), transaction: (fn) => savepoint(db, () => fn(shared)) };
-  const txView = (): Tx => {
-    if (!options.sharedWriters) return shared;
-    const own: Tx = { ...shared, anchoring: { ...shared.anchoring, treeCacheKey: {} }, transaction: (fn) => savepoint(db, () => fn(own)) };
-    return own;
-  };
+  // Inside a transaction the lock is already held: the transaction's view runs at once, and
+  // its synchronous implementation is at hand for the seal path (core/async-store.ts syncOf).
+  const tx: Tx = { ...viewOf(impl), transaction: (fn) => afterRollback(savepoint(db, () => fn(tx))) };
+  // Beside another writer, the transactions' trees cache apart from the outside view's, and
+  // their caches hold only what this connection committed: every rollback (of a transaction or
+  // of a savepoint) starts new ones, since a leaf appended here and rolled back could stay cached
+  // at a size the other connection then commits a different leaf at (anchoring/stored-tree.ts).
+  // A commit keeps them, so the next batch's appends extend the frontier in memory; what the
+  // other connection appended meanwhile shows in the log's size, and is read then.
+  const treesOf = () => promised({ ...impl.anchoring, treeCacheKey: {} });
+  let trees = options.sharedWriters ? treesOf() : undefined;
+  if (trees) Object.defineProperty(tx, 'anchoring', { get: () => trees, enumerable: true });
+  function afterRollback<T>(running: Promise<T>): Promise<T> {
+    if (!trees) return running;
+    return running.catch((err: unknown) => {
+      // A busy write lock began nothing.
+      if (!(err instanceof WriteLockBusy)) trees = treesOf();
+      throw err;
+    });
+  }
   return {
     engine: 'sqlite',
     db,
@@ -142,10 +155,9 @@ export function createSqliteStore(db: Db, file: string, options: Pick<OpenSqlite
     ...viewOf(impl, lock),
     transaction: (fn, txOptions) => {
       const attempt = () =>
-        lock.hold(() => {
-          const tx = txView();
-          return txOptions?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), { relaxed: txOptions?.sync === 'relaxed' });
-        });
+        lock.hold(() =>
+          afterRollback(txOptions?.sync === 'deferred' ? walSync.transaction(() => fn(tx)) : transaction(db, () => fn(tx), { relaxed: txOptions?.sync === 'relaxed' })),
+        );
       return busyTimeoutMs === undefined ? attempt() : whileWriteLockBusy(busyTimeoutMs, attempt);
     },
     withConnection: (fn) => lock.when(() => fn(db)),

@@ -42,6 +42,7 @@
 import { consistencyProofRanges, inclusionProofRanges } from '../../shared/merkle.ts';
 import type { LeafRange } from '../../shared/merkle.ts';
 import { sha256 } from '../../shared/hash.ts';
+import type { Sync } from '../core/async-store.ts';
 import { hex, leafHash, nodeHash } from './hashes.ts';
 
 /** What the trees read and write: part of AnchoringStore (./store.ts). */
@@ -67,6 +68,13 @@ export interface NodeStore {
   /** The data of leaves [from, to), in order; needed only for logs with unstored levels. */
   leafData(logId: string, from: number, to: number): Promise<Uint8Array[]>;
 }
+
+/**
+ * A NodeStore, or the synchronous implementation behind a transaction's view of one
+ * (core/async-store.ts syncOf): through it, an append that finds its log's frontier cached is
+ * done before `appendNow` returns.
+ */
+export type Nodes = NodeStore | Sync<NodeStore>;
 
 const H = 32;
 /** Memory held by resident levels of all logs together: a 1,000,000-leaf log takes about 72 MB. */
@@ -120,11 +128,11 @@ const FRONTIER_CACHE_MAX = 100_000;
 const caches = new WeakMap<object, { frontiers: Map<string, Frontier>; residents: Residents }>();
 
 export class StoredTrees {
-  readonly #nodes: NodeStore;
+  readonly #nodes: Nodes;
   readonly #frontiers: Map<string, Frontier>;
   readonly #residents: Residents;
 
-  constructor(nodes: NodeStore) {
+  constructor(nodes: Nodes) {
     this.#nodes = nodes;
     let cache = caches.get(nodes.treeCacheKey);
     if (!cache) caches.set(nodes.treeCacheKey, (cache = { frontiers: new Map(), residents: { logs: new Map(), bytes: 0, last: undefined } }));
@@ -134,26 +142,42 @@ export class StoredTrees {
 
   /** Appends leaf data as leaf number `size` (the tree's size before) of log `logId`. */
   async append(logId: string, size: number, leafData: Uint8Array): Promise<void> {
-    let frontier = this.#frontiers.get(logId);
-    if (frontier?.size !== size) {
-      const stored = await this.#nodes.lowestStoredLevel(logId);
-      frontier = { size, hashes: await this.#frontierHashes(logId, size, stored), stored };
-      if (!this.#frontiers.has(logId) && this.#frontiers.size >= FRONTIER_CACHE_MAX) this.#frontiers.delete(this.#frontiers.keys().next().value!);
-      this.#frontiers.set(logId, frontier);
-    }
-    // No await from here until the writes are issued: the frontier and the resident levels
-    // move together, and no other append to the log runs in between.
+    await this.appendNow(logId, size, leafData);
+  }
+
+  /**
+   * `append`, done before it returns (undefined) when the log's frontier at `size` is cached and
+   * the store is synchronous: a seal's append then costs no promise (anchoring/tenant-log.ts).
+   */
+  appendNow(logId: string, size: number, leafData: Uint8Array): Promise<void> | undefined {
+    const frontier = this.#frontiers.get(logId);
+    return frontier?.size === size ? this.#extend(logId, size, leafData, frontier) : this.#reloadAndAppend(logId, size, leafData);
+  }
+
+  async #reloadAndAppend(logId: string, size: number, leafData: Uint8Array): Promise<void> {
+    const stored = await this.#nodes.lowestStoredLevel(logId);
+    const frontier = { size, hashes: await this.#frontierHashes(logId, size, stored), stored };
+    if (!this.#frontiers.has(logId) && this.#frontiers.size >= FRONTIER_CACHE_MAX) this.#frontiers.delete(this.#frontiers.keys().next().value!);
+    this.#frontiers.set(logId, frontier);
+    await this.#extend(logId, size, leafData, frontier);
+  }
+
+  /** Leaf `size` onto `frontier`, the log's right edge at `size`; a promise only for writes that answer with one. */
+  #extend(logId: string, size: number, leafData: Uint8Array, frontier: Frontier): Promise<void> | undefined {
+    // Nothing awaited from here until the writes are issued: the frontier and the resident
+    // levels move together, and no other append to the log runs in between.
     const { stored } = frontier;
     const resident = this.#residentForAppend(logId, size);
-    const writes: Promise<void>[] = [];
+    /** Nodes to store, [level, idx, hash]: written once the caches have moved. */
+    let nodes: [number, number, Uint8Array][] | undefined;
     let hash = leafHash(leafData);
-    if (stored === 0) writes.push(this.#nodes.putNode(logId, 0, size, hash));
+    if (stored === 0) (nodes ??= []).push([0, size, hash]);
     if (resident) setNode(resident, 0, size, hash);
     // A node at an odd position is a right child: with its left sibling, the last subtree of
     // the frontier, it completes the parent (RFC 9162 §2.1.1: HASH(0x01 ‖ left ‖ right)).
     for (let level = 0, j = size; j % 2 === 1; level++, j = (j - 1) / 2) {
       hash = nodeHash(frontier.hashes.pop()!, hash);
-      if (level + 1 >= stored) writes.push(this.#nodes.putNode(logId, level + 1, (j - 1) / 2, hash));
+      if (level + 1 >= stored) (nodes ??= []).push([level + 1, (j - 1) / 2, hash]);
       if (resident) setNode(resident, level + 1, (j - 1) / 2, hash);
     }
     frontier.hashes.push(hash);
@@ -162,10 +186,16 @@ export class StoredTrees {
       resident.size = size + 1;
       this.#account(resident);
     }
-    // A write that fails leaves the caches one leaf ahead of the stored log, like a rollback.
-    // (Most appends to a tenant log write nothing: its lowest levels are not stored.)
-    if (writes.length === 1) await writes[0];
-    else if (writes.length > 1) await Promise.all(writes);
+    // Most appends to a tenant log write nothing: its lowest levels are not stored. A write
+    // that fails leaves the caches one leaf ahead of the stored log, like a rollback.
+    if (nodes === undefined) return undefined;
+    let writes: Promise<void>[] | undefined;
+    for (const [level, idx, h] of nodes) {
+      const written = this.#nodes.putNode(logId, level, idx, h) as Promise<void> | undefined;
+      if (written) (writes ??= []).push(written);
+    }
+    if (writes === undefined) return undefined;
+    return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => undefined);
   }
 
   /** The resident levels to extend with leaf `size`, or undefined when the log is not resident. */

@@ -6,7 +6,8 @@
  */
 import { fromHex } from '../../shared/encoding.ts';
 import type { SealBatch, SealParticipant } from '../evidence/participants.ts';
-import type { Store } from '../core/stores.ts';
+import { syncOf } from '../core/async-store.ts';
+import type { Store, Tx } from '../core/stores.ts';
 import type { AnchoringStore } from './store.ts';
 import { StoredTrees } from './stored-tree.ts';
 
@@ -39,25 +40,34 @@ export async function catchUpTenantLogs(store: Store): Promise<void> {
   });
 }
 
+/** What the participant keeps for one batch: its trees, and each tenant's log size and last leaf's time so far. */
+interface BatchLogs {
+  trees: StoredTrees;
+  sizes: Map<string, { size: number; at: string }>;
+}
+
 export function tenantLogParticipant(): SealParticipant {
-  /** Each tenant's log size and last leaf's time after the batch's seals so far. */
-  const sizes = (batch: SealBatch) => batch.of('anchoring', () => new Map<string, { size: number; at: string }>());
+  // Trees over the same store share their caches (the transaction's view carries its
+  // treeCacheKey), so one per batch reads nothing the batch before it already had in memory.
+  const logs = (batch: SealBatch, tx: Tx): BatchLogs =>
+    batch.of('anchoring', () => ({ trees: new StoredTrees(syncOf(tx.anchoring) ?? tx.anchoring), sizes: new Map() }));
   return {
     name: 'anchoring',
-    async sealed({ record }, tx, batch) {
+    sealed({ record }, tx, batch) {
+      const { trees, sizes } = logs(batch, tx);
       // tenant_seq is the leaf index (DESIGN.md §4). A log that were behind would lack the
       // left siblings this leaf completes, and append would throw: the seal is refused rather
       // than anchored wrongly.
       // The sealer computed this hex itself: Buffer's native decoder, no validating loop.
-      // Trees over the same store share their caches (the transaction's view carries the
-      // store's treeCacheKey), so building one per seal is cheap.
-      await new StoredTrees(tx.anchoring).append(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
-      sizes(batch).set(record.tenantId, { size: record.tenantSeq + 1, at: record.recordedAt });
+      const appending = trees.appendNow(record.tenantId, record.tenantSeq, Buffer.from(record.attestationHash, 'hex'));
+      const size = { size: record.tenantSeq + 1, at: record.recordedAt };
+      if (!appending) return void sizes.set(record.tenantId, size);
+      return appending.then(() => void sizes.set(record.tenantId, size));
     },
     // The log's size moves once per tenant per batch, in the batch's transaction: the appends
     // above take the size they extend from the sealer (tenant_seq), never from this row.
     async flush(tx, batch) {
-      for (const [tenantId, { size, at }] of sizes(batch)) await tx.anchoring.setTenantLogSize(tenantId, size, at);
+      for (const [tenantId, { size, at }] of logs(batch, tx).sizes) await tx.anchoring.setTenantLogSize(tenantId, size, at);
     },
   };
 }

@@ -7,7 +7,8 @@
  */
 import { UPGRADE_POINTERS } from './upgrade-pointers.ts';
 import { ProblemError } from '../core/errors.ts';
-import type { SealBatch, SealParticipant, UsageTotals } from '../evidence/participants.ts';
+import { syncOf } from '../core/async-store.ts';
+import type { SealBatch, SealContext, SealParticipant, UsageTotals } from '../evidence/participants.ts';
 import type { UsageStore } from './store.ts';
 import { SANDBOX_ACTION_ALLOWANCE } from './credits.ts';
 
@@ -22,43 +23,60 @@ interface TenantUsage {
 /**
  * The tenant's usage in this batch: read once, inside the batch's transaction, then carried
  * from seal to seal (the batch holds the tenant's log head, so no other seal of the tenant
- * can move its counters meanwhile, on either engine).
+ * can move its counters meanwhile, on either engine). At hand without a promise once read, and
+ * on the first read too where the store answers synchronously (core/async-store.ts syncOf).
  */
-async function tenantUsage(batch: SealBatch, tx: { readonly usage: UsageStore }, tenantId: string): Promise<TenantUsage> {
+function tenantUsage(batch: SealBatch, tx: { readonly usage: UsageStore }, tenantId: string): TenantUsage | Promise<TenantUsage> {
   const tenants = batch.of('metering', () => new Map<string, TenantUsage>());
-  let u = tenants.get(tenantId);
-  if (!u) {
-    u = { totals: await tx.usage.usage(tenantId), actions: 0, credits: 0, at: '' };
+  const known = tenants.get(tenantId);
+  if (known) return known;
+  const start = (totals: UsageTotals) => {
+    const u = { totals, actions: 0, credits: 0, at: '' };
     tenants.set(tenantId, u);
-  }
-  return u;
+    return u;
+  };
+  const usage = syncOf(tx.usage);
+  return usage ? start(usage.usage(tenantId)) : tx.usage.usage(tenantId).then(start);
+}
+
+/** interface-spec Limits: the sandbox allowance, checked against the usage before this seal. */
+function admitAgainst(u: TenantUsage): void {
+  const used = u.totals.actionsUsed;
+  if (used < SANDBOX_ACTION_ALLOWANCE) return;
+  throw new ProblemError({
+    status: 402,
+    code: 'sandbox_allowance_exhausted',
+    detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
+    extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, ...UPGRADE_POINTERS },
+  });
+}
+
+/** Counts one seal into its tenant's batch counters. */
+function count(seal: SealContext, actions: number, u: TenantUsage): void {
+  const before = u.totals;
+  u.totals = { actionsUsed: before.actionsUsed + actions, creditsUsed: before.creditsUsed + seal.credits };
+  u.actions += actions;
+  u.credits += seal.credits;
+  u.at = seal.record.recordedAt;
+  // Later participants (meter.threshold events) see which thresholds this seal crossed.
+  seal.usage = { before, after: u.totals };
 }
 
 export function meteringParticipant(): SealParticipant {
   return {
     name: 'metering',
-    async admit(req, tx, batch) {
+    admit(req, tx, batch) {
       if (!req.metering.counted || req.auth.tenantKind !== 'sandbox') return;
-      const used = (await tenantUsage(batch, tx, req.auth.tenantId)).totals.actionsUsed;
-      if (used < SANDBOX_ACTION_ALLOWANCE) return;
-      throw new ProblemError({
-        status: 402,
-        code: 'sandbox_allowance_exhausted',
-        detail: `This sandbox tenant has sealed its ${SANDBOX_ACTION_ALLOWANCE} included actions. Upgrade to a production tenant to continue; sandbox history is preserved.`,
-        extra: { allowance: SANDBOX_ACTION_ALLOWANCE, used, ...UPGRADE_POINTERS },
-      });
+      const u = tenantUsage(batch, tx, req.auth.tenantId);
+      if (u instanceof Promise) return u.then(admitAgainst);
+      admitAgainst(u);
     },
-    async sealed(seal, tx, batch) {
+    sealed(seal, tx, batch) {
       const actions = seal.request.metering.counted ? 1 : 0;
       if (actions === 0 && seal.credits === 0) return;
-      const u = await tenantUsage(batch, tx, seal.record.tenantId);
-      const before = u.totals;
-      u.totals = { actionsUsed: before.actionsUsed + actions, creditsUsed: before.creditsUsed + seal.credits };
-      u.actions += actions;
-      u.credits += seal.credits;
-      u.at = seal.record.recordedAt;
-      // Later participants (meter.threshold events) see which thresholds this seal crossed.
-      seal.usage = { before, after: u.totals };
+      const u = tenantUsage(batch, tx, seal.record.tenantId);
+      if (u instanceof Promise) return u.then((read) => count(seal, actions, read));
+      count(seal, actions, u);
     },
     // The counters move once per tenant per batch, by the batch's seals together.
     async flush(tx, batch) {

@@ -10,6 +10,7 @@
  * reviews/seal-review.ts and reviews/expiry.ts); an escalation or an approval short of the
  * rule's count leaves the review open, and the context with it.
  */
+import { syncOf } from '../core/async-store.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import type { SealRequest } from '../evidence/sealer.ts';
 
@@ -25,14 +26,16 @@ export function reviewEndedBy(request: Pick<SealRequest, 'kind' | 'context' | 'd
 export function reviewContextParticipant(): SealParticipant {
   return {
     name: 'review-context',
-    async sealed({ request, record }, tx) {
+    sealed({ request, record }, tx) {
       const { auth } = request;
       if (request.pauseForReview) {
-        await tx.reviewContexts.recordSubmitter({ tenantId: auth.tenantId, actionKey: record.actionKey, principalId: auth.principal?.id ?? null, credentialId: auth.credentialId ?? null });
-        return;
+        const submitter = { tenantId: auth.tenantId, actionKey: record.actionKey, principalId: auth.principal?.id ?? null, credentialId: auth.credentialId ?? null };
+        const contexts = syncOf(tx.reviewContexts);
+        if (!contexts) return tx.reviewContexts.recordSubmitter(submitter);
+        return contexts.recordSubmitter(submitter);
       }
       const ended = reviewEndedBy(request);
-      if (ended !== undefined) await tx.reviewContexts.forgetAction(auth.tenantId, ended);
+      if (ended !== undefined) return tx.reviewContexts.forgetAction(auth.tenantId, ended);
     },
   };
 }

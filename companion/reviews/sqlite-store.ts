@@ -46,11 +46,11 @@ const INSIGHT_TIMES = (partition: string) => `
     FROM r GROUP BY action_type`;
 
 export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
+  // Positional parameters: every paused seal opens an item, and they bind faster than named ones.
   const insertItem = db.prepare(`INSERT INTO review_items
     (tenant_id, action_key, pack, vertical, action_type, review_route, next_step, status, created_at, expires_at, window_seconds, updated_at,
      rule, approvals_required, schedule_due_at)
-    VALUES (@tenantId, @actionKey, @pack, @vertical, @actionType, @reviewRoute, @nextStep, 'pending', @createdAt, @expiresAt, @windowSeconds, @createdAt,
-     @rule, @approvalsRequired, @scheduleDueAt)`);
+    VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`);
   const findItem = db.prepare<[string, string], ItemDbRow>('SELECT * FROM review_items WHERE action_key = ? AND tenant_id = ?');
   // An escalation keeps the item open and counts; approve and reject close it. Either way the
   // window must still be running at the receipt's signed recorded_at (fail closed).
@@ -121,7 +121,10 @@ export function createSqliteReviewStore(db: Db): Sync<ReviewStore> {
   return {
     openItem(item: NewReviewItem) {
       touched(item.tenantId);
-      insertItem.run({ ...item, rule: item.rule === null ? null : JSON.stringify(item.rule) });
+      insertItem.run(
+        item.tenantId, item.actionKey, item.pack, item.vertical, item.actionType, item.reviewRoute, item.nextStep, item.createdAt, item.expiresAt,
+        item.windowSeconds, item.createdAt, item.rule === null ? null : JSON.stringify(item.rule), item.approvalsRequired, item.scheduleDueAt,
+      );
     },
     findItem(tenantId, actionKey) {
       const r = findItem.get(actionKey, tenantId);

@@ -11,10 +11,27 @@
 import type { SealedRecord } from '../evidence/sealer.ts';
 import { scheduleDueAt } from './rules.ts';
 import type { ReviewRule } from './rules.ts';
-import type { ReviewItem, ReviewStatus, ReviewStore } from './store.ts';
+import type { NewReviewItem, ReviewItem, ReviewStatus, ReviewStore } from './store.ts';
+
+/** The last whole-second sum addSeconds worked out: the seals of one second share it. */
+let lastSum = { second: '', seconds: NaN, sum: '' };
 
 /** RFC 3339 UTC with milliseconds, like every timestamp of the evidence format (DESIGN.md §3). */
 export function addSeconds(at: string, seconds: number): string {
+  // A whole number of seconds leaves the milliseconds as they are: in the form every seal's
+  // recorded_at takes (YYYY-MM-DDTHH:MM:SS.mmmZ, core/clock.ts rfc3339), only the whole second
+  // needs date arithmetic, and seals sealed within one second share its answer.
+  if (at.length === 24 && at.charCodeAt(19) === 46 /* . */ && at.charCodeAt(23) === 90 /* Z */ && Number.isInteger(seconds)) {
+    const second = at.slice(0, 19);
+    if (lastSum.second !== second || lastSum.seconds !== seconds) {
+      const ms = Date.parse(`${second}.000Z`);
+      const sum = Number.isNaN(ms) ? '' : new Date(ms + seconds * 1000).toISOString();
+      // Past year 9999 toISOString takes another form: left to the general case below.
+      if (sum.length !== 24) return new Date(Date.parse(at) + seconds * 1000).toISOString();
+      lastSum = { second, seconds, sum: sum.slice(0, 19) };
+    }
+    return lastSum.sum + at.slice(19);
+  }
   return new Date(Date.parse(at) + seconds * 1000).toISOString();
 }
 
@@ -35,7 +52,12 @@ export interface PausedAction {
  * onto the item here, so the rule in force stays the one of the pause (./rules.ts).
  */
 export async function openReviewItem(store: ReviewStore, record: SealedRecord, paused: PausedAction, windowSeconds: number): Promise<void> {
-  await store.openItem({
+  await store.openItem(newReviewItem(record, paused, windowSeconds));
+}
+
+/** The pending item openReviewItem opens. */
+export function newReviewItem(record: SealedRecord, paused: PausedAction, windowSeconds: number): NewReviewItem {
+  return {
     tenantId: record.tenantId,
     actionKey: record.actionKey,
     pack: record.pack,
@@ -48,8 +70,9 @@ export async function openReviewItem(store: ReviewStore, record: SealedRecord, p
     windowSeconds,
     rule: paused.rule,
     approvalsRequired: paused.rule?.approvals_required ?? 1,
-    scheduleDueAt: scheduleDueAt({ createdAt: record.recordedAt, rule: paused.rule, remindedAt: null, escalationLevel: 0 }),
-  });
+    // Without a rule (one approval, no reminder or escalation) nothing is ever scheduled.
+    scheduleDueAt: paused.rule === null ? null : scheduleDueAt({ createdAt: record.recordedAt, rule: paused.rule, remindedAt: null, escalationLevel: 0 }),
+  };
 }
 
 export function isOpen(status: ReviewStatus): status is 'pending' | 'escalated' {

@@ -11,61 +11,84 @@
  * thresholds a seal crossed. Kept for one batch only, nothing needs telling when targets change,
  * in this process or another one on the same database.
  */
-import type { SealBatch, SealParticipant } from '../evidence/participants.ts';
+import { syncOf } from '../core/async-store.ts';
+import type { SealBatch, SealContext, SealParticipant } from '../evidence/participants.ts';
 import type { OutboxTx, WebhookOutbox } from './outbox.ts';
 import type { WebhookStore } from './store.ts';
 
-/** `tx` with each tenant's subscribed targets per event read once per batch. */
-function withBatchSubscriptions(tx: OutboxTx, batch: SealBatch): OutboxTx & { subscribed(tenantId: string, event: string): Promise<string[]> } {
-  const cached = batch.reads('webhooks', () => ({ targets: new Map<string, Promise<string[]>>() }));
-  const subscribed = (tenantId: string, event: string): Promise<string[]> => {
-    const key = `${tenantId}\n${event}`;
-    let targets = cached.targets.get(key);
-    if (!targets) {
-      targets = tx.webhooks.subscribedTargets(tenantId, event);
-      cached.targets.set(key, targets);
-    }
-    return targets;
-  };
-  // The outbox reads subscriptions through its tx; this one answers from the batch's reads.
-  const webhooks: WebhookStore = Object.create(tx.webhooks, { subscribedTargets: { value: subscribed } }) as WebhookStore;
-  return { webhooks, subscribed };
+type Targets = string[] | Promise<string[]>;
+
+/**
+ * The tenant's targets subscribed to `event`, read once per batch: at hand without a promise
+ * once read, and on the first read too where the store answers synchronously
+ * (core/async-store.ts syncOf).
+ */
+function subscribed(batch: SealBatch, tx: OutboxTx, tenantId: string, event: string): Targets {
+  const tenants = batch.reads('webhooks', () => new Map<string, Map<string, Targets>>());
+  let events = tenants.get(tenantId);
+  if (!events) tenants.set(tenantId, (events = new Map()));
+  let targets = events.get(event);
+  if (targets === undefined) {
+    const webhooks = syncOf(tx.webhooks);
+    targets = webhooks ? webhooks.subscribedTargets(tenantId, event) : tx.webhooks.subscribedTargets(tenantId, event);
+    events.set(event, targets);
+  }
+  return targets;
 }
 
+/** `tx` whose subscriptions are the batch's reads (the outbox reads them through its tx). */
+function withBatchSubscriptions(tx: OutboxTx, batch: SealBatch): OutboxTx {
+  const subscribedTargets = async (tenantId: string, event: string): Promise<string[]> => subscribed(batch, tx, tenantId, event);
+  return { webhooks: Object.create(tx.webhooks, { subscribedTargets: { value: subscribedTargets } }) as WebhookStore };
+}
+
+const NONE: readonly string[] = [];
+
 export function webhookParticipant(outbox: WebhookOutbox): SealParticipant {
-  return {
-    name: 'webhooks',
-    async sealed({ request, record, usage }, seal, batch) {
-      const tx = withBatchSubscriptions(seal, batch);
-      await outbox.enqueue(
+  /** The seal's events, for a tenant with a target subscribed to record.sealed or (with usage) meter.threshold. */
+  const enqueue = async ({ request, record, usage }: SealContext, tx: OutboxTx, batch: SealBatch, meters: boolean): Promise<void> => {
+    const seal = withBatchSubscriptions(tx, batch);
+    await outbox.enqueue(
+      {
+        tenantId: record.tenantId,
+        event: 'record.sealed',
+        eventKey: `record.sealed:${record.actionKey}`,
+        fields: {
+          action_key: record.actionKey,
+          decision: request.decision ?? request.status,
+          attestation_root: record.attestationHash,
+          stamp_id: `${record.tenantId}/${record.tenantSeq}`,
+          href: record.packet.href,
+        },
+        createdAt: record.recordedAt,
+      },
+      seal,
+    );
+    if (usage && meters) {
+      const production = request.auth.tenantKind === 'production';
+      await outbox.meter(
         {
           tenantId: record.tenantId,
-          event: 'record.sealed',
-          eventKey: `record.sealed:${record.actionKey}`,
-          fields: {
-            action_key: record.actionKey,
-            decision: request.decision ?? request.status,
-            attestation_root: record.attestationHash,
-            stamp_id: `${record.tenantId}/${record.tenantSeq}`,
-            href: record.packet.href,
-          },
+          tenantKind: request.auth.tenantKind,
+          before: production ? usage.before.creditsUsed : usage.before.actionsUsed,
+          after: production ? usage.after.creditsUsed : usage.after.actionsUsed,
           createdAt: record.recordedAt,
         },
-        tx,
+        seal,
       );
-      if (usage && (await tx.subscribed(record.tenantId, 'meter.threshold')).length > 0) {
-        const production = request.auth.tenantKind === 'production';
-        await outbox.meter(
-          {
-            tenantId: record.tenantId,
-            tenantKind: request.auth.tenantKind,
-            before: production ? usage.before.creditsUsed : usage.before.actionsUsed,
-            after: production ? usage.after.creditsUsed : usage.after.actionsUsed,
-            createdAt: record.recordedAt,
-          },
-          tx,
-        );
+    }
+  };
+  return {
+    name: 'webhooks',
+    // A tenant without subscribers (the common case) costs a seal two map lookups and nothing more.
+    sealed(context, tx, batch) {
+      const tenantId = context.record.tenantId;
+      const sealed = subscribed(batch, tx, tenantId, 'record.sealed');
+      const metered = context.usage ? subscribed(batch, tx, tenantId, 'meter.threshold') : NONE;
+      if (sealed instanceof Promise || metered instanceof Promise) {
+        return Promise.all([sealed, metered]).then(([s, m]) => (s.length > 0 || m.length > 0 ? enqueue(context, tx, batch, m.length > 0) : undefined));
       }
+      if (sealed.length > 0 || metered.length > 0) return enqueue(context, tx, batch, metered.length > 0);
     },
   };
 }
