@@ -95,7 +95,8 @@ async function writingBehind<T>(sql: Pool, fn: (tx: Tx) => Promise<T>, cipher?: 
       try {
         result = await fn(txOf(withWriteBehind(t, buffer, reads), {}, cipher));
       } catch (error) {
-        if (await buffer.refused()) throw new WrittenBehindFailed();
+        // No COMMIT was sent: whatever failed, nothing of this attempt commits.
+        if (await buffer.failed()) throw new WrittenBehindFailed();
         throw error;
       }
       // The rows left go out now and COMMIT right behind them, in the same round trip. Should one
