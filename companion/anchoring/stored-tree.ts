@@ -12,8 +12,10 @@
  * RFC 6962/9162 verifier checks.
  *
  * The node store is asynchronous (a store behind a network can implement it), so every method
- * here answers with a promise. Inside a transaction, build the trees over the transaction's
- * store (`tx.anchoring`), so reads see the transaction's own writes and writes join it.
+ * here answers with a promise, but for `appendNow` over the synchronous implementation behind a
+ * transaction's view (core/async-store.ts syncOf), which a seal's append uses. Inside a
+ * transaction, build the trees over the transaction's store (`tx.anchoring`), so reads see the
+ * transaction's own writes and writes join it.
  *
  * Each log's frontier (the complete subtrees along its right edge, one per set bit of its
  * size) is also kept in memory, shared by every StoredTrees over stores with the same
