@@ -101,7 +101,7 @@ const ATTESTATION_MEMBERS: readonly (keyof AttestationV2)[] = (
  * The attestation's JCS text (RFC 8785 §3.2), the bytes a seal signs and attestation_hash is
  * taken over: the same text canonicalize(attestation) writes. A plain attestation with exactly
  * the v2 members (context optional) is written member by member in their §3.2.3 order, its
- * context through canonicalize; anything else (another member, a value of another type, a lone
+ * context as canonicalize writes it there (canonicalizeMember); anything else (another member, a value of another type, a lone
  * surrogate) goes through canonicalize whole, which writes or refuses it as for any value.
  */
 export function attestationText(attestation: AttestationV2): string {
