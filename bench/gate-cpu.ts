@@ -26,7 +26,7 @@ import type { GateBody } from '../companion/gate/seal-gate.ts';
 import { getGatePack } from '../companion/packs/registry.ts';
 import { currentOverlay } from '../companion/policy/overlay.ts';
 import { GATE_BODY, seedProductionTenant } from './companion-gate.ts';
-import { startCompanion } from './companion-process.ts';
+import { startCompanion, startListening } from './companion-process.ts';
 import type { RunningCompanion } from './companion-process.ts';
 import { floorAKey, floorAWork } from './floor-a.ts';
 import { line, measure, section } from './harness.ts';
@@ -172,6 +172,23 @@ async function sealCpuWithoutHttp(keyed: boolean): Promise<number> {
   }
 }
 
+/**
+ * CPU per request of a bare node:http server (bench/http-ceiling-server.ts --bare) under the
+ * same wrk load: it parses the body and answers 201 with a gate answer's size in bytes.
+ */
+async function bareHttpCpuSeconds(): Promise<number> {
+  const server = await startListening(['--max-semi-space-size=8', '--import', 'tsx', 'bench/http-ceiling-server.ts', '1', '--bare', '4300']);
+  try {
+    wrkRun(server.url, 'none', false, 2); // warm-up
+    const cpu = () => threadCpu(server.child.pid!).get(server.child.pid!) ?? 0;
+    const before = cpu();
+    const { requests } = wrkRun(server.url, 'none', false, SECONDS);
+    return (cpu() - before) / requests;
+  } finally {
+    await server.stop();
+  }
+}
+
 export async function benchGateCpu(): Promise<void> {
   section('CPU per durable decision, per thread, in floor-A units (POST /v1/gate, wrk, 50 connections)');
   if (process.platform !== 'linux') return line('per-thread CPU', 'needs /proc (Linux): skipped');
@@ -194,6 +211,7 @@ export async function benchGateCpu(): Promise<void> {
       `${(seconds / unitSeconds).toFixed(2)} units per decision (${(seconds * 1e6).toFixed(0)} µs of the process's CPU)`,
     );
   }
+  line('node:http alone, the gate\'s request with a 4.3 KB answer, nothing done', `${((await bareHttpCpuSeconds()) / unitSeconds).toFixed(2)} units per request: the part of the request thread no change to the gate removes`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-cpu-'));
   const apiKey = await seedProductionTenant(dataDir);
   const companion = await startCompanion(dataDir);
