@@ -1,10 +1,11 @@
 /**
- * The companion as benchmarks run it: a real process (`node --import tsx companion/main.ts`)
+ * The companion as benchmarks run it: a real process running what `npm start` runs (dist/)
  * on 127.0.0.1 with a free port and the given data directory, with server-latency-probe.mjs
  * loaded so the server's own view of request latency can be read; and other benchmark servers
  * started the same way (startListening).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
@@ -62,10 +63,17 @@ export async function startListening(args: string[], env: Record<string, string>
   };
 }
 
-/** `env` adds to or overrides the process's environment, e.g. SVC_DATABASE_URL for PostgreSQL. */
+/** The node flags of `npm start` (package.json), so benchmarks measure the service as it runs. */
+const START_FLAGS = ((JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--[\w-]+(?:=\S+)?/g) ?? []);
+
+/**
+ * The compiled service (dist/, rebuilt first if its sources changed), with `npm start`'s node
+ * flags. `env` adds to or overrides the process's environment, e.g. SVC_DATABASE_URL for PostgreSQL.
+ */
 export async function startCompanion(dataDir: string, env: Record<string, string> = {}): Promise<RunningCompanion> {
+  execFileSync(process.execPath, ['scripts/build.mjs', '--if-changed'], { cwd: REPO_ROOT, stdio: 'ignore' });
   const probe = path.join(REPO_ROOT, 'bench', 'server-latency-probe.mjs');
-  const { url, child, stop } = await startListening(['--import', probe, '--import', 'tsx', 'companion/main.ts'], { SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
+  const { url, child, stop } = await startListening([...START_FLAGS, '--import', probe, 'dist/companion/main.js'], { SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
   const latencyWaiters: ((l: ServerLatency) => void)[] = [];
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
