@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, each figure as a ratio to a baseline measured in this run.
- * `npm run bench -- <group>` runs one group: core, gate (gate-cpu: its CPU per decision alone), extension, input, storage, anchoring, webhooks, routing, exports or seal-engines.
+ * `npm run bench -- <group>` runs one group: core, gate (gate-cpu: its CPU per decision alone; gate-postgres: one tenant's rate on PostgreSQL against SQLite alone), extension, input, storage, anchoring, webhooks, routing, exports or seal-engines.
  */
 import os from 'node:os';
 import { benchAnchoring } from './anchoring.ts';
@@ -24,6 +24,7 @@ const groups: Record<string, () => Promise<void>> = {
     await benchGatePostgres();
   },
   'gate-cpu': benchGateCpu,
+  'gate-postgres': benchGatePostgres,
   extension: benchExtensionLatency,
   input: benchInput,
   storage: benchStorage,
