@@ -13,6 +13,7 @@
 import { createPostgresAccountStore, createPostgresTenantStore } from './account/postgres-store.ts';
 import { createPostgresAnchoringStore, prefetchEdge } from './anchoring/postgres-store.ts';
 import { createPostgresJobStore } from './core/jobs/postgres-store.ts';
+import { databaseUnavailableCode } from './core/database-unavailable.ts';
 import { connect, type Pool, type PgTransaction, type Queryable } from './core/postgres/connect.ts';
 import { runPostgresMigrations } from './core/postgres/migrations.ts';
 import { BatchReads } from './core/postgres/batch-reads.ts';
@@ -95,8 +96,9 @@ async function writingBehind<T>(sql: Pool, fn: (tx: Tx) => Promise<T>, cipher?: 
       try {
         result = await fn(txOf(withWriteBehind(t, buffer, reads), {}, cipher));
       } catch (error) {
-        // No COMMIT was sent: whatever failed, nothing of this attempt commits.
-        if (await buffer.failed()) throw new WrittenBehindFailed();
+        // No COMMIT was sent: whatever failed, nothing of this attempt commits. A connection
+        // that is gone answers nothing more, so its rows are not waited for.
+        if (!lostConnection(error) && (await buffer.failed())) throw new WrittenBehindFailed();
         throw error;
       }
       // The rows left go out now and COMMIT right behind them, in the same round trip. Should one
@@ -109,9 +111,14 @@ async function writingBehind<T>(sql: Pool, fn: (tx: Tx) => Promise<T>, cipher?: 
     // Answered, so every row sent before the COMMIT was answered too: refused, or written.
     if (!(await buffer!.refused())) return result;
   } catch (error) {
-    if (!(error instanceof WrittenBehindFailed) && !(buffer && (await buffer.refused()))) throw error;
+    if (!(error instanceof WrittenBehindFailed) && (lostConnection(error) || !(buffer && (await buffer.refused())))) throw error;
   }
   return sql.begin((t) => fn(txOf(t, {}, cipher))) as Promise<T>;
+}
+
+/** The database or the connection to it is gone (./core/database-unavailable.ts): the caller answers 503. */
+function lostConnection(error: unknown): boolean {
+  return databaseUnavailableCode(error) !== undefined;
 }
 
 /** What the bench's earlier form of write-behind kept (PostgresStoreOptions writeBehind 'records'). */
