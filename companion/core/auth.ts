@@ -198,10 +198,8 @@ export function cachedKeyLookup(lookup: VersionedKeyLookup, limit = 10_000): Pre
   return {
     findActiveApiKeyByHash: (hash) => lookup.findActiveApiKeyByHash(hash),
     touchApiKey: (keyId, at) => lookup.touchApiKey(keyId, at),
-    async resolveApiKey(hash) {
-      await current();
-      return lookup.resolveApiKey(hash);
-    },
+    // Not cached: only a presented key is (resolvePresentedKey), so no version read is needed.
+    resolveApiKey: (hash) => lookup.resolveApiKey(hash),
     async resolvePresentedKey(key) {
       // The format is public, so a malformed key is refused before any read, as authenticateApiKey does.
       if (!isWellFormedApiKey(key)) return undefined;
