@@ -69,11 +69,13 @@ const START_FLAGS = ((JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json
 /**
  * The compiled service (dist/, rebuilt first if its sources changed), with `npm start`'s node
  * flags. `env` adds to or overrides the process's environment, e.g. SVC_DATABASE_URL for PostgreSQL.
+ * `latencyProbe: false` leaves out the server-side latency probe (./server-latency-probe.mjs),
+ * whose listeners would otherwise count in a measurement of the service's own CPU per request.
  */
-export async function startCompanion(dataDir: string, env: Record<string, string> = {}): Promise<RunningCompanion> {
+export async function startCompanion(dataDir: string, env: Record<string, string> = {}, { latencyProbe = true } = {}): Promise<RunningCompanion> {
   execFileSync(process.execPath, ['scripts/build.mjs', '--if-changed'], { cwd: REPO_ROOT, stdio: 'ignore' });
-  const probe = path.join(REPO_ROOT, 'bench', 'server-latency-probe.mjs');
-  const { url, child, stop } = await startListening([...START_FLAGS, '--import', probe, 'dist/companion/main.js'], { SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
+  const probe = latencyProbe ? ['--import', path.join(REPO_ROOT, 'bench', 'server-latency-probe.mjs')] : [];
+  const { url, child, stop } = await startListening([...START_FLAGS, ...probe, 'dist/companion/main.js'], { SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env });
   const latencyWaiters: ((l: ServerLatency) => void)[] = [];
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
@@ -88,10 +90,12 @@ export async function startCompanion(dataDir: string, env: Record<string, string
     url,
     pid: child.pid!,
     serverLatency: () =>
-      new Promise<ServerLatency>((resolve) => {
-        latencyWaiters.push(resolve);
-        child.kill('SIGUSR2');
-      }),
+      latencyProbe
+        ? new Promise<ServerLatency>((resolve) => {
+            latencyWaiters.push(resolve);
+            child.kill('SIGUSR2');
+          })
+        : Promise.reject(new Error('started without the latency probe')),
     stop,
   };
 }
