@@ -123,6 +123,8 @@ export interface SealOutcome {
    * answer sealed on the request thread comes as `body` still.
    */
   text?: string;
+  /** That text as the UTF-8 bytes the caller receives, set instead of `text` by the sealing thread (../seal-thread/protocol.ts encodeTexts). */
+  bytes?: Uint8Array;
   /** True when the body is the stored answer to an earlier request with the same idempotency key. */
   replayed: boolean;
 }

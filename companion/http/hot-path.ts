@@ -71,7 +71,8 @@ export function createHotPath(deps: HotPathDeps, app: RequestListener): RequestL
 
 interface Answer {
   status: number;
-  body: string;
+  /** Text, or the UTF-8 bytes of an answer the sealing thread encoded (evidence/sealer.ts SealOutcome bytes). */
+  body: string | Uint8Array;
   headers: Record<string, string>;
   /**
    * How the adapter names the length it adds: a response the route's middleware touched is
@@ -133,7 +134,7 @@ async function handle(deps: HotPathDeps, route: HotRoute, req: IncomingMessage, 
     const outcome = await route.seal(auth, route.validate(parsed.value));
     const answer: Answer = {
       status: outcome.status,
-      body: outcome.text ?? JSON.stringify(outcome.body),
+      body: outcome.bytes ?? outcome.text ?? JSON.stringify(outcome.body),
       // Sorted by name, as the app's Fetch API headers are written.
       headers: {
         'cache-control': 'no-store',
@@ -189,12 +190,15 @@ function sortedHeaders(headers: Record<string, string>): Record<string, string> 
 
 /**
  * As @hono/node-server writes an answer: its headers, then the body's length, then the body.
- * The body goes to end() as a string: node:http then sends the header block and the body as one
- * string in one write (OutgoingMessage _send joins them when the first chunk is a utf8 string),
- * where a Buffer would cost an encode into a new Buffer and a two-chunk writev.
+ * A body made here goes to end() as a string: node:http then sends the header block and the
+ * body as one string in one write (OutgoingMessage _send joins them when the first chunk is a
+ * utf8 string), where encoding it into a Buffer first would cost a pass more. A body that comes
+ * as bytes, encoded where it was made, goes as they are: the header block and the bytes in one
+ * writev, and no pass over the text here at all.
  */
 function write(res: ServerResponse, answer: Answer): void {
-  answer.headers[answer.lengthName ?? 'content-length'] = String(Buffer.byteLength(answer.body, 'utf8'));
+  const { body } = answer;
+  answer.headers[answer.lengthName ?? 'content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength);
   res.writeHead(answer.status, answer.headers);
   res.end(answer.body, 'utf8');
 }

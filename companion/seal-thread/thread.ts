@@ -25,12 +25,11 @@ import { routingParticipant } from '../routing/participant.ts';
 import { sealParticipants } from '../seal-participants.ts';
 import { openSqliteStore } from '../store.ts';
 import { WebhookOutbox } from '../webhooks/outbox.ts';
-import { toWire } from './protocol.ts';
-import type { FromThread, ThreadData, ToThread } from './protocol.ts';
+import { encodeTexts, toWire } from './protocol.ts';
+import type { CommittedBatch, FromThread, TextAnswer, ThreadData, ToThread, WireResult } from './protocol.ts';
 
 const port = parentPort!;
 const { config, borrowedClock, board } = workerData as ThreadData;
-const post = (message: FromThread) => port.postMessage(message);
 
 let borrowedNow = Date.now();
 const clock: Clock = borrowedClock ? { now: () => new Date(borrowedNow) } : systemClock;
@@ -49,6 +48,26 @@ outbox.onEnqueued = () => woken.add('webhooks');
 const routing = routingParticipant({ ids, clock, baseUrl: config.publicBaseUrl, onEnqueued: () => woken.add('routing') });
 
 const idOf = new WeakMap<SealRequest, number>();
+
+// One message per turn carries every batch committed and every seal settled in it (./protocol.ts).
+let turn: { committed: CommittedBatch[]; wake: Set<'webhooks' | 'routing'>; texts: TextAnswer[]; results: WireResult[] } | undefined;
+const scratch = { bytes: Buffer.allocUnsafeSlow(0) };
+function thisTurn(): NonNullable<typeof turn> {
+  if (turn === undefined) {
+    turn = { committed: [], wake: new Set(), texts: [], results: [] };
+    // After the microtasks of this turn, in which the answers of a batch just committed settle.
+    setImmediate(postTurn);
+  }
+  return turn;
+}
+function postTurn(): void {
+  const { committed, wake, texts, results } = turn!;
+  turn = undefined;
+  const encoded = texts.length > 0 ? encodeTexts(texts, scratch) : null;
+  const message: FromThread = { type: 'turn', committed, wake: [...wake], texts: encoded, results };
+  port.postMessage(message, encoded ? [encoded.buffer] : []);
+}
+
 const sealer = new Sealer({
   store,
   participants: sealParticipants({ outbox, routing }),
@@ -58,27 +77,20 @@ const sealer = new Sealer({
   ids,
   observer: {
     committed({ size, seconds, durableSeconds, sealed }) {
-      post({ type: 'committed', size, seconds, durableSeconds, sealed: sealed.map((r) => idOf.get(r)!) });
-      if (woken.size > 0) {
-        post({ type: 'wake', queues: [...woken] });
-        woken.clear();
-      }
+      const current = thisTurn();
+      current.committed.push({ size, seconds, durableSeconds, sealed: sealed.map((r) => idOf.get(r)!) });
+      // Told once durable, as the rows' readers on the request thread would see them.
+      for (const queue of woken) current.wake.add(queue);
+      woken.clear();
     },
   },
 });
-
-// One message per turn carries every answer settled in it.
-const results: Extract<FromThread, { type: 'results' }>['results'] = [];
-function answer(result: (typeof results)[number]): void {
-  if (results.length === 0) setImmediate(() => post({ type: 'results', results: results.splice(0) }));
-  results.push(result);
-}
 
 port.on('message', (message: ToThread) => {
   if (message.type === 'close') {
     void sealer
       .drain()
-      // After the turn that posts the last answers (answer() above), then close.
+      // After the turn that posts the last answers (postTurn above), then close.
       .then(() => new Promise((resolve) => setImmediate(resolve)))
       .then(() => {
         store.close();
@@ -87,20 +99,18 @@ port.on('message', (message: ToThread) => {
       });
     return;
   }
-  const { id, request, now } = message;
-  if (now !== undefined) borrowedNow = now;
-  idOf.set(request, id);
-  sealer.seal(request).then(
-    // A new seal's text the sealer spliced; a replay's is JSON.stringify's, as the request
-    // thread would write the body (c.json).
-    (outcome) =>
-      answer({
-        id,
-        ok: true,
-        outcome:
-          request.answerAsText && outcome.text === undefined ? { status: outcome.status, replayed: outcome.replayed, body: undefined, text: JSON.stringify(outcome.body) } : outcome,
-      }),
-    (error: unknown) => answer({ id, ok: false, error: toWire(error) }),
-  );
+  if (message.now !== undefined) borrowedNow = message.now;
+  for (const { id, request } of message.seals) {
+    idOf.set(request, id);
+    sealer.seal(request).then(
+      (outcome) => {
+        // A new seal's text the sealer spliced; a replay's is JSON.stringify's, as the request
+        // thread would write the body (c.json).
+        if (request.answerAsText) thisTurn().texts.push({ id, status: outcome.status, replayed: outcome.replayed, text: outcome.text ?? JSON.stringify(outcome.body) });
+        else thisTurn().results.push({ id, ok: true, outcome });
+      },
+      (error: unknown) => thisTurn().results.push({ id, ok: false, error: toWire(error) }),
+    );
+  }
 });
-post({ type: 'ready' });
+port.postMessage({ type: 'ready' } satisfies FromThread);

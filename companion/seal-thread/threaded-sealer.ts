@@ -25,8 +25,8 @@ import type { DurabilityBoard } from '../core/wal-sync.ts';
 import type { SealParticipant } from '../evidence/participants.ts';
 import type { Sealer, SealObserver, SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
 import type { Store } from '../core/stores.ts';
-import { forThread, fromWire, travels } from './protocol.ts';
-import type { FromThread, ThreadData, ToThread } from './protocol.ts';
+import { decodeTexts, forThread, fromWire, travels } from './protocol.ts';
+import type { CommittedBatch, FromThread, ThreadData, ToThread } from './protocol.ts';
 
 export interface ThreadedSealerDeps {
   config: Config;
@@ -69,6 +69,10 @@ function threadEntry(): URL {
 export class ThreadedSealer implements SealPipeline {
   readonly #deps: ThreadedSealerDeps;
   readonly #inFlight = new Map<number, InFlight>();
+  /** In #inFlight, and not yet posted: the requests of this turn (#post). */
+  #unsent: { id: number; request: SealRequest }[] = [];
+  /** A borrowed clock's time at the last of them (ThreadData borrowedClock). */
+  #unsentNow: number | undefined;
   #nextId = 1;
   #worker!: Worker;
   #closing = false;
@@ -98,22 +102,35 @@ export class ThreadedSealer implements SealPipeline {
     if (!travels(request) || this.#closing || this.#down) return this.#deps.local.seal(request);
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
-      const message: ToThread = {
-        type: 'seal',
-        id,
-        request: forThread(request),
-        ...(this.#borrowedClock ? { now: this.#deps.clock.now().getTime() } : {}),
-      };
       this.#inFlight.set(id, { request, resolve, reject });
-      try {
-        this.#worker.postMessage(message);
-      } catch (err) {
-        // Not cloneable: a programming error in the caller, answered like any other.
-        this.#inFlight.delete(id);
-        reject(err);
-      }
+      // After the microtasks of this turn, which carry on every request parsed in it to here.
+      if (this.#unsent.length === 0) process.nextTick(this.#post);
+      this.#unsent.push({ id, request: forThread(request) });
+      if (this.#borrowedClock) this.#unsentNow = this.#deps.clock.now().getTime();
     });
   }
+
+  /** Posts the requests of this turn to the thread, in one message (./protocol.ts). */
+  readonly #post = (): void => {
+    const seals = this.#unsent.splice(0);
+    if (seals.length === 0) return;
+    const now = this.#unsentNow === undefined ? {} : { now: this.#unsentNow };
+    try {
+      this.#worker.postMessage({ type: 'seal', seals, ...now } satisfies ToThread);
+    } catch {
+      // One cannot be cloned, a programming error in its caller: each is posted alone, and only
+      // what cannot be cloned is refused, like any other error.
+      for (const seal of seals) {
+        try {
+          this.#worker.postMessage({ type: 'seal', seals: [seal], ...now } satisfies ToThread);
+        } catch (err) {
+          this.#inFlight.get(seal.id)?.reject(err);
+          this.#inFlight.delete(seal.id);
+        }
+      }
+      this.#settled();
+    }
+  };
 
   get queued(): number {
     return this.#deps.local.queued + this.#inFlight.size;
@@ -130,6 +147,8 @@ export class ThreadedSealer implements SealPipeline {
     this.#closing = true;
     if (this.#down) return this.#deps.local.drain();
     const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
+    // The requests of this turn go first: the thread seals what it received, then closes.
+    this.#post();
     this.#worker.postMessage({ type: 'close' } satisfies ToThread);
     await Promise.all([exited, this.#deps.local.drain()]);
   }
@@ -180,37 +199,42 @@ export class ThreadedSealer implements SealPipeline {
   }
 
   #receive(message: Exclude<FromThread, { type: 'ready' }>): void {
-    switch (message.type) {
-      case 'committed': {
-        const { size, seconds, durableSeconds } = message;
-        const sealed = message.sealed.flatMap((id) => this.#inFlight.get(id)?.request ?? []);
-        this.#lastBatchAt = this.#deps.clock.now().toISOString();
-        this.#lastError = null;
-        this.#deps.observer?.committed({ size, seconds, durableSeconds, sealed });
-        const { participants, store } = this.#deps;
-        for (const request of sealed) for (const p of participants) void p.committedElsewhere?.(request, store);
-        return;
-      }
-      case 'results':
-        for (const r of message.results) {
-          const pending = this.#inFlight.get(r.id);
-          if (!pending) continue;
-          this.#inFlight.delete(r.id);
-          if (r.ok) pending.resolve(r.outcome);
-          else pending.reject(fromWire(r.error));
-        }
-        this.#settled();
-        return;
-      case 'wake':
-        for (const queue of message.queues) this.#deps.wake(queue);
-        return;
+    for (const batch of message.committed) this.#committed(batch);
+    for (const queue of message.wake) this.#deps.wake(queue);
+    if (message.texts !== null) decodeTexts(message.texts, (id, outcome) => this.#take(id)?.resolve(outcome));
+    for (const r of message.results) {
+      const pending = this.#take(r.id);
+      if (r.ok) pending?.resolve(r.outcome);
+      else pending?.reject(fromWire(r.error));
     }
+    this.#settled();
+  }
+
+  #committed({ size, seconds, durableSeconds, sealed: ids }: CommittedBatch): void {
+    const sealed = ids.flatMap((id) => this.#inFlight.get(id)?.request ?? []);
+    this.#lastBatchAt = this.#deps.clock.now().toISOString();
+    this.#lastError = null;
+    this.#deps.observer?.committed({ size, seconds, durableSeconds, sealed });
+    const { participants, store } = this.#deps;
+    for (const request of sealed) for (const p of participants) void p.committedElsewhere?.(request, store);
+  }
+
+  /** The seal `id` answered, if it still waits (a thread that died had its seals refused). */
+  #take(id: number): InFlight | undefined {
+    const pending = this.#inFlight.get(id);
+    this.#inFlight.delete(id);
+    return pending;
   }
 
   /** The thread is gone: its unanswered seals are refused, and unless closing, a new thread starts. */
   #lost(code: number): void {
     this.#down = true;
     if (!this.#closing) this.#lastError = `the thread exited with code ${code}`;
+    // Never posted, so surely not sealed: they are sealed here instead.
+    for (const { id } of this.#unsent.splice(0)) {
+      const { request, resolve, reject } = this.#take(id)!;
+      this.#deps.local.seal(request).then(resolve, reject);
+    }
     if (this.#inFlight.size > 0) {
       const refused = new ProblemError({
         status: 503,
