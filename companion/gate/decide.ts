@@ -126,62 +126,151 @@ export type PackEngine = (manifest: GateManifest, actionType: string, input: Gat
 const ENGINES: Readonly<Record<string, PackEngine>> = {
   'law-core': (m, actionType, input) => {
     const law = lawCoreEngine(m, actionType, input);
-    return { ...law, hits: [...manifestRules(m, actionType, input).hits, ...law.hits] };
+    const own = m.rules.length === 0 ? [] : manifestRules(m, actionType, input).hits;
+    return { ...law, hits: own.length === 0 ? law.hits : [...own, ...law.hits] };
   },
   'manifest-rules': manifestRules,
 };
 
 const RANK: Record<Decision, number> = { allow: 0, needs_review: 1, blocked: 2 };
 
+/** What decide() says of one action type of a manifest, whatever the request: made once per manifest. */
+interface ActionTypeTexts {
+  spec: GateManifest['action_types'][number];
+  defaultRule: string;
+  allowRule: string;
+  reviewRule: string;
+  denyRule: string;
+  /** `action-type:<pack>:<type>` */
+  catalogRef: string;
+  /** The pack default's and the tenant policy's explanations, by effect (reasonsFor). */
+  defaults: Record<Decision, string>;
+  policy: Record<Decision, string>;
+}
+
+interface CompiledManifest {
+  types: Map<string, ActionTypeTexts>;
+  engineName: string;
+  /** Catalog refs by prefix and value (ref()). */
+  refs: Record<'rule:' | 'route:' | 'policy:', Map<string, string>>;
+}
+
+/**
+ * Manifests are fixed once loaded (packs/registry.ts), so their per-action-type texts are made on
+ * first use and kept beside them; a manifest that is collected takes its texts with it.
+ */
+const COMPILED = new WeakMap<GateManifest, CompiledManifest>();
+
+function compiled(m: GateManifest): CompiledManifest {
+  let c = COMPILED.get(m);
+  if (c === undefined) {
+    const types = new Map<string, ActionTypeTexts>();
+    for (const spec of m.action_types) {
+      const actionType = spec.id;
+      if (types.has(actionType)) continue; // find() below took the first
+      const title = spec.title;
+      types.set(actionType, {
+        spec,
+        defaultRule: `${m.name}.default.${actionType}`,
+        allowRule: `policy.allow.${actionType}`,
+        reviewRule: `policy.review.${actionType}`,
+        denyRule: `policy.deny.${actionType}`,
+        catalogRef: `action-type:${m.name}:${actionType}`,
+        defaults: {
+          needs_review: `“${title}” needs review until your organisation allowlists this action type.`,
+          blocked: `“${title}” is not allowed by this pack.`,
+          allow: `“${title}” is allowed by this pack.`,
+        },
+        policy: {
+          allow: `Your organisation allowlisted “${title}”.`,
+          needs_review: `Your organisation’s policy requires review of “${title}”.`,
+          blocked: `Your organisation’s policy does not allow “${title}”.`,
+        },
+      });
+    }
+    c = { types, engineName: `${m.engine.id}@${m.engine.version}`, refs: { 'rule:': new Map(), 'route:': new Map(), 'policy:': new Map() } };
+    COMPILED.set(m, c);
+  }
+  return c;
+}
+
+/**
+ * `<prefix><value>` for a catalog ref, kept by value for the values a manifest's decisions meet
+ * (rule ids, routes and policy digests: bounded by the packs and the tenants' policies; a full
+ * table stops keeping, it never grows past its bound).
+ */
+function ref(c: CompiledManifest, prefix: 'rule:' | 'route:' | 'policy:', value: string): string {
+  const table = c.refs[prefix];
+  const known = table.get(value);
+  if (known !== undefined) return known;
+  const made = prefix + value;
+  if (table.size < 4096) table.set(value, made);
+  return made;
+}
+
 export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay = EMPTY_OVERLAY): GateDecision {
   const m = pack.manifest;
   const actionType = input.action_type ?? m.default_action_type;
-  const spec = m.action_types.find((a) => a.id === actionType);
-  if (actionType === null || spec === undefined) {
+  const c = compiled(m);
+  const texts = actionType === null ? undefined : c.types.get(actionType);
+  if (actionType === null || texts === undefined) {
     // The route's schema only admits the manifest's action types; reaching this is a bug.
     throw new Error(`pack ${m.name}: unknown action type ${String(actionType)}`);
   }
+  const spec = texts.spec;
   const engine = ENGINES[m.engine.id];
   if (engine === undefined) throw new Error(`pack ${m.name}: no engine ${m.engine.id}`);
 
-  const base: Finding = { rule: `${m.name}.default.${actionType}`, source: 'pack', effect: spec.default_decision };
+  const base: Finding = { rule: texts.defaultRule, source: 'pack', effect: spec.default_decision };
   const findings: Finding[] = [base];
   if (base.effect === 'needs_review' && overlay.allow_action_types.includes(actionType)) {
     base.waived = true;
-    findings.push({ rule: `policy.allow.${actionType}`, source: 'policy', effect: 'allow' });
+    findings.push({ rule: texts.allowRule, source: 'policy', effect: 'allow' });
   }
   const result = engine(m, actionType, input);
-  for (const h of result.hits) findings.push({ rule: h.rule, source: 'pack', effect: h.effect, ...(h.dimension ? { dimension: h.dimension } : {}) });
-  if (overlay.review_action_types.includes(actionType)) findings.push({ rule: `policy.review.${actionType}`, source: 'policy', effect: 'needs_review' });
-  if (overlay.deny_action_types.includes(actionType)) findings.push({ rule: `policy.deny.${actionType}`, source: 'policy', effect: 'blocked' });
+  const hits = result.hits;
+  for (const h of hits) findings.push(h.dimension ? { rule: h.rule, source: 'pack', effect: h.effect, dimension: h.dimension } : { rule: h.rule, source: 'pack', effect: h.effect });
+  if (overlay.review_action_types.includes(actionType)) findings.push({ rule: texts.reviewRule, source: 'policy', effect: 'needs_review' });
+  if (overlay.deny_action_types.includes(actionType)) findings.push({ rule: texts.denyRule, source: 'policy', effect: 'blocked' });
 
   let decision: Decision = 'allow';
   for (const f of findings) if (!f.waived && RANK[f.effect] > RANK[decision]) decision = f.effect;
 
   // The rules that decided: their reasons go into next_step, the first one's route (if any) into review_route.
-  const deciding = result.hits.filter((h) => h.effect === decision);
-  const ruleRoute = deciding.find((h) => h.review_route !== undefined)?.review_route;
+  const deciding = hits.length === 0 ? hits : hits.filter((h) => h.effect === decision);
+  let ruleRoute: string | undefined;
+  for (const h of deciding) {
+    if (h.review_route !== undefined) {
+      ruleRoute = h.review_route;
+      break;
+    }
+  }
   const reviewRoute =
     decision === 'needs_review' ? (overlay.review_routes[actionType] ?? ruleRoute ?? spec.review_route ?? m.review_route) : null;
-  const catalogRefs = unique([
-    ...m.catalog_refs,
-    `action-type:${m.name}:${actionType}`,
-    ...findings.filter((f) => !f.waived).map((f) => `rule:${f.rule}`),
-    ...(reviewRoute ? [`route:${reviewRoute}`] : []),
-    ...(overlay.digest ? [`policy:${overlay.digest}`] : []),
-  ]);
+  // In this order, each ref once (its first place).
+  const catalogRefs: string[] = [];
+  for (const r of m.catalog_refs) addOnce(catalogRefs, r);
+  addOnce(catalogRefs, texts.catalogRef);
+  for (const f of findings) if (!f.waived) addOnce(catalogRefs, ref(c, 'rule:', f.rule));
+  if (reviewRoute) addOnce(catalogRefs, ref(c, 'route:', reviewRoute));
+  if (overlay.digest) addOnce(catalogRefs, ref(c, 'policy:', overlay.digest));
 
   return {
     decision,
     actionType,
     reviewRoute,
     nextStep: nextStep(m.next_step[decision], deciding),
-    reasons: reasonsFor(findings, decision, result.hits, spec.title),
+    reasons: reasonsFor(findings, decision, hits, texts),
     catalogRefs,
     manifestDigest: pack.digest,
     policyDigest: overlay.digest,
-    context: { engine: `${m.engine.id}@${m.engine.version}`, pack_version: m.version, action_type: actionType, findings, ...result.facts },
+    context: { engine: c.engineName, pack_version: m.version, action_type: actionType, findings, ...result.facts },
   };
+}
+
+/** Appends `value` unless the list holds it already (lists of a few refs: a scan is cheaper than a Set). */
+function addOnce(list: string[], value: string): void {
+  if (!list.includes(value)) list.push(value);
 }
 
 /**
@@ -190,7 +279,9 @@ export function decide(pack: GatePack, input: GateInput, overlay: PolicyOverlay 
  * the dimension). No rule, no reason: a pack default or a tenant policy speaks for itself.
  */
 function nextStep(instruction: string, deciding: readonly RuleHit[]): string {
-  const why = unique(deciding.map((h) => (h.dimension ? `Why (${h.dimension.replaceAll('_', ' ')}): ${h.reason}` : `Why: ${h.reason}`)));
+  if (deciding.length === 0) return instruction;
+  const why: string[] = [];
+  for (const h of deciding) addOnce(why, h.dimension ? `Why (${h.dimension.replaceAll('_', ' ')}): ${h.reason}` : `Why: ${h.reason}`);
   return [instruction, ...why].join(' ');
 }
 
@@ -198,25 +289,20 @@ function nextStep(instruction: string, deciding: readonly RuleHit[]): string {
  * The findings that decided, explained: a pack rule by its fixed reason, a pack default or a
  * tenant policy entry by what it means for this action type.
  */
-function reasonsFor(findings: readonly Finding[], decision: Decision, hits: readonly RuleHit[], title: string): DecisionReason[] {
-  const reasonOf = new Map(hits.map((h) => [h.rule, h.reason]));
-  const defaults: Record<Decision, string> = {
-    needs_review: `“${title}” needs review until your organisation allowlists this action type.`,
-    blocked: `“${title}” is not allowed by this pack.`,
-    allow: `“${title}” is allowed by this pack.`,
-  };
-  const policy: Record<Decision, string> = {
-    allow: `Your organisation allowlisted “${title}”.`,
-    needs_review: `Your organisation’s policy requires review of “${title}”.`,
-    blocked: `Your organisation’s policy does not allow “${title}”.`,
-  };
+function reasonsFor(findings: readonly Finding[], decision: Decision, hits: readonly RuleHit[], texts: ActionTypeTexts): DecisionReason[] {
   const out: DecisionReason[] = [];
   for (const f of findings) {
     if (f.waived || f.effect !== decision || out.some((r) => r.rule === f.rule)) continue;
-    const explanation = f.source === 'policy' ? policy[f.effect] : (reasonOf.get(f.rule) ?? defaults[f.effect]);
+    const explanation = f.source === 'policy' ? texts.policy[f.effect] : (reasonOf(hits, f.rule) ?? texts.defaults[f.effect]);
     out.push({ rule: f.rule, explanation });
   }
   return out;
+}
+
+/** The reason of the last hit with this rule id, as a Map built from the hits in order would give. */
+function reasonOf(hits: readonly RuleHit[], rule: string): string | undefined {
+  for (let i = hits.length - 1; i >= 0; i--) if (hits[i]!.rule === rule) return hits[i]!.reason;
+  return undefined;
 }
 
 /**
@@ -238,8 +324,4 @@ function manifestRules(manifest: GateManifest, actionType: string, input: GateIn
     hits.push({ rule: rule.id, effect: rule.effect, reason: rule.reason, ...(rule.review_route ? { review_route: rule.review_route } : {}) });
   }
   return { hits };
-}
-
-function unique(values: string[]): string[] {
-  return [...new Set(values)];
 }

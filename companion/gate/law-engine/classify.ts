@@ -47,13 +47,19 @@ export function classifyText(text: ClassifierText): ActionClassId[] {
   for (const c of COMPILED) {
     for (const field of c.reads) {
       const t = text[field];
-      if (typeof t === 'string' && t !== '' && c.patterns.some((p) => p.test(t))) {
+      if (typeof t === 'string' && t !== '' && matchesAny(c.patterns, t)) {
         found.push(c.id);
         break;
       }
     }
   }
   return found;
+}
+
+/** some() of the patterns, without a closure per class and text. */
+function matchesAny(patterns: readonly RegExp[], text: string): boolean {
+  for (const p of patterns) if (p.test(text)) return true;
+  return false;
 }
 
 /** Text classes plus the classes the action type implies, deduplicated, in ACTION_CLASS_IDS order. */

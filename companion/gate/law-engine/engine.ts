@@ -10,6 +10,7 @@
 import type { Decision } from '../../packs/manifest.ts';
 import { actionClasses } from './classify.ts';
 import type { ClassifierText } from './classify.ts';
+import { ACTION_CLASS_IDS } from '../../packs/law-ruleset/classes.ts';
 import type { ActionClassId } from '../../packs/law-ruleset/classes.ts';
 import { LAW_DIMENSIONS } from '../../packs/law-ruleset/rules.ts';
 import type { LawConditionKey, LawDimension, LawRule } from '../../packs/law-ruleset/rules.ts';
@@ -43,10 +44,23 @@ type CompiledConditions = readonly (readonly [LawConditionKey, ReadonlySet<strin
 
 interface CompiledRule {
   rule: LawRule;
-  allClasses: readonly string[] | undefined;
-  anyClasses: readonly string[] | undefined;
+  /** all_classes as bits of CLASS_BIT, every one required (0: no such condition). */
+  allClasses: number;
+  /** any_classes as bits of CLASS_BIT, one required; undefined: no such condition. */
+  anyClasses: number | undefined;
   when: CompiledConditions | undefined;
   unless: CompiledConditions | undefined;
+}
+
+/** One bit per action class, so a rule's class conditions are masks tested against the request's classes. */
+const CLASS_BIT = new Map<string, number>(ACTION_CLASS_IDS.map((id, i) => [id, 2 ** i]));
+/** The bit of a class no text or action type ever yields (the ruleset's own check refuses one): never found. */
+const NEVER_FOUND = 2 ** 30;
+
+function classMask(classes: readonly string[]): number {
+  let mask = 0;
+  for (const c of classes) mask |= CLASS_BIT.get(c) ?? NEVER_FOUND;
+  return mask;
 }
 
 const compileConditions = (conditions: Partial<Record<LawConditionKey, string[]>>): CompiledConditions =>
@@ -55,8 +69,8 @@ const compileConditions = (conditions: Partial<Record<LawConditionKey, string[]>
 // Compiled once from the published ruleset, in its order, so the rules that run are the ones the digest commits.
 const RULES: readonly CompiledRule[] = LAW_RULESET.rules.map((rule) => ({
   rule,
-  allClasses: rule.when.all_classes,
-  anyClasses: rule.when.any_classes,
+  allClasses: rule.when.all_classes ? classMask(rule.when.all_classes) : 0,
+  anyClasses: rule.when.any_classes ? classMask(rule.when.any_classes) : undefined,
   when: rule.when.context ? compileConditions(rule.when.context) : undefined,
   unless: rule.unless ? compileConditions(rule.unless.context) : undefined,
 }));
@@ -65,14 +79,18 @@ const RULES: readonly CompiledRule[] = LAW_RULESET.rules.map((rule) => ({
 const GROUP_OF = new Map<string, string>();
 for (const [group, countries] of Object.entries(LAW_RULESET.jurisdiction_groups)) for (const c of countries) if (!GROUP_OF.has(c)) GROUP_OF.set(c, group);
 
+const NO_TEXT: ClassifierText = Object.freeze({});
+
 export function evaluateLaw(input: LawEngineInput): LawEvaluation {
-  const classes = actionClasses(input.actionType, input.text ?? {});
+  const classes = actionClasses(input.actionType, input.text ?? NO_TEXT);
   const facts = conditionFacts(input.context);
+  let found = 0;
+  for (const c of classes) found |= CLASS_BIT.get(c) ?? 0;
 
   const hits: LawRuleHit[] = [];
   for (const { rule, allClasses, anyClasses, when, unless } of RULES) {
-    if (allClasses && !allClasses.every((c) => classes.includes(c as ActionClassId))) continue;
-    if (anyClasses && !anyClasses.some((c) => classes.includes(c as ActionClassId))) continue;
+    if ((found & allClasses) !== allClasses) continue;
+    if (anyClasses !== undefined && (found & anyClasses) === 0) continue;
     if (when && !conditionsHold(when, facts)) continue;
     if (unless && conditionsHold(unless, facts)) continue;
     hits.push({
