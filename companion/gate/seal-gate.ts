@@ -9,7 +9,7 @@
 import { payloadCommitment } from '../../shared/attestation.ts';
 import type { AuthContext } from '../core/auth.ts';
 import { SEALED } from '../evidence/sealed-response.ts';
-import type { SealOutcome, SealPipeline } from '../evidence/sealer.ts';
+import type { SealOutcome, SealPipeline, SealRequest } from '../evidence/sealer.ts';
 import { estimateCredits } from '../metering/credits.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { decide, gateInput } from './decide.ts';
@@ -25,6 +25,8 @@ export type GateBody = { action_type?: string | undefined; idempotency_key?: str
 export interface GateSealDeps {
   sealer: SealPipeline;
   config: { reviewTimeoutSeconds: number };
+  /** Ask for the answer as JSON text (evidence/sealer.ts SealRequest answerAsText): the hot path writes it as is. */
+  answerAsText?: boolean;
 }
 
 export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, body: GateBody, overlay: PolicyOverlay): Promise<SealOutcome> {
@@ -36,7 +38,7 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
   const credits = estimateCredits(bytes.length, m.rate).credits;
   const d = decide(pack, gateInput(pack, body), overlay);
 
-  return deps.sealer.seal({
+  const request: SealRequest = {
     auth,
     vertical: m.vertical,
     actionType: d.actionType,
@@ -51,20 +53,6 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
     context: d.context,
     details: { action_type: d.actionType, next_step: d.nextStep, reasons: d.reasons, catalog_refs: d.catalogRefs },
     metering: { counted: true, credits },
-    ...(idempotencyKey !== undefined ? { idempotency: { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash } } : {}),
-    // interface-spec States and transitions: a needs_review action pauses (its review item is
-    // written by the reviews participant in the seal's transaction).
-    ...(d.decision === 'needs_review'
-      ? {
-          pauseForReview: {
-            actionType: d.actionType,
-            nextStep: d.nextStep,
-            windowSeconds: deps.config.reviewTimeoutSeconds,
-            // The rule of the policy version this seal commits as policy_digest (reviews/rules.ts).
-            rule: overlay.review_rules[d.actionType] ?? null,
-          },
-        }
-      : {}),
     // interface-spec "Gate response": these fields, and `reasons` (the deciding rule ids with
     // their employee-safe explanations).
     respond: {
@@ -80,5 +68,19 @@ export function sealGate(deps: GateSealDeps, auth: AuthContext, pack: GatePack, 
         catalog_refs: d.catalogRefs,
       },
     },
-  });
+  };
+  if (idempotencyKey !== undefined) request.idempotency = { scope: GATE_IDEMPOTENCY_SCOPE, key: idempotencyKey, requestHash: hash };
+  // interface-spec States and transitions: a needs_review action pauses (its review item is
+  // written by the reviews participant in the seal's transaction).
+  if (d.decision === 'needs_review') {
+    request.pauseForReview = {
+      actionType: d.actionType,
+      nextStep: d.nextStep,
+      windowSeconds: deps.config.reviewTimeoutSeconds,
+      // The rule of the policy version this seal commits as policy_digest (reviews/rules.ts).
+      rule: overlay.review_rules[d.actionType] ?? null,
+    };
+  }
+  if (deps.answerAsText) request.answerAsText = true;
+  return deps.sealer.seal(request);
 }

@@ -9,7 +9,7 @@ import { ProblemError } from '../core/errors.ts';
 import type { SealOutcome, SealPipeline } from '../evidence/sealer.ts';
 import { GateRequest, verticalRequestSchema } from '../gate/schema.ts';
 import { sealGate } from '../gate/seal-gate.ts';
-import type { GateBody } from '../gate/seal-gate.ts';
+import type { GateBody, GateSealDeps } from '../gate/seal-gate.ts';
 import { gatePacks, getGatePack } from '../packs/registry.ts';
 import type { GatePack } from '../packs/registry.ts';
 import { currentOverlay } from '../policy/overlay.ts';
@@ -61,8 +61,10 @@ export function hotRoutes(service: HotRouteDeps): Map<string, HotRoute> {
     close: () => pipeline.close(),
   };
   const deps = { ...service, sealer };
+  // The gate's seal request asks for text itself: no copy of it per request.
+  const gateDeps: GateSealDeps = { sealer: pipeline, config: service.config, answerAsText: true };
   const sealWith = (pack: GatePack, auth: AuthenticatedContext, body: GateBody) =>
-    currentOverlay(deps.store, auth.tenantId, pack.manifest.name).then((overlay) => sealGate(deps, auth, pack, body, overlay));
+    currentOverlay(deps.store, auth.tenantId, pack.manifest.name).then((overlay) => sealGate(gateDeps, auth, pack, body, overlay));
 
   routes.set('/v1/gate', {
     pattern: '/v1/gate',
