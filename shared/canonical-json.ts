@@ -47,7 +47,29 @@ export function canonicalizeMember(parent: object, name: string, value: unknown)
  * list (attestation.ts) that splice member texts without walking a value.
  */
 export function canonicalString(value: string): string | undefined {
-  return isWellFormed(value) ? JSON.stringify(value) : undefined;
+  return isWellFormed(value) ? quoted(value) : undefined;
+}
+
+/**
+ * JSON.stringify of a string, to the byte: lone surrogates escaped as \udXXX (ECMA-262
+ * QuoteJSONString), which JCS would refuse instead. For writers of JSON text that splice member
+ * texts (companion/evidence/sealed-response.ts); quicker than JSON.stringify for a string with
+ * nothing to escape.
+ */
+export function jsonString(value: string): string {
+  return isWellFormed(value) ? quoted(value) : JSON.stringify(value);
+}
+
+/** A character JSON text must escape in a string (RFC 8259 §7): quotation mark, reverse solidus, U+0000..U+001F. */
+const MUST_ESCAPE = /["\\\u0000-\u001f]/;
+
+/**
+ * JSON.stringify of a well-formed string: the string between quotes when nothing in it must be
+ * escaped (most member names and values here: ids, hashes, fixed texts), which makes no copy of
+ * it, else JSON.stringify's own escaping.
+ */
+function quoted(value: string): string {
+  return MUST_ESCAPE.test(value) ? JSON.stringify(value) : '"' + value + '"';
 }
 
 /**
@@ -131,21 +153,27 @@ class JcsWriter {
       throw this.unsupported('an object with symbol-keyed properties');
     }
     const level = this.enter(object);
-    // RFC 8785 §3.2.3: sort names by their UTF-16 code units. Array.prototype.sort with no
-    // comparator compares strings by code units (ECMA-262 IsLessThan), which is exactly that,
-    // locale-free and faster than any comparator we could pass.
-    const keys = Object.keys(object).sort();
+    // RFC 8785 §3.2.3: names sorted by their UTF-16 code units (sortNames).
+    const keys = sortNames(Object.keys(object));
     this.out += '{';
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       this.path[level] = key;
       if (i > 0) this.out += ',';
-      this.writeString(key);
+      const name = NAME_TEXTS.get(key);
+      if (name !== undefined) this.out += name;
+      else this.writeName(key);
       this.out += ':';
       this.write(object[key]);
     }
     this.out += '}';
     this.leave();
+  }
+
+  /** A member name not in NAME_TEXTS: written as any string, and a short one remembered while there is room. */
+  private writeName(name: string): void {
+    this.writeString(name);
+    if (name.length <= NAME_KEPT_LENGTH && NAME_TEXTS.size < NAME_TEXTS_KEPT) NAME_TEXTS.set(name, quoted(name));
   }
 
   /** RFC 8785 §3.2.2.2 strings, used for values and member names alike. */
@@ -163,8 +191,9 @@ class JcsWriter {
     }
     // ECMA-262 QuoteJSONString (well-formed since ES2019) escapes exactly what §3.2.2.2
     // mandates: \" \\ \b \t \n \f \r, other U+0000..U+001F as lowercase \u00xx, all else
-    // literal. RFC 8785 §3.2.2.2 defines the scheme by that very function.
-    this.out += JSON.stringify(value);
+    // literal. RFC 8785 §3.2.2.2 defines the scheme by that very function; a string with none
+    // of those is written between quotes as it is (quoted).
+    this.out += quoted(value);
   }
 
   /** Pushes a container; returns its level in `path`. Refuses cycles and excess depth. */
@@ -193,6 +222,39 @@ class JcsWriter {
     const path = formatPath(this.path);
     return new SvcError('JCS_UNSUPPORTED_VALUE', `expected a JSON value at ${path}, got ${got}`, { path });
   }
+}
+
+/**
+ * Member names as writeString writes them, for the first NAME_TEXTS_KEPT names written: the same
+ * few names recur in every document of one shape (an attestation's context, a seal's details), and
+ * a lookup is quicker than checking each again. Only names that were written are kept, so a name
+ * writeString refuses (a lone surrogate) is never found here and is refused every time.
+ */
+const NAME_TEXTS = new Map<string, string>();
+/** At most this many names of at most NAME_KEPT_LENGTH code units: well under a megabyte, whatever documents a caller sends. */
+const NAME_TEXTS_KEPT = 4096;
+const NAME_KEPT_LENGTH = 64;
+
+/** Objects with at most this many members have their names sorted in place (sortNames). */
+const INSERTION_SORTED = 16;
+
+/**
+ * RFC 8785 §3.2.3: member names sorted by their UTF-16 code units, in place. A few names (every
+ * object the evidence format writes) by insertion sort, which for names already in order is one
+ * comparison each and allocates nothing; more by Array.prototype.sort with no comparator, which
+ * compares strings by code units (ECMA-262 IsLessThan), exactly that order. The relational
+ * operators on two strings compare the same way, so both give the same order.
+ */
+function sortNames(names: string[]): string[] {
+  if (names.length > INSERTION_SORTED) return names.sort();
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i]!;
+    let j = i - 1;
+    if (names[j]! < name) continue;
+    for (; j >= 0 && names[j]! > name; j--) names[j + 1] = names[j]!;
+    names[j + 1] = name;
+  }
+  return names;
 }
 
 /**

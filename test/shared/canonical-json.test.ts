@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { canonicalBytes, canonicalize, isCanonical, MAX_JSON_DEPTH, parseJson } from '../../shared/canonical-json.ts';
+import { canonicalBytes, canonicalize, canonicalString, isCanonical, jsonString, MAX_JSON_DEPTH, parseJson } from '../../shared/canonical-json.ts';
 import { SvcError } from '../../shared/errors.ts';
 import type { SvcErrorCode } from '../../shared/errors.ts';
 import { readVector, vectorPath } from '../helpers/vectors.ts';
@@ -524,6 +524,59 @@ describe('properties (fast-check)', () => {
         expectRefused(() => parseJson(JSON.stringify(bad)), 'JCS_LONE_SURROGATE');
       }),
     );
+  });
+});
+
+describe('strings and member names written without JSON.stringify (the quick path)', () => {
+  /** Any UTF-16 string, lone surrogates included. */
+  const codeUnits = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((units) => String.fromCharCode(...units));
+
+  it('jsonString is JSON.stringify for any string, and canonicalString is too where it accepts one', () => {
+    fc.assert(
+      fc.property(fc.oneof(codeUnits, fc.string({ unit: 'binary' })), (value) => {
+        expect(jsonString(value)).toBe(JSON.stringify(value));
+        const jcs = canonicalString(value);
+        // In u-mode a surrogate pair is one code point: the class matches only a lone half.
+        if (!/[\ud800-\udfff]/u.test(value)) expect(jcs).toBe(JSON.stringify(value));
+        else expect(jcs).toBeUndefined();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('writes each character below U+0080 as JSON.stringify does, alone and inside text, in names and values', () => {
+    for (let c = 0; c < 0x80; c++) {
+      const ch = String.fromCharCode(c);
+      for (const value of [ch, `a${ch}`, `${ch}b`, `name ${ch} value`]) {
+        expect(jsonString(value)).toBe(JSON.stringify(value));
+        expect(canonicalize({ [value]: value })).toBe(`{${JSON.stringify(value)}:${JSON.stringify(value)}}`);
+      }
+    }
+  });
+
+  it('sorts objects of more members than are sorted in place (Array.prototype.sort) as the reference does', () => {
+    const wide = fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { minKeys: 17, maxKeys: 80 });
+    fc.assert(
+      fc.property(wide, fc.integer(), (value, seed) => {
+        expect(canonicalize(value)).toBe(reference(value));
+        expect(canonicalize(permuted(value, mulberry32(seed)))).toBe(reference(value));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('writes names beyond those it remembers, long ones among them, as the reference does', () => {
+    const many = Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`name ${i} "quoted" \\ ${'x'.repeat(i % 100)}`, i]));
+    const long = { ['y'.repeat(65)]: 1, ['z'.repeat(64)]: 2 };
+    for (let round = 0; round < 2; round++) {
+      expect(canonicalize(many)).toBe(reference(many));
+      expect(canonicalize(long)).toBe(reference(long));
+    }
+  });
+
+  it('refuses a name holding a lone surrogate every time, also after writing the same name made well-formed', () => {
+    expect(canonicalize({ 'a\ud83d\ude00': 1 })).toBe('{"a\u{1F600}":1}');
+    for (let i = 0; i < 3; i++) expectRefused(() => canonicalize({ 'a\ud83d': 1 }), 'JCS_LONE_SURROGATE');
   });
 });
 
