@@ -12,6 +12,11 @@ export function nodeSha256(data: Uint8Array): Uint8Array {
   return plain(hash('sha256', data, 'buffer'));
 }
 
+/** SHA-256 as hex, node:crypto encoding a string's UTF-8 and the digest's hex itself (no Buffer for either). */
+export function nodeSha256Hex(data: Uint8Array | string): string {
+  return hash('sha256', data, 'hex');
+}
+
 export function nodeHmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
   return plain(createHmac('sha256', key).update(message).digest());
 }
@@ -22,6 +27,6 @@ function plain(b: Buffer): Uint8Array {
 }
 
 export function installNativeSha256(): void {
-  useSha256(nodeSha256);
+  useSha256(nodeSha256, nodeSha256Hex);
   useHmacSha256(nodeHmacSha256);
 }
