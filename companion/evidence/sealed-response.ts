@@ -5,6 +5,7 @@
  * thread with its request (../seal-thread/), and the same markers are how an idempotent answer is
  * stored without a second copy of the evidence (./idempotency/replay.ts).
  */
+import { jsonString } from '../../shared/canonical-json.ts';
 import type { PacketFields, Seal } from '../../shared/types.ts';
 
 /** The marker's one member: `{"$sealed": "evidence_packet"}` stands for the record's packet. */
@@ -95,8 +96,14 @@ export function fillResponseText(template: unknown, actionKey: string, evidence:
   return json === undefined ? undefined : spliceResponse(json, actionKey, evidence);
 }
 
-/** fillResponseText from the template's text (templateText), as a request crossing to the sealing thread carries it. */
-export function spliceResponse(json: string, actionKey: string, evidence: () => EvidenceTexts): { text: string; compact: string } | undefined {
+/**
+ * fillResponseText from the template's text (templateText), as a request crossing to the sealing
+ * thread carries it. Without `compact` (an answer no idempotency key stores), `compact` is not
+ * written and comes back empty.
+ */
+export function spliceResponse(json: string, actionKey: string, evidence: () => EvidenceTexts, compact?: true): { text: string; compact: string } | undefined;
+export function spliceResponse(json: string, actionKey: string, evidence: () => EvidenceTexts, compact: boolean): { text: string; compact: string } | undefined;
+export function spliceResponse(json: string, actionKey: string, evidence: () => EvidenceTexts, withCompact = true): { text: string; compact: string } | undefined {
   // Within JSON text, `{"$sealed":` can only open an object whose first member is $sealed: inside
   // a string its quotes would be escaped. With no undefined members (plainData), one written as
   // exactly a marker's text is an object with that one member: a marker (markerPart).
@@ -119,18 +126,18 @@ export function spliceResponse(json: string, actionKey: string, evidence: () => 
     if (part === undefined) return undefined;
     const before = json.slice(from, at);
     if (part === 'action_key') {
-      const key = JSON.stringify(actionKey);
+      const key = jsonString(actionKey);
       text += before + key;
-      compact += before + key;
+      if (withCompact) compact += before + key;
     } else {
       texts ??= evidence();
       text += before + (part === 'evidence_packet' ? texts.packet : texts.verifyRequest);
-      compact += before + marker;
+      if (withCompact) compact += before + marker;
     }
     from = end;
   }
   const rest = json.slice(from);
-  return { text: text + rest, compact: compact + rest };
+  return { text: text + rest, compact: withCompact ? compact + rest : '' };
 }
 
 /** JSON values JSON.stringify and fillResponse write alike: plain objects without undefined members, arrays, primitives. */
@@ -177,12 +184,17 @@ const INTEGER_NAME = /"(?:0|[1-9][0-9]*)":/;
 export function evidenceTexts(fields: PacketFields, packetHash: string, seal: Omit<Seal, 'attestation'>, attestationText: string): EvidenceTexts {
   const attestation = INTEGER_NAME.test(attestationText) ? JSON.stringify(JSON.parse(attestationText)) : attestationText;
   const packet =
-    `{"action_key":${JSON.stringify(fields.action_key)},"href":${JSON.stringify(fields.href)},"status":${JSON.stringify(fields.status)},` +
-    `"packet_hash":${JSON.stringify(packetHash)},"seal":{"alg":${JSON.stringify(seal.alg)},"key_id":${JSON.stringify(seal.key_id)},` +
-    `"dev_key":${JSON.stringify(seal.dev_key)},"attestation":${attestation},"attestation_hash":${JSON.stringify(seal.attestation_hash)},` +
-    `"signature":${JSON.stringify(seal.signature)}}}`;
+    `{"action_key":${json(fields.action_key)},"href":${json(fields.href)},"status":${json(fields.status)},` +
+    `"packet_hash":${json(packetHash)},"seal":{"alg":${json(seal.alg)},"key_id":${json(seal.key_id)},` +
+    `"dev_key":${json(seal.dev_key)},"attestation":${attestation},"attestation_hash":${json(seal.attestation_hash)},` +
+    `"signature":${json(seal.signature)}}}`;
   const verifyRequest =
-    `${packet.slice(0, -1)},"decision":${JSON.stringify(fields.decision)},"payload_hash":${JSON.stringify(fields.payload_hash)},` +
-    `"review_route":${JSON.stringify(fields.review_route)}}`;
+    `${packet.slice(0, -1)},"decision":${json(fields.decision)},"payload_hash":${json(fields.payload_hash)},` +
+    `"review_route":${json(fields.review_route)}}`;
   return { packet, verifyRequest };
+}
+
+/** JSON.stringify of a member's value, a string's through jsonString (the same text, made quicker). */
+function json(value: unknown): string {
+  return typeof value === 'string' ? jsonString(value) : JSON.stringify(value);
 }

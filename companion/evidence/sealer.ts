@@ -484,7 +484,9 @@ export class Sealer implements SealPipeline {
     // stored attestation's), never built as objects and stringified (./sealed-response.ts).
     const { respond } = req;
     const json = typeof respond === 'function' || !req.answerAsText ? undefined : 'templateText' in respond ? respond.templateText : templateText(respond.template);
-    const asText = json === undefined ? undefined : spliceResponse(json, actionKey, () => evidenceTexts(fields, attestation.packet_hash, seal, storedAttestation));
+    // The compact text only where an idempotency key stores it.
+    const asText =
+      json === undefined ? undefined : spliceResponse(json, actionKey, () => evidenceTexts(fields, attestation.packet_hash, seal, storedAttestation), req.idempotency !== undefined);
     const body = asText
       ? undefined
       : typeof respond === 'function'

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactResponse } from '../../companion/evidence/idempotency/replay.ts';
-import { evidenceTexts, fillResponse, fillResponseText, SEALED } from '../../companion/evidence/sealed-response.ts';
+import { evidenceTexts, fillResponse, fillResponseText, SEALED, spliceResponse, templateText } from '../../companion/evidence/sealed-response.ts';
 import type { SealOutcome, SealPipeline, SealRequest } from '../../companion/evidence/sealer.ts';
 import { sealGate } from '../../companion/gate/seal-gate.ts';
 import type { GateBody } from '../../companion/gate/seal-gate.ts';
@@ -123,6 +123,16 @@ describe('fillResponseText', () => {
       const body = fillResponse(template, record);
       expect(filled!.text).toBe(JSON.stringify(body));
       expect(filled!.compact).toBe(compactResponse(body, record));
+    }
+  });
+
+  it('spliced without its compact form (no idempotency key stores it), is the same text', () => {
+    for (const template of templates) {
+      const json = templateText(template)!;
+      const both = spliceResponse(json, fields.action_key, evidence);
+      const textOnly = spliceResponse(json, fields.action_key, evidence, false);
+      expect(textOnly!.text).toBe(both!.text);
+      expect(textOnly!.compact).toBe('');
     }
   });
 
