@@ -103,7 +103,8 @@ export class ThreadedSealer implements SealPipeline {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       this.#inFlight.set(id, { request, resolve, reject });
-      // After the microtasks of this turn, which carry on every request parsed in it to here.
+      // After the microtasks of this turn, which carry every request parsed in it to here; a
+      // tick runs before any other event, so a thread's exit never finds requests unposted.
       if (this.#unsent.length === 0) process.nextTick(this.#post);
       this.#unsent.push({ id, request: forThread(request) });
       if (this.#borrowedClock) this.#unsentNow = this.#deps.clock.now().getTime();
@@ -230,11 +231,6 @@ export class ThreadedSealer implements SealPipeline {
   #lost(code: number): void {
     this.#down = true;
     if (!this.#closing) this.#lastError = `the thread exited with code ${code}`;
-    // Never posted, so surely not sealed: they are sealed here instead.
-    for (const { id } of this.#unsent.splice(0)) {
-      const { request, resolve, reject } = this.#take(id)!;
-      this.#deps.local.seal(request).then(resolve, reject);
-    }
     if (this.#inFlight.size > 0) {
       const refused = new ProblemError({
         status: 503,
