@@ -322,22 +322,29 @@ function authenticated(match: ResolvedApiKey, key: string, now: string): Authent
  */
 const LAST_USE_RESOLUTION_MS = 15 * 60_000;
 
-/** Records a successful request's key use, throttled (see LAST_USE_RESOLUTION_MS). */
-export function lastUseRecorder(lookup: ApiKeyLookup, clock: () => Date): (keyId: string) => Promise<void> {
+/**
+ * Records a successful request's key use, throttled (see LAST_USE_RESOLUTION_MS). A use within
+ * the interval of the last one written returns undefined at once: nothing to wait for, so the
+ * request's answer waits on no promise (most requests).
+ */
+export function lastUseRecorder(lookup: ApiKeyLookup, clock: () => Date): (keyId: string) => Promise<void> | undefined {
   const written = new Map<string, number>();
-  return async (keyId) => {
+  return (keyId) => {
     const at = clock();
     const last = written.get(keyId);
-    if (last !== undefined && at.getTime() - last < LAST_USE_RESOLUTION_MS) return;
+    if (last !== undefined && at.getTime() - last < LAST_USE_RESOLUTION_MS) return undefined;
     if (written.size >= 10_000) written.clear();
     written.set(keyId, at.getTime());
+    return touch(keyId, at);
+  };
+  async function touch(keyId: string, at: Date): Promise<void> {
     try {
       await lookup.touchApiKey(keyId, at.toISOString());
     } catch {
       // Advisory only: the request it records already succeeded, and must answer as it did.
       written.delete(keyId);
     }
-  };
+  }
 }
 
 /** 403 naming the missing capability (problem+json `capability` member, RFC 9457 §3.2). */
@@ -354,8 +361,8 @@ export function requireCapability(holder: { capabilities: readonly string[] }, c
 
 export interface KeyAuthOptions {
   now: () => Date;
-  /** Called after a request the key authenticated has answered below 400. */
-  used?: (keyId: string) => Promise<void>;
+  /** Called after a request the key authenticated has answered below 400; undefined when there is nothing to wait for. */
+  used?: (keyId: string) => Promise<void> | undefined;
 }
 
 /**

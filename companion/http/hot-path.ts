@@ -25,7 +25,7 @@ import type { Context } from 'hono';
 import { callerInput } from '../core/caller-input.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemError, problemBody, toProblem } from '../core/errors.ts';
 import type { IdFactory } from '../core/ids.ts';
-import type { Logger } from '../core/log.ts';
+import type { LogFields, Logger } from '../core/log.ts';
 import { errorFields } from '../core/log.ts';
 import { parseStrictJson } from '../core/strict-json.ts';
 import type { Metrics } from '../ops/metrics.ts';
@@ -41,7 +41,7 @@ export interface HotPathDeps extends HotRouteDeps {
   metrics: Metrics;
   keys: PresentedKeyLookup;
   /** After an answer below 400: the key's last use (core/auth.ts lastUseRecorder), as the app records it. */
-  used(keyId: string): Promise<void>;
+  used(keyId: string): Promise<void> | undefined;
 }
 
 /** As ops/access-log.ts: an incoming X-Request-Id of this shape is kept, any other replaced. */
@@ -102,14 +102,9 @@ async function serve(deps: HotPathDeps, route: HotRoute, req: IncomingMessage, r
 
   const seconds = (performance.now() - started) / 1000;
   deps.metrics.observeRequest('POST', route.pattern, answer.status, seconds);
-  deps.log.info('request', {
-    method: 'POST',
-    route: route.pattern,
-    status: answer.status,
-    duration_ms: seconds * 1000,
-    request_id: requestId,
-    ...(answer.tenantId !== undefined ? { tenant_id: answer.tenantId } : {}),
-  });
+  const fields: LogFields = { method: 'POST', route: route.pattern, status: answer.status, duration_ms: seconds * 1000, request_id: requestId };
+  if (answer.tenantId !== undefined) fields.tenant_id = answer.tenantId;
+  deps.log.info('request', fields);
 }
 
 async function handle(deps: HotPathDeps, route: HotRoute, req: IncomingMessage, headers: HotHeaders, requestId: string): Promise<Answer> {
@@ -132,19 +127,21 @@ async function handle(deps: HotPathDeps, route: HotRoute, req: IncomingMessage, 
     const parsed = parseStrictJson(await body);
     text = parsed.text;
     const outcome = await route.seal(auth, route.validate(parsed.value));
+    // Sorted by name, as the app's Fetch API headers are written.
+    const answerHeaders: Record<string, string> = { 'cache-control': 'no-store', 'content-type': 'application/json' };
+    if (outcome.replayed) answerHeaders['idempotent-replayed'] = 'true';
     const answer: Answer = {
       status: outcome.status,
       body: outcome.bytes ?? outcome.text ?? JSON.stringify(outcome.body),
-      // Sorted by name, as the app's Fetch API headers are written.
-      headers: {
-        'cache-control': 'no-store',
-        'content-type': 'application/json',
-        ...(outcome.replayed ? { 'idempotent-replayed': 'true' } : {}),
-      },
+      headers: answerHeaders,
       tenantId,
       keyId: auth.keyId,
     };
-    if (outcome.status < 400) await deps.used(auth.keyId);
+    if (outcome.status < 400) {
+      // A use already recorded within the interval answers at once, without a promise to wait on.
+      const recording = deps.used(auth.keyId);
+      if (recording !== undefined) await recording;
+    }
     return answer;
   } catch (err) {
     const { problem, internal } = toProblem(err);
