@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../companion/core/errors.ts';
 import { createTestContext } from './helpers.ts';
 import { JSON_MAX_DEPTH, JSON_MAX_VALUES, parseStrictJson, STRICT_JSON_RULES } from '../../companion/core/strict-json.ts';
+import { parseJson } from '../../shared/canonical-json.ts';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
@@ -59,6 +60,38 @@ describe('parseStrictJson', () => {
     expect(parseStrictJson(utf8(deepest)).text).toBe(deepest);
     const most = `[${'0,'.repeat(JSON_MAX_VALUES - 2)}0]`;
     expect((parseStrictJson(utf8(most)).value as unknown[]).length).toBe(JSON_MAX_VALUES - 1);
+  });
+
+  it('refuses a repeated member wherever it sits and whatever it holds', () => {
+    for (const text of [
+      '{"a":{"b":[1,2,{"c":null}]},"x":1,"a":2}',
+      '{"a":1,"x":{"y":true,"y":{"z":[]}}}',
+      '[{"k":"v"},{"k":"v","k":"v"}]',
+      '{"a":[],"a":[]}',
+      '{"__proto__":1,"__proto__":2}',
+    ]) {
+      expect(refusal(utf8(text)).code).toBe('json_duplicate_member');
+    }
+  });
+
+  it('reads every accepted body to the value the strict parser builds, __proto__ members as own members', () => {
+    const bodies = [
+      '{"__proto__":{"polluted":true},"a":1}',
+      '{"2":"b","1":"a","z":{"10":1,"9":2}}',
+      '[-0,0.0,1E2,1e-7,-1.5e+3,"\\u0041",""]',
+      ' \t\n{ "a" : [ { } , [ ] , null ] }\r\n',
+      '{"pack":"law","p\\u0061ck2":"l\\u00e9w"}',
+      JSON.stringify({ pack: 'law', proposed_action: 'Draft a reply about matter 42.', law_context: { jurisdiction: 'US-NY', n: [1, 2.5, true, null] } }),
+    ];
+    for (const text of bodies) {
+      const { value } = parseStrictJson(utf8(text));
+      const strict = parseJson(text);
+      expect(value).toStrictEqual(strict);
+      expect(JSON.stringify(value)).toBe(JSON.stringify(strict));
+    }
+    const proto = parseStrictJson(utf8(bodies[0]!)).value as Record<string, unknown>;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.hasOwn(proto, '__proto__')).toBe(true);
   });
 
   it('counts brackets and numbers inside strings as text, not structure', () => {
