@@ -30,9 +30,14 @@ export class ManualClock implements Clock {
   }
 }
 
-/** The last second rfc3339 wrote, and its text up to the fraction ("YYYY-MM-DDTHH:MM:SS."). */
-let lastSecond = Number.NaN;
-let lastSecondText = '';
+/**
+ * The last two seconds rfc3339 wrote, and each one's text up to the fraction
+ * ("YYYY-MM-DDTHH:MM:SS."): a keyed seal writes its own second and its idempotency window's,
+ * a day before, so two are kept.
+ */
+const seconds = [Number.NaN, Number.NaN];
+const secondTexts = ['', ''];
+let replaced = 0;
 
 /**
  * RFC 3339 UTC with milliseconds, the evidence format's timestamp form (DESIGN.md §3): the text
@@ -42,14 +47,16 @@ let lastSecondText = '';
 export function rfc3339(date: Date): string {
   const ms = date.getTime();
   const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    // toISOString throws a RangeError for an invalid date, as before; years outside 0..9999
-    // are written with a sign and six digits, which the prefix keeps as it is.
+  const slot = second === seconds[0] ? 0 : second === seconds[1] ? 1 : -1;
+  if (slot === -1) {
+    // toISOString throws a RangeError for an invalid date (NaN is never a kept second), as
+    // before; years outside 0..9999 are written with a sign and six digits, kept as they are.
     const text = date.toISOString();
-    lastSecondText = text.slice(0, -4);
-    lastSecond = second;
+    replaced ^= 1;
+    seconds[replaced] = second;
+    secondTexts[replaced] = text.slice(0, -4);
     return text;
   }
   const fraction = ms - second * 1000;
-  return lastSecondText + (fraction < 10 ? '00' : fraction < 100 ? '0' : '') + fraction + 'Z';
+  return secondTexts[slot] + (fraction < 10 ? '00' : fraction < 100 ? '0' : '') + fraction + 'Z';
 }

@@ -26,6 +26,14 @@ describe('rfc3339', () => {
     );
   });
 
+  it('writes what toISOString writes when calls alternate between two seconds and a third comes between', () => {
+    const now = 1_764_355_200_123;
+    const dayBefore = now - 86_400_000;
+    for (let i = 0; i < 50; i++) {
+      for (const t of [now + i, dayBefore + i, now + 3_600_000 + i, dayBefore - i]) expect(rfc3339(new Date(t))).toBe(new Date(t).toISOString());
+    }
+  });
+
   it('refuses an invalid date as toISOString does, even right after a valid one', () => {
     expect(rfc3339(new Date(0))).toBe('1970-01-01T00:00:00.000Z');
     expect(() => rfc3339(new Date(Number.NaN))).toThrow(RangeError);
