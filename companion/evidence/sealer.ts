@@ -36,7 +36,7 @@ import type { Keyring } from '../core/keyring.ts';
 import type { WorkerStatus } from '../core/worker-status.ts';
 import { DurabilityError } from '../core/wal-sync.ts';
 import type { Store, Tx } from '../core/stores.ts';
-import { compactResponse, findReplay, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
+import { compactResponse, findReplay, findReplayNow, IDEMPOTENCY_TTL_DEFAULT_SECONDS } from './idempotency/replay.ts';
 import type { IdempotencyClaim } from './idempotency/replay.ts';
 import { SealBatch } from './participants.ts';
 import type { SealContext, SealParticipant } from './participants.ts';
@@ -372,7 +372,13 @@ export class Sealer implements SealPipeline {
 
     if (req.idempotency) {
       const idempotencyWindow = { notBefore: rfc3339(new Date(clock.now().getTime() - (this.#deps.idempotencyTtlSeconds ?? IDEMPOTENCY_TTL_DEFAULT_SECONDS) * 1000)) };
-      const replay = await findReplay(tx.idempotency, tx.evidence, tenantId, req.idempotency, idempotencyWindow);
+      // On SQLite straight from the statements, as insertRecord below.
+      const idempotency = syncOf(tx.idempotency);
+      const evidence = syncOf(tx.evidence);
+      const replay =
+        idempotency && evidence
+          ? findReplayNow(idempotency, evidence, tenantId, req.idempotency, idempotencyWindow)
+          : await findReplay(tx.idempotency, tx.evidence, tenantId, req.idempotency, idempotencyWindow);
       if (replay) return { ...replay, replayed: true };
     }
     // A hook answers with a promise only when it must wait (core/async-store.ts syncOf).
@@ -495,7 +501,14 @@ export class Sealer implements SealPipeline {
     const status = 201;
     if (req.idempotency) {
       const { scope, key, requestHash } = req.idempotency;
-      await tx.idempotency.save(tenantId, scope, key, { requestHash, actionKey, status, response: asText ? asText.compact : compactResponse(body, record) }, at);
+      const saving = (syncOf(tx.idempotency) ?? tx.idempotency).save(
+        tenantId,
+        scope,
+        key,
+        { requestHash, actionKey, status, response: asText ? asText.compact : compactResponse(body, record) },
+        at,
+      );
+      if (saving) await saving;
     }
     // Last, so a request refused above leaves the batch's view of the log unchanged.
     heads.set(tenantId, { tenantSeq: attestation.tenant_seq, attestationHash: seal.attestation_hash, recordedAt: at });

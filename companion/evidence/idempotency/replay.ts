@@ -16,8 +16,9 @@ import { ProblemError } from '../../core/errors.ts';
 import { viewRecord } from '../record-view.ts';
 import { MARKER, markerPart, SEALED } from '../sealed-response.ts';
 import type { SealedParts } from '../sealed-response.ts';
-import type { EvidenceStore } from '../store.ts';
-import type { IdempotencyStore, IdempotencyWindow } from './store.ts';
+import type { Sync } from '../../core/async-store.ts';
+import type { EvidenceStore, SealedRecordRow } from '../store.ts';
+import type { IdempotencyStore, IdempotencyWindow, StoredResponse } from './store.ts';
 
 export const IDEMPOTENCY_TTL_DEFAULT_SECONDS = 24 * 3600;
 
@@ -64,6 +65,29 @@ export async function findReplay(
 ): Promise<Replay | undefined> {
   const earlier = await store.find(tenantId, claim.scope, claim.key, window);
   if (!earlier) return undefined;
+  const row = needsRecord(earlier, claim) ? await evidence.findRecord(tenantId, earlier.actionKey) : undefined;
+  return replayOf(earlier, row);
+}
+
+/**
+ * findReplay on a transaction's synchronous stores (core/async-store.ts syncOf): the same
+ * answer, with no promise to wait for on a keyed seal's way.
+ */
+export function findReplayNow(
+  store: Sync<IdempotencyStore>,
+  evidence: Sync<EvidenceStore>,
+  tenantId: string,
+  claim: IdempotencyClaim,
+  window: IdempotencyWindow,
+): Replay | undefined {
+  const earlier = store.find(tenantId, claim.scope, claim.key, window);
+  if (!earlier) return undefined;
+  const row = needsRecord(earlier, claim) ? evidence.findRecord(tenantId, earlier.actionKey) : undefined;
+  return replayOf(earlier, row);
+}
+
+/** Refuses a key used for another body (422); else whether its stored answer names evidence to read. */
+function needsRecord(earlier: StoredResponse, claim: IdempotencyClaim): boolean {
   if (earlier.requestHash !== claim.requestHash) {
     throw new ProblemError({
       status: 422,
@@ -72,8 +96,10 @@ export async function findReplay(
       errors: [{ in: 'body', path: '/idempotency_key', message: 'already used for a different request body' }],
     });
   }
-  // The record is read only when the stored answer has a marker to fill in.
-  const row = earlier.response.includes(`"${MARKER}"`) ? await evidence.findRecord(tenantId, earlier.actionKey) : undefined;
+  return earlier.response.includes(`"${MARKER}"`);
+}
+
+function replayOf(earlier: StoredResponse, row: SealedRecordRow | undefined): Replay {
   const body = expand(earlier.response, () => {
     if (!row) throw new Error('an idempotency row names a sealed record that does not exist');
     const view = viewRecord(row);
