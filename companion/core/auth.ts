@@ -291,15 +291,25 @@ export async function authenticateApiKey(lookup: ApiKeyLookup, key: string, now:
   return authenticated(match, key, now);
 }
 
+/**
+ * The context made for each cached key entry (cachedKeyLookup keeps an entry, unchanged, while
+ * the credential version is): the checks run on every request, the context is made once. A new
+ * entry (another version read) gets a new context. Nothing writes to a context once made.
+ */
+const CONTEXTS = new WeakMap<ResolvedApiKey, AuthenticatedContext>();
+
 /** authenticateApiKey through a lookup that resolves the presented key itself (cachedKeyLookup). */
 export async function authenticatePresentedKey(lookup: PresentedKeyLookup, key: string, now: string): Promise<AuthenticatedContext> {
   const match = await lookup.resolvePresentedKey(key);
   if (!match) throw unauthorized('invalid_token');
-  return authenticated(match, key, now);
+  checkResolved(match, key, now);
+  let context = CONTEXTS.get(match);
+  if (context === undefined) CONTEXTS.set(match, (context = authenticated(match, key, now)));
+  return context;
 }
 
 /** The checks after the key's hash matched a stored one: prefix, expiry, principal. */
-function authenticated(match: ResolvedApiKey, key: string, now: string): AuthenticatedContext {
+function checkResolved(match: ResolvedApiKey, key: string, now: string): asserts match is ResolvedApiKey & { principal: NonNullable<ResolvedApiKey['principal']> } {
   // A key's prefix names the tenant kind it was minted for; after an upgrade the old
   // svc_test_ key must not act for the production tenant (DESIGN.md §3: no mixing of keys).
   if (!key.startsWith(API_KEY_PREFIX[match.tenantKind])) throw unauthorized('invalid_token');
@@ -307,6 +317,12 @@ function authenticated(match: ResolvedApiKey, key: string, now: string): Authent
   if (match.expiresAt !== null && match.expiresAt <= now) throw unauthorized('invalid_token');
   const principal = match.principal;
   if (!principal || principal.status !== 'active') throw unauthorized('invalid_token');
+}
+
+/** The checks (checkResolved), then the request's context. */
+function authenticated(match: ResolvedApiKey, key: string, now: string): AuthenticatedContext {
+  checkResolved(match, key, now);
+  const principal = match.principal;
   return {
     tenantId: match.tenantId,
     tenantKind: match.tenantKind,

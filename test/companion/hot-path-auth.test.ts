@@ -4,8 +4,8 @@
  * arrived, so a revocation committed before a request is always seen by it.
  */
 import { describe, expect, it } from 'vitest';
-import { cachedKeyLookup, hashApiKey } from '../../companion/core/auth.ts';
-import type { ResolvedApiKey, VersionedKeyLookup } from '../../companion/core/auth.ts';
+import { authenticatePresentedKey, cachedKeyLookup, hashApiKey } from '../../companion/core/auth.ts';
+import type { PresentedKeyLookup, ResolvedApiKey, VersionedKeyLookup } from '../../companion/core/auth.ts';
 
 /** One turn of the event loop: reads the key cache defers to its end have started. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -109,5 +109,31 @@ describe('cachedKeyLookup', () => {
     expect(await again).toBeUndefined();
     expect(await lookup.resolvePresentedKey('svc_test_short')).toBeUndefined();
     expect(s.counts().versionReads).toBe(2);
+  });
+
+  it('checks expiry, prefix and principal on every request though the context is made once per cached key', async () => {
+    const entry: ResolvedApiKey = {
+      keyId: 'key_1',
+      tenantId: 'ten_1',
+      tenantKind: 'sandbox',
+      keyHash: hash,
+      expiresAt: '2030-01-01T00:00:00.000Z',
+      lastUsedAt: null,
+      principal: { id: 'per_1', kind: 'person', displayName: 'P', capabilities: ['gate:submit'], status: 'active' },
+    };
+    // The same entry every time, as cachedKeyLookup answers while the credential version holds.
+    const lookup: PresentedKeyLookup = {
+      resolvePresentedKey: async () => entry,
+      resolveApiKey: async () => entry,
+      findActiveApiKeyByHash: async () => undefined,
+      touchApiKey: async () => undefined,
+    };
+    const first = await authenticatePresentedKey(lookup, key, '2029-12-31T23:59:59.999Z');
+    expect(first).toMatchObject({ tenantId: 'ten_1', keyId: 'key_1', credentialId: 'key_1', principal: { id: 'per_1' } });
+    expect(await authenticatePresentedKey(lookup, key, '2029-12-31T23:59:59.999Z')).toBe(first);
+    // Expired now: refused although a context for the entry exists.
+    await expect(authenticatePresentedKey(lookup, key, '2030-01-01T00:00:00.000Z')).rejects.toMatchObject({ status: 401 });
+    // A key of the other kind's prefix for this entry: refused (no mixing of keys).
+    await expect(authenticatePresentedKey(lookup, `svc_live_${key.slice('svc_test_'.length)}`, '2029-01-01T00:00:00.000Z')).rejects.toMatchObject({ status: 401 });
   });
 });
