@@ -106,7 +106,8 @@ port.on('message', (message: ToThread) => {
       (outcome) => {
         // A new seal's text the sealer spliced; a replay's is JSON.stringify's, as the request
         // thread would write the body (c.json).
-        if (request.answerAsText) thisTurn().texts.push({ id, status: outcome.status, replayed: outcome.replayed, text: outcome.text ?? JSON.stringify(outcome.body) });
+        const text = request.answerAsText ? (outcome.text ?? JSON.stringify(outcome.body)) : undefined;
+        if (typeof text === 'string') thisTurn().texts.push({ id, status: outcome.status, replayed: outcome.replayed, text });
         else thisTurn().results.push({ id, ok: true, outcome });
       },
       (error: unknown) => thisTurn().results.push({ id, ok: false, error: toWire(error) }),
