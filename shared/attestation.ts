@@ -97,6 +97,9 @@ const ATTESTATION_MEMBERS: readonly (keyof AttestationV2)[] = (
   ] as const
 ).slice().sort();
 
+/** Each member's text before its value: `"name":`, after a comma but for the first (memberwise). */
+const MEMBER_OPENINGS = new Map(ATTESTATION_MEMBERS.map((name, i) => [name, `${i === 0 ? '' : ','}"${name}":`]));
+
 /**
  * The attestation's JCS text (RFC 8785 §3.2), the bytes a seal signs and attestation_hash is
  * taken over: the same text canonicalize(attestation) writes. A plain attestation with exactly
@@ -134,7 +137,8 @@ function memberwise(a: AttestationV2): string | undefined {
     else if (typeof value === 'number' && Number.isFinite(value)) member = String(value);
     // A member missing (undefined) or of another type: canonicalize names and refuses it.
     if (member === undefined) return undefined;
-    out += (out.length === 1 ? '"' : ',"') + name + '":' + member;
+    // Without context the first member is still action_key, so the openings hold either way.
+    out += MEMBER_OPENINGS.get(name)! + member;
   }
   return out + '}';
 }

@@ -50,23 +50,44 @@ export function isSha256Hex(value: unknown): value is string {
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64URL_INDEX = new Map([...B64URL].map((c, i) => [c, i]));
 
+/** The base64url alphabet as ASCII codes, and a scratch area for short encodings (toBase64Url). */
+const B64URL_CODES = Uint8Array.from(B64URL, (c) => c.charCodeAt(0));
+const SCRATCH = new Uint8Array(256);
+const ascii = new TextDecoder('utf-8');
+
 /** RFC 4648 §5 base64url without padding (as JWS and RFC 8037 use it). */
 export function toBase64Url(bytes: Uint8Array): string {
-  let out = '';
+  // Written as ASCII codes and decoded once: one string made, where adding to a string four
+  // characters at a time makes a string object per step. A short input (a signature, a key, a
+  // hash) is written into the scratch area: encoding is synchronous, so no call sees another's.
+  if (bytes.length <= (SCRATCH.length / 4) * 3) return ascii.decode(SCRATCH.subarray(0, encodeInto(bytes, SCRATCH)));
+  const out = new Uint8Array(Math.ceil((bytes.length * 4) / 3));
+  return ascii.decode(out.subarray(0, encodeInto(bytes, out)));
+}
+
+/** Writes the base64url codes of `bytes` into `out` from 0; returns how many. */
+function encodeInto(bytes: Uint8Array, out: Uint8Array): number {
+  let o = 0;
   let i = 0;
   for (; i + 2 < bytes.length; i += 3) {
     const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]! + B64URL[(n >> 6) & 63]! + B64URL[n & 63]!;
+    out[o++] = B64URL_CODES[n >> 18]!;
+    out[o++] = B64URL_CODES[(n >> 12) & 63]!;
+    out[o++] = B64URL_CODES[(n >> 6) & 63]!;
+    out[o++] = B64URL_CODES[n & 63]!;
   }
   const rest = bytes.length - i;
   if (rest === 1) {
     const n = bytes[i]! << 16;
-    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]!;
+    out[o++] = B64URL_CODES[n >> 18]!;
+    out[o++] = B64URL_CODES[(n >> 12) & 63]!;
   } else if (rest === 2) {
     const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
-    out += B64URL[n >> 18]! + B64URL[(n >> 12) & 63]! + B64URL[(n >> 6) & 63]!;
+    out[o++] = B64URL_CODES[n >> 18]!;
+    out[o++] = B64URL_CODES[(n >> 12) & 63]!;
+    out[o++] = B64URL_CODES[(n >> 6) & 63]!;
   }
-  return out;
+  return o;
 }
 
 /**

@@ -148,6 +148,21 @@ describe('base64url (RFC 4648 §5, unpadded)', () => {
     expect(fromBase64Url(url)).toEqual(fromHex(hex));
   });
 
+  it('writes what Buffer writes as base64url for every length around the short and long ways, in any order of calls', () => {
+    const bytes = Uint8Array.from({ length: 700 }, (_, i) => (i * 151 + 7) & 0xff);
+    const lengths = [...Array.from({ length: 200 }, (_, i) => i), 400, 191, 192, 193, 194, 195, 699, 0, 64, 32, 1];
+    for (const n of lengths) {
+      const input = bytes.subarray(700 - n);
+      expect(toBase64Url(input)).toBe(Buffer.from(input).toString('base64url'));
+    }
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 600 }), (input) => {
+        expect(toBase64Url(input)).toBe(Buffer.from(input).toString('base64url'));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('uses - and _ for values 62 and 63', () => {
     expect(toBase64Url(Uint8Array.of(0xfb, 0xff, 0xbf))).toBe('-_-_');
     expect(fromBase64Url('-_-_')).toEqual(Uint8Array.of(0xfb, 0xff, 0xbf));
