@@ -57,11 +57,12 @@ export function readBody(req: IncomingMessage, length: number): Promise<Buffer> 
       chunks.push(chunk);
       received += chunk.length;
     });
-    req.once('end', () => {
+    // on, not once: a settled promise ignores later calls, and once wraps every listener.
+    req.on('end', () => {
       if (received !== length) return reject(new Error('the request body ended before its Content-Length'));
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     });
-    req.once('error', reject);
-    req.once('aborted', () => reject(new Error('the request was aborted')));
+    req.on('error', reject);
+    req.on('aborted', () => reject(new Error('the request was aborted')));
   });
 }
