@@ -141,33 +141,19 @@ function sanitiseError(value: unknown): LoggedError | string {
 /** The fields as they will be written: known names only, each value sanitised. */
 export function sanitiseFields(fields: LogFields = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const dropped = eachSanitised(fields, (name, value) => {
-    out[name] = value;
-  });
-  if (dropped !== undefined) out.dropped_fields = dropped;
-  return out;
-}
-
-/**
- * Calls `put` with each known field's sanitised value, in the fields' own order, and returns
- * the names it dropped (undefined for none): sanitiseFields without an object in between, for
- * the line writer, which runs for every request.
- */
-function eachSanitised(fields: LogFields, put: (name: string, value: unknown) => void): string[] | undefined {
-  let dropped: string[] | undefined;
-  // Own enumerable string keys in insertion order, as Object.entries reads them.
-  for (const name in fields) {
-    if (!Object.hasOwn(fields, name)) continue;
-    const value: unknown = (fields as Record<string, unknown>)[name];
+  const dropped: string[] = [];
+  for (const [name, value] of Object.entries(fields)) {
     if (value === undefined) continue;
     const kind = (LOG_FIELDS as Record<string, Kind | undefined>)[name];
     if (kind === undefined) {
-      (dropped ??= []).push(TOKEN.test(name) ? name : REDACTED);
+      if (TOKEN.test(name)) dropped.push(name);
+      else dropped.push(REDACTED);
       continue;
     }
-    put(name, sanitise(kind, value));
+    out[name] = sanitise(kind, value);
   }
-  return dropped;
+  if (dropped.length > 0) out.dropped_fields = dropped;
+  return out;
 }
 
 export interface Logger {
@@ -184,13 +170,10 @@ export interface JsonLoggerOptions {
   now?: () => Date;
 }
 
-function loggerFrom(level: LogLevel, emit: (level: LogLevel, message: string, fields: LogFields | undefined) => void): Logger {
+function loggerFrom(level: LogLevel, emit: (level: LogLevel, message: string, fields: Record<string, unknown>) => void): Logger {
   const min = LOG_LEVELS.indexOf(level);
-  const at = (l: LogLevel) => {
-    const on = LOG_LEVELS.indexOf(l) >= min;
-    return (message: string, fields?: LogFields) => {
-      if (on) emit(l, message, fields);
-    };
+  const at = (l: LogLevel) => (message: string, fields?: LogFields) => {
+    if (LOG_LEVELS.indexOf(l) >= min) emit(l, message, sanitiseFields(fields));
   };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
@@ -198,23 +181,9 @@ function loggerFrom(level: LogLevel, emit: (level: LogLevel, message: string, fi
 export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => void process.stdout.write(line));
   const now = options.now ?? (() => new Date());
-  return loggerFrom(options.level ?? 'info', (level, message, fields) => write(jsonLine(now().toISOString(), level, message, fields)));
-}
-
-/**
- * The line JSON.stringify({ time, level, message, ...sanitiseFields(fields) }) writes, member by
- * member: a member's text inside an object is JSON.stringify of its value, and the names are
- * LOG_FIELDS' plain identifiers, written as they are. No object is built for the line.
- */
-function jsonLine(time: string, level: LogLevel, message: string, fields: LogFields | undefined): string {
-  let line = `{"time":${JSON.stringify(time)},"level":"${level}","message":${JSON.stringify(message)}`;
-  if (fields !== undefined) {
-    const dropped = eachSanitised(fields, (name, value) => {
-      line += `,"${name}":${JSON.stringify(value)}`;
-    });
-    if (dropped !== undefined) line += `,"dropped_fields":${JSON.stringify(dropped)}`;
-  }
-  return `${line}}\n`;
+  return loggerFrom(options.level ?? 'info', (level, message, fields) =>
+    write(`${JSON.stringify({ time: now().toISOString(), level, message, ...fields })}\n`),
+  );
 }
 
 /** Keeps every entry in memory, sanitised as it would be written: for tests of what is logged. */
@@ -224,7 +193,7 @@ export interface MemoryLogger extends Logger {
 
 export function createMemoryLogger(level: LogLevel = 'debug'): MemoryLogger {
   const entries: MemoryLogger['entries'] = [];
-  return { entries, ...loggerFrom(level, (l, message, fields) => void entries.push({ level: l, message, fields: sanitiseFields(fields) })) };
+  return { entries, ...loggerFrom(level, (l, message, fields) => void entries.push({ level: l, message, fields })) };
 }
 
 /** A log view of a thrown value (stack frames included: logs are operator-only). */

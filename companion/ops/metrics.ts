@@ -100,30 +100,9 @@ export class Metrics {
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = this.#requestLabels(method, route, status);
-    this.#requests.inc(labels.requests);
-    this.#latency.observe(labels.latency, seconds);
+    this.#requests.inc({ method, route, status: String(status) });
+    this.#latency.observe({ method, route }, seconds);
   }
-
-  /**
-   * The label objects of one (method, route, status), made once: labels are bounded by
-   * construction (see above), so this map is too, and a request costs no label objects.
-   * prom-client keeps the object it was first given as the series' labels and never changes it.
-   */
-  readonly #labels = new Map<string, Map<string, Map<number, RequestLabels>>>();
-
-  #requestLabels(method: string, route: string, status: number): RequestLabels {
-    let byRoute = this.#labels.get(method);
-    if (byRoute === undefined) this.#labels.set(method, (byRoute = new Map()));
-    let byStatus = byRoute.get(route);
-    if (byStatus === undefined) byRoute.set(route, (byStatus = new Map()));
-    let labels = byStatus.get(status);
-    if (labels === undefined) byStatus.set(status, (labels = { requests: { method, route, status: String(status) }, latency: { method, route } }));
-    return labels;
-  }
-
-  readonly #kindLabels = new Map<string, Record<string, string>>();
-  readonly #tenantKindLabels = new Map<string, Record<string, string>>();
 
   /** Plugs into the sealer (evidence/sealer.ts SealerDeps.observer). */
   readonly sealObserver: SealObserver = {
@@ -132,8 +111,8 @@ export class Metrics {
       this.#commit.observe(seconds);
       this.#durable.observe(durableSeconds);
       for (const request of sealed) {
-        this.#seals.inc(labelObject(this.#kindLabels, 'kind', request.kind));
-        if (request.metering.counted) this.#metered.inc(labelObject(this.#tenantKindLabels, 'tenant_kind', request.auth.tenantKind));
+        this.#seals.inc({ kind: request.kind });
+        if (request.metering.counted) this.#metered.inc({ tenant_kind: request.auth.tenantKind });
       }
     },
   };
@@ -145,18 +124,6 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
-}
-
-interface RequestLabels {
-  requests: { method: string; route: string; status: string };
-  latency: { method: string; route: string };
-}
-
-/** One label object per value of a single-label metric (seal kinds, tenant kinds: a few each). */
-function labelObject(cache: Map<string, Record<string, string>>, name: string, value: string): Record<string, string> {
-  let labels = cache.get(value);
-  if (labels === undefined) cache.set(value, (labels = { [name]: value }));
-  return labels;
 }
 
 function fileSize(file: string): number {
