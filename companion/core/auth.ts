@@ -288,7 +288,8 @@ export async function authenticateApiKey(lookup: ApiKeyLookup, key: string, now:
   if (!match || match.keyHash.length !== hash.length || !timingSafeEqual(match.keyHash, hash)) {
     throw unauthorized('invalid_token');
   }
-  return authenticated(match, key, now);
+  checkResolved(match, key, now);
+  return contextOf(match);
 }
 
 /**
@@ -304,7 +305,7 @@ export async function authenticatePresentedKey(lookup: PresentedKeyLookup, key: 
   if (!match) throw unauthorized('invalid_token');
   checkResolved(match, key, now);
   let context = CONTEXTS.get(match);
-  if (context === undefined) CONTEXTS.set(match, (context = authenticated(match, key, now)));
+  if (context === undefined) CONTEXTS.set(match, (context = contextOf(match)));
   return context;
 }
 
@@ -319,10 +320,9 @@ function checkResolved(match: ResolvedApiKey, key: string, now: string): asserts
   if (!principal || principal.status !== 'active') throw unauthorized('invalid_token');
 }
 
-/** The checks (checkResolved), then the request's context. */
-function authenticated(match: ResolvedApiKey, key: string, now: string): AuthenticatedContext {
-  checkResolved(match, key, now);
-  const principal = match.principal;
+/** The request's context of a key that passed checkResolved. */
+function contextOf(match: ResolvedApiKey & { principal: NonNullable<ResolvedApiKey['principal']> }): AuthenticatedContext {
+  const { principal } = match;
   return {
     tenantId: match.tenantId,
     tenantKind: match.tenantKind,
