@@ -64,7 +64,8 @@ export async function startListening(args: string[], env: Record<string, string>
     }, 50);
     child.on('exit', (code) => {
       clearInterval(poll);
-      reject(new Error(`${args.join(' ')} exited with ${code}`));
+      // Before it listened: its last log lines say why (after, the promise is settled already).
+      reject(new Error(`${args.join(' ')} exited with ${code}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`));
     });
   });
   return {
