@@ -55,18 +55,20 @@ export async function startListening(args: string[], env: Record<string, string>
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
     const deadline = Date.now() + 30_000;
+    const settle = (done: () => void) => {
+      clearInterval(poll);
+      child.off('exit', exitedFirst);
+      done();
+    };
+    // Before it listened: its last log lines say why.
+    const exitedFirst = (code: number | null) =>
+      settle(() => reject(new Error(`${args.join(' ')} exited with ${code}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`)));
     const poll = setInterval(() => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(fs.readFileSync(logFile, 'utf8'));
-      if (m) resolve(m[1]!);
-      else if (Date.now() > deadline) reject(new Error(`${args.at(-1)} did not start within 30 s`));
-      else return;
-      clearInterval(poll);
+      if (m) settle(() => resolve(m[1]!));
+      else if (Date.now() > deadline) settle(() => reject(new Error(`${args.at(-1)} did not start within 30 s`)));
     }, 50);
-    child.on('exit', (code) => {
-      clearInterval(poll);
-      // Before it listened: its last log lines say why (after, the promise is settled already).
-      reject(new Error(`${args.join(' ')} exited with ${code}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`));
-    });
+    child.once('exit', exitedFirst);
   });
   return {
     url,
